@@ -1,0 +1,300 @@
+//! Functions: blocks, instructions and values in arenas with typed indices.
+
+use crate::entities::{Block, Inst, Value};
+use crate::inst::InstKind;
+use crate::types::Type;
+use rustc_hash::FxHashMap;
+
+/// Where a value comes from.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ValueDef {
+    /// The function's parameter with this position.
+    Param(u32),
+    /// The result of an instruction.
+    Inst(Inst),
+    /// An integer constant (dominates everything; not placed in any block).
+    Const(i64),
+    /// The `null` reference constant.
+    Null,
+}
+
+/// An SSA value's definition, type and (optional) source name.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ValueData {
+    /// Where it comes from.
+    pub def: ValueDef,
+    /// Its type (`Type::NULL` for the null constant).
+    pub ty: Type,
+    /// The name it had in the source text, without `%` (the printer invents one otherwise).
+    pub name: Option<String>,
+}
+
+/// An instruction: what it does, its result, and the block it sits in.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct InstData {
+    /// The operation and its operands.
+    pub kind: InstKind,
+    /// The value it defines, if it produces one.
+    pub result: Option<Value>,
+    /// The block it is placed in (`None` once removed from the layout).
+    pub block: Option<Block>,
+}
+
+/// A basic block: a label and its instructions (phis first, a terminator last).
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct BlockData {
+    /// The label, without `:`.
+    pub name: String,
+    /// The instructions in order.
+    pub insts: Vec<Inst>,
+}
+
+/// A function: an SSA control-flow graph.
+///
+/// Blocks, instructions and values live in arenas and are never renumbered;
+/// `layout` gives the order of the blocks that are part of the function
+/// (the first is the entry). A block removed from `layout` is dead.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// The name without `@`.
+    pub name: String,
+    /// The parameters' values, in order (each a `ValueDef::Param`).
+    pub params: Vec<Value>,
+    /// The return type, if the function returns a value.
+    pub ret: Option<Type>,
+    /// Block arena.
+    pub blocks: Vec<BlockData>,
+    /// The blocks of the function in order; `layout[0]` is the entry.
+    pub layout: Vec<Block>,
+    /// Instruction arena.
+    pub insts: Vec<InstData>,
+    /// Value arena.
+    pub values: Vec<ValueData>,
+    consts: FxHashMap<i64, Value>,
+    null: Option<Value>,
+}
+
+impl PartialEq for Function {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.params == other.params
+            && self.ret == other.ret
+            && self.blocks == other.blocks
+            && self.layout == other.layout
+            && self.insts == other.insts
+            && self.values == other.values
+    }
+}
+impl Eq for Function {}
+
+impl Function {
+    /// A function with no blocks yet.
+    pub fn new(name: &str, ret: Option<Type>) -> Function {
+        Function {
+            name: name.to_string(),
+            params: Vec::new(),
+            ret,
+            blocks: Vec::new(),
+            layout: Vec::new(),
+            insts: Vec::new(),
+            values: Vec::new(),
+            consts: FxHashMap::default(),
+            null: None,
+        }
+    }
+
+    /// Add a parameter of type `ty` named `name`.
+    pub fn add_param(&mut self, name: Option<&str>, ty: Type) -> Value {
+        let v = self.new_value(ValueDef::Param(self.params.len() as u32), ty, name);
+        self.params.push(v);
+        v
+    }
+
+    /// Create a value (used by the parser and the builder).
+    pub fn new_value(&mut self, def: ValueDef, ty: Type, name: Option<&str>) -> Value {
+        let v = Value::new(self.values.len());
+        self.values.push(ValueData {
+            def,
+            ty,
+            name: name.map(str::to_string),
+        });
+        v
+    }
+
+    /// The (interned) integer constant `c`.
+    pub fn iconst(&mut self, c: i64) -> Value {
+        if let Some(&v) = self.consts.get(&c) {
+            return v;
+        }
+        let v = self.new_value(ValueDef::Const(c), Type::I64, None);
+        self.consts.insert(c, v);
+        v
+    }
+
+    /// The (interned) `null` constant.
+    pub fn null(&mut self) -> Value {
+        if let Some(v) = self.null {
+            return v;
+        }
+        let v = self.new_value(ValueDef::Null, Type::NULL, None);
+        self.null = Some(v);
+        v
+    }
+
+    /// The entry block.
+    pub fn entry(&self) -> Block {
+        self.layout[0]
+    }
+
+    /// Append a new block labelled `name` to the layout.
+    pub fn add_block(&mut self, name: &str) -> Block {
+        let b = Block::new(self.blocks.len());
+        self.blocks.push(BlockData {
+            name: name.to_string(),
+            insts: Vec::new(),
+        });
+        self.layout.push(b);
+        b
+    }
+
+    /// Create an instruction (not yet placed in a block) with a result of type
+    /// `result_ty`, if given. Returns the instruction and its result.
+    pub fn create_inst(
+        &mut self,
+        kind: InstKind,
+        result_ty: Option<Type>,
+    ) -> (Inst, Option<Value>) {
+        let inst = Inst::new(self.insts.len());
+        let result = result_ty.map(|ty| self.new_value(ValueDef::Inst(inst), ty, None));
+        self.insts.push(InstData {
+            kind,
+            result,
+            block: None,
+        });
+        (inst, result)
+    }
+
+    /// Create an instruction and append it to `block`.
+    pub fn append_inst(
+        &mut self,
+        block: Block,
+        kind: InstKind,
+        result_ty: Option<Type>,
+    ) -> (Inst, Option<Value>) {
+        let (inst, result) = self.create_inst(kind, result_ty);
+        self.insts[inst.index()].block = Some(block);
+        self.blocks[block.index()].insts.push(inst);
+        (inst, result)
+    }
+
+    /// Insert an already created instruction into `block` at position `pos`.
+    pub fn insert_inst(&mut self, block: Block, pos: usize, inst: Inst) {
+        self.insts[inst.index()].block = Some(block);
+        self.blocks[block.index()].insts.insert(pos, inst);
+    }
+
+    /// Remove `inst` from its block (the arena entry stays, detached).
+    pub fn remove_inst(&mut self, inst: Inst) {
+        if let Some(b) = self.insts[inst.index()].block.take() {
+            self.blocks[b.index()].insts.retain(|&i| i != inst);
+        }
+    }
+
+    /// Remove `block` from the layout (its instructions are detached).
+    pub fn remove_block(&mut self, block: Block) {
+        self.layout.retain(|&b| b != block);
+        for inst in std::mem::take(&mut self.blocks[block.index()].insts) {
+            self.insts[inst.index()].block = None;
+        }
+    }
+
+    /// The instruction `inst`.
+    pub fn inst(&self, inst: Inst) -> &InstData {
+        &self.insts[inst.index()]
+    }
+
+    /// The type of value `v`.
+    pub fn value_type(&self, v: Value) -> Type {
+        self.values[v.index()].ty
+    }
+
+    /// The definition of value `v`.
+    pub fn value_def(&self, v: Value) -> ValueDef {
+        self.values[v.index()].def
+    }
+
+    /// The integer constant `v` is, if it is one.
+    pub fn as_const(&self, v: Value) -> Option<i64> {
+        match self.values[v.index()].def {
+            ValueDef::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The instruction defining `v`, if it is an instruction result.
+    pub fn def_inst(&self, v: Value) -> Option<Inst> {
+        match self.values[v.index()].def {
+            ValueDef::Inst(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The terminator of `block`, if it has one.
+    pub fn terminator(&self, block: Block) -> Option<Inst> {
+        let last = *self.blocks[block.index()].insts.last()?;
+        self.insts[last.index()]
+            .kind
+            .is_terminator()
+            .then_some(last)
+    }
+
+    /// The successors of `block` (from its terminator).
+    pub fn successors(&self, block: Block) -> Vec<Block> {
+        match self.terminator(block) {
+            Some(t) => self.insts[t.index()].kind.successors().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Every instruction placed in the layout, block by block.
+    pub fn inst_iter(&self) -> impl Iterator<Item = Inst> + '_ {
+        self.layout
+            .iter()
+            .flat_map(move |b| self.blocks[b.index()].insts.iter().copied())
+    }
+
+    /// For each value, the placed instructions that use it (computed afresh; O(size)).
+    pub fn compute_uses(&self) -> Vec<Vec<Inst>> {
+        let mut uses = vec![Vec::new(); self.values.len()];
+        for inst in self.inst_iter() {
+            self.insts[inst.index()].kind.for_each_operand(|v| {
+                let u: &mut Vec<Inst> = &mut uses[v.index()];
+                if u.last() != Some(&inst) {
+                    u.push(inst);
+                }
+            });
+        }
+        uses
+    }
+
+    /// Replace every use of `old` by `new` in placed instructions.
+    pub fn replace_all_uses(&mut self, old: Value, new: Value) {
+        for b in self.layout.clone() {
+            for &inst in &self.blocks[b.index()].insts {
+                self.insts[inst.index()].kind.for_each_operand_mut(|v| {
+                    if *v == old {
+                        *v = new;
+                    }
+                });
+            }
+        }
+    }
+
+    /// The number of instructions placed in the layout.
+    pub fn placed_inst_count(&self) -> usize {
+        self.layout
+            .iter()
+            .map(|b| self.blocks[b.index()].insts.len())
+            .sum()
+    }
+}

@@ -1,0 +1,25 @@
+//! The loadstar IR: a managed-memory SSA control-flow-graph IR.
+//!
+//! This crate holds the data structures ([`Module`], [`Function`], instructions in
+//! arenas with typed indices), the text parser and printer, the verifier, the CFG
+//! analyses the passes need, and the one effects table of IR.md §8.
+
+pub mod builder;
+pub mod entities;
+pub mod error;
+pub mod function;
+pub mod input;
+pub mod inst;
+pub mod module;
+pub mod source_map;
+pub mod types;
+
+pub use builder::FunctionBuilder;
+pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId, Value};
+pub use error::{ParseError, Pos};
+pub use function::{BlockData, Function, InstData, ValueData, ValueDef};
+pub use input::{InputObject, InputSpec, InputValue};
+pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
+pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
+pub use source_map::SourceMap;
+pub use types::{Base, Type};
