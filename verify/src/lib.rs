@@ -1,0 +1,7 @@
+//! loadstar's checking machinery and the library behind the `loadstar` binary:
+//! loading user files with positioned diagnostics, CFG rendering, and the
+//! command implementations.
+
+pub mod commands;
+pub mod dot;
+pub mod load;
