@@ -4,7 +4,10 @@
 //! runs the verifier after each one, so an ill-formed result is reported as the
 //! bug of the pass that produced it.
 
+pub mod alias;
 pub mod dce;
+pub mod effects;
+pub mod escape;
 pub mod manager;
 pub mod stats;
 
