@@ -10,7 +10,10 @@ pub mod error;
 pub mod function;
 pub mod input;
 pub mod inst;
+pub mod lexer;
 pub mod module;
+pub mod parse;
+pub mod print;
 pub mod source_map;
 pub mod types;
 
@@ -21,5 +24,7 @@ pub use function::{BlockData, Function, InstData, ValueData, ValueDef};
 pub use input::{InputObject, InputSpec, InputValue};
 pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
 pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
+pub use parse::parse_module;
+pub use print::{print_function, print_inst, print_module, Names};
 pub use source_map::SourceMap;
 pub use types::{Base, Type};
