@@ -9,6 +9,7 @@ pub mod entities;
 pub mod error;
 pub mod function;
 pub mod input;
+pub mod input_text;
 pub mod inst;
 pub mod lexer;
 pub mod module;
@@ -22,6 +23,7 @@ pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId,
 pub use error::{ParseError, Pos};
 pub use function::{BlockData, Function, InstData, ValueData, ValueDef};
 pub use input::{InputObject, InputSpec, InputValue};
+pub use input_text::{parse_input_spec, print_input_spec};
 pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
 pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
 pub use parse::parse_module;

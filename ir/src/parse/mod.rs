@@ -5,9 +5,9 @@
 //! and builds the [`Module`]. Every problem becomes a positioned [`ParseError`];
 //! nothing here panics on any input.
 
-mod ast;
+pub(crate) mod ast;
 mod resolve;
-mod syntax;
+pub(crate) mod syntax;
 
 use crate::error::ParseError;
 use crate::lexer::Cursor;
