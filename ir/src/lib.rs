@@ -9,8 +9,12 @@ pub mod entities;
 pub mod error;
 pub mod function;
 pub mod input;
+pub mod input_text;
 pub mod inst;
+pub mod lexer;
 pub mod module;
+pub mod parse;
+pub mod print;
 pub mod source_map;
 pub mod types;
 
@@ -19,7 +23,10 @@ pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId,
 pub use error::{ParseError, Pos};
 pub use function::{BlockData, Function, InstData, ValueData, ValueDef};
 pub use input::{InputObject, InputSpec, InputValue};
+pub use input_text::{parse_input_spec, print_input_spec};
 pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
 pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
+pub use parse::parse_module;
+pub use print::{print_function, print_inst, print_module, Names};
 pub use source_map::SourceMap;
 pub use types::{Base, Type};
