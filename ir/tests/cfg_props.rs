@@ -1,4 +1,5 @@
 //! Property tests: dominance and loops agree with their definitions on random CFGs.
+#![allow(clippy::needless_range_loop)]
 
 mod verify_support;
 

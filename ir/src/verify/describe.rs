@@ -93,7 +93,11 @@ pub(crate) fn callee_name(m: &Module, c: Callee) -> String {
         Callee::Func(id) => m.funcs.get(id.index()).map(|x| x.name.clone()),
         Callee::Extern(id) => m.externs.get(id.index()).map(|x| x.name.clone()),
     };
-    name.map_or_else(|| format!("@<bad callee {c:?}>"), |n| format!("@{n}"))
+    let bad = || match c {
+        Callee::Func(id) => format!("@<bad function #{}>", id.0),
+        Callee::Extern(id) => format!("@<bad extern #{}>", id.0),
+    };
+    name.map_or_else(bad, |n| format!("@{n}"))
 }
 
 /// A value as an operand: `%name`, `%vN` when unnamed, constants inline, `null`.
