@@ -5,6 +5,9 @@
 //! analyses the passes need, and the one effects table of IR.md §8.
 
 pub mod builder;
+pub mod cfg;
+pub mod dom;
+pub mod effects;
 pub mod entities;
 pub mod error;
 pub mod function;
@@ -12,11 +15,13 @@ pub mod input;
 pub mod input_text;
 pub mod inst;
 pub mod lexer;
+pub mod loops;
 pub mod module;
 pub mod parse;
 pub mod print;
 pub mod source_map;
 pub mod types;
+pub mod verify;
 
 pub use builder::FunctionBuilder;
 pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId, Value};
