@@ -20,11 +20,16 @@ pub mod types;
 pub mod verify;
 
 pub use builder::FunctionBuilder;
+pub use cfg::Cfg;
+pub use dom::DomTree;
+pub use effects::{inst_effects, Effects, HeapNode, Traps};
 pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId, Value};
 pub use error::{ParseError, Pos};
 pub use function::{BlockData, Function, InstData, ValueData, ValueDef};
 pub use input::{InputObject, InputSpec, InputValue};
 pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
+pub use loops::{Loop, LoopId, LoopInfo};
 pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
 pub use source_map::SourceMap;
 pub use types::{Base, Type};
+pub use verify::{verify_function, verify_module, VerifyError};
