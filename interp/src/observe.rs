@@ -119,7 +119,12 @@ pub struct Behaviour {
     pub heap: Vec<HeapEntry>,
 }
 
-fn write_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, label: &str, sep: &str, items: &[T]) -> fmt::Result {
+fn write_list<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    label: &str,
+    sep: &str,
+    items: &[T],
+) -> fmt::Result {
     f.write_str(label)?;
     for (k, it) in items.iter().enumerate() {
         f.write_str(if k == 0 { " " } else { sep })?;
