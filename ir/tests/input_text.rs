@@ -149,9 +149,9 @@ fn errors_name_the_problem_and_its_column() {
 fn canonical(s: &InputSpec) -> (Vec<String>, Vec<String>) {
     let mut ids: Vec<Option<usize>> = vec![None; s.objects.len()];
     let mut queue = std::collections::VecDeque::new();
-    let mut name = |v: InputValue,
-                    ids: &mut Vec<Option<usize>>,
-                    q: &mut std::collections::VecDeque<usize>| match v {
+    let name = |v: InputValue,
+                ids: &mut Vec<Option<usize>>,
+                q: &mut std::collections::VecDeque<usize>| match v {
         InputValue::Int(i) => format!("{i}"),
         InputValue::Null => "null".into(),
         InputValue::Obj(o) => {
@@ -209,7 +209,7 @@ fn random_spec(m: &Module, seed: u64) -> InputSpec {
     // Decide every object's type first, then fill slots with fitting values.
     let kinds: Vec<usize> = (0..n_objs).map(|_| next(4)).collect(); // Point, Node, Cell, [Cell]
     let of_kind = |k: usize| -> Vec<usize> { (0..n_objs).filter(|&i| kinds[i] == k).collect() };
-    let mut pick_ref = |k: usize, next: &mut dyn FnMut(usize) -> usize| {
+    let pick_ref = |k: usize, next: &mut dyn FnMut(usize) -> usize| {
         let c = of_kind(k);
         if c.is_empty() || next(4) == 0 {
             InputValue::Null
