@@ -514,9 +514,3 @@ fn unnamed_and_clashing_values_get_fresh_names_that_reparse() {
     let (m2, _) = parse_module(&text, "t").unwrap();
     assert_eq!(print_module(&m2), text);
 }
-
-#[test]
-#[ignore]
-fn show_a_sample() {
-    println!("{}", print_module(&random_module(12345)));
-}
