@@ -1,1 +1,15 @@
-//! placeholder
+//! loadstar's optimization passes and the pass manager that runs them.
+//!
+//! Every pass is a [`Pass`]; the [`PassManager`] runs a list of them by name and
+//! runs the verifier after each one, so an ill-formed result is reported as the
+//! bug of the pass that produced it.
+
+pub mod alias;
+pub mod dce;
+pub mod effects;
+pub mod escape;
+pub mod manager;
+pub mod stats;
+
+pub use manager::{expand_pass_list, Pass, PassError, PassManager, PASS_NAMES};
+pub use stats::Stats;

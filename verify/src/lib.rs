@@ -1,5 +1,8 @@
-//! The loadstar tool's library side: the pieces the `loadstar` binary and the
-//! test suites share (the filetest runner today; the differential checker,
-//! fuzzer and reducer as they land).
+//! loadstar's checking machinery and the library behind the `loadstar` binary:
+//! loading user files with positioned diagnostics, CFG rendering, the command
+//! implementations, and the filetest runner for the text corpus.
 
+pub mod commands;
+pub mod dot;
 pub mod filetest;
+pub mod load;

@@ -1,1 +1,69 @@
-fn main() {}
+//! The `loadstar` command line (see docs and CLI.md): exit 0 on success, 1 on a
+//! finding, 2 on bad usage, bad input or an internal error.
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::process::ExitCode;
+use verify::commands::opt::{opt, Emit};
+use verify::commands::run::{run, RunOptions};
+
+#[derive(Parser)]
+#[command(name = "loadstar", version, about = "An optimizing middle end for a managed-memory SSA IR, and the machinery that proves it right")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one function on inputs and print its observable behaviour.
+    Run {
+        /// The IR module.
+        file: String,
+        /// The function to run (default `@main`, else the first).
+        #[arg(long)]
+        func: Option<String>,
+        /// Inputs in the syntax of IR.md §7, e.g. 'p = Point{x: 1}, q = p, n = 5'.
+        #[arg(long, default_value = "")]
+        input: String,
+        /// Optimize first with these passes (comma-separated).
+        #[arg(long)]
+        passes: Option<String>,
+        /// Fuel budget: taken branches and calls.
+        #[arg(long)]
+        fuel: Option<u64>,
+    },
+    /// Optimize a module and print the result.
+    Opt {
+        /// The IR module.
+        file: String,
+        /// Passes to run (comma-separated): dce, pipeline.
+        #[arg(long)]
+        passes: String,
+        /// What to print.
+        #[arg(long, value_enum, default_value_t = Emit::Ir)]
+        emit: Emit,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { file, func, input, passes, fuel } => run(&RunOptions { file, func, input, passes, fuel }),
+        Command::Opt { file, passes, emit } => opt(&file, &passes, emit),
+    };
+    match result {
+        Ok(out) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(out.as_bytes());
+            if !out.ends_with('\n') {
+                let _ = stdout.write_all(b"\n");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Alias analysis: must / may / no alias for two memory accesses.
+//!
+//! Accesses to different abstract heap leaves never interfere. Within one
+//! leaf, the bases decide: the same base (after copies) with the same field,
+//! or the same array with the same index value, must alias; two different
+//! allocations never alias; a fresh allocation that never escapes aliases no
+//! other base; different constant indices never alias; anything else may.
+
+use crate::escape::{strip_copies, EscapeInfo};
+use ir::{Addr, Function, Value};
+
+/// The answer to "can these two accesses touch the same slot?".
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum AliasResult {
+    /// They never touch the same slot.
+    No,
+    /// They might.
+    May,
+    /// They always touch the same slot (when both execute without trapping).
+    Must,
+}
+
+/// Alias queries over one function.
+pub struct AliasAnalysis<'f> {
+    func: &'f Function,
+    escape: EscapeInfo,
+}
+
+impl<'f> AliasAnalysis<'f> {
+    /// Analyse `func`.
+    pub fn new(func: &'f Function) -> AliasAnalysis<'f> {
+        AliasAnalysis { func, escape: EscapeInfo::new(func) }
+    }
+
+    /// The escape facts this analysis uses.
+    pub fn escape(&self) -> &EscapeInfo {
+        &self.escape
+    }
+
+    /// How two base references relate: `Must` when they are the same object
+    /// on every execution, `No` when never, `May` otherwise.
+    pub fn bases(&self, a: Value, b: Value) -> AliasResult {
+        let (a, b) = (strip_copies(self.func, a), strip_copies(self.func, b));
+        if a == b {
+            return AliasResult::Must;
+        }
+        let (fa, fb) = (self.escape.allocation_of(a), self.escape.allocation_of(b));
+        match (fa, fb) {
+            // Two different allocation sites (or the same site seen through two
+            // different SSA values, impossible without a phi, which escapes).
+            (Some(x), Some(y)) if x != y => AliasResult::No,
+            _ if self.escape.is_unescaped_allocation(a) || self.escape.is_unescaped_allocation(b) => AliasResult::No,
+            // A parameter's object existed before the call; a fresh one did not.
+            (Some(_), None) if self.is_param(b) => AliasResult::No,
+            (None, Some(_)) if self.is_param(a) => AliasResult::No,
+            _ => AliasResult::May,
+        }
+    }
+
+    fn is_param(&self, v: Value) -> bool {
+        matches!(self.func.value_def(v), ir::ValueDef::Param(_))
+    }
+
+    /// How two accesses relate. Accesses of different fields, element types or
+    /// globals are `No` (the caller should have compared heap leaves already,
+    /// but the answer is right either way).
+    pub fn addrs(&self, a: &Addr, b: &Addr) -> AliasResult {
+        match (a, b) {
+            (Addr::Global(x), Addr::Global(y)) => {
+                if x == y {
+                    AliasResult::Must
+                } else {
+                    AliasResult::No
+                }
+            }
+            (Addr::Field { base: ba, field: fa }, Addr::Field { base: bb, field: fb }) => {
+                if fa != fb {
+                    AliasResult::No
+                } else {
+                    self.bases(*ba, *bb)
+                }
+            }
+            (Addr::Elem { base: ba, index: ia }, Addr::Elem { base: bb, index: ib }) => {
+                if self.func.value_type(*ba).elem() != self.func.value_type(*bb).elem() {
+                    return AliasResult::No;
+                }
+                let (ia, ib) = (strip_copies(self.func, *ia), strip_copies(self.func, *ib));
+                let index = match (self.func.as_const(ia), self.func.as_const(ib)) {
+                    (Some(x), Some(y)) if x != y => AliasResult::No,
+                    _ if ia == ib => AliasResult::Must,
+                    _ => AliasResult::May,
+                };
+                match (self.bases(*ba, *bb), index) {
+                    (AliasResult::No, _) | (_, AliasResult::No) => AliasResult::No,
+                    (AliasResult::Must, AliasResult::Must) => AliasResult::Must,
+                    _ => AliasResult::May,
+                }
+            }
+            _ => AliasResult::No,
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! A small escape analysis: which fresh allocations (`new`, `newarray`) can
+//! never be reached by anything but their own SSA value.
+//!
+//! An allocation escapes when its value (or a copy of it) is stored anywhere,
+//! passed to a call, escaped, returned, or merged by a phi or select with
+//! anything. A non-escaping allocation is invisible to the environment
+//! (IR.md §6), cannot be returned by any load, and is no other base's object.
+//! The analysis is flow-insensitive: an allocation that escapes anywhere is
+//! treated as escaped everywhere, which only ever loses precision.
+
+use ir::{Function, InstKind, Value, ValueDef};
+
+/// Per-value escape facts of one function.
+#[derive(Clone, Debug)]
+pub struct EscapeInfo {
+    /// For each value: the allocation it is a copy of (itself for an allocation).
+    root: Vec<Option<Value>>,
+    /// For each allocation value: whether it escapes.
+    escapes: Vec<bool>,
+}
+
+impl EscapeInfo {
+    /// Analyse `func`.
+    pub fn new(func: &Function) -> EscapeInfo {
+        let n = func.values.len();
+        let mut root = vec![None; n];
+        // Allocations first, then copies in layout order until nothing changes
+        // (a copy may precede its operand in the layout across blocks).
+        for inst in func.inst_iter() {
+            let data = func.inst(inst);
+            if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) = (&data.kind, data.result) {
+                root[r.index()] = Some(r);
+            }
+        }
+        loop {
+            let mut changed = false;
+            for inst in func.inst_iter() {
+                let data = func.inst(inst);
+                if let (InstKind::Unary(ir::UnOp::Copy, a), Some(r)) = (&data.kind, data.result) {
+                    if root[r.index()].is_none() && root[a.index()].is_some() {
+                        root[r.index()] = root[a.index()];
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut escapes = vec![false; n];
+        for inst in func.inst_iter() {
+            let data = func.inst(inst);
+            let mut mark = |v: Value| {
+                if let Some(r) = root[v.index()] {
+                    escapes[r.index()] = true;
+                }
+            };
+            match &data.kind {
+                // Uses as an address base or length do not leak the reference.
+                InstKind::Load { .. } | InstKind::Len(_) | InstKind::Unary(ir::UnOp::Copy, _) => {}
+                InstKind::Store { value, .. } => mark(*value),
+                InstKind::Binary(ir::BinOp::Eq | ir::BinOp::Ne, _, _) => {}
+                other => other.for_each_operand(&mut mark),
+            }
+        }
+        EscapeInfo { root, escapes }
+    }
+
+    /// The allocation `v` is (a copy of), if any.
+    pub fn allocation_of(&self, v: Value) -> Option<Value> {
+        self.root.get(v.index()).copied().flatten()
+    }
+
+    /// Whether `v` is a fresh allocation (or a copy of one) that never escapes.
+    pub fn is_unescaped_allocation(&self, v: Value) -> bool {
+        self.allocation_of(v).is_some_and(|r| !self.escapes[r.index()])
+    }
+
+    /// Whether `v` is certainly the result of an allocation (hence never null).
+    pub fn is_allocation(&self, v: Value) -> bool {
+        self.allocation_of(v).is_some()
+    }
+}
+
+/// The value `v` stands for once `copy` chains are looked through.
+pub fn strip_copies(func: &Function, mut v: Value) -> Value {
+    for _ in 0..func.values.len() {
+        match func.value_def(v) {
+            ValueDef::Inst(i) => match func.inst(i).kind {
+                InstKind::Unary(ir::UnOp::Copy, a) => v = a,
+                _ => return v,
+            },
+            _ => return v,
+        }
+    }
+    v
+}

@@ -1,0 +1,155 @@
+//! The pass manager: pass names, the `pipeline` list, and running passes with
+//! the verifier after each one.
+
+use crate::dce::Dce;
+use crate::stats::Stats;
+use ir::verify::{verify_module, VerifyError};
+use ir::Module;
+
+/// An optimization pass over a whole module.
+pub trait Pass {
+    /// The name used on the command line.
+    fn name(&self) -> &'static str;
+    /// Transform `module`; record what was done in `stats`. Returns whether anything changed.
+    fn run(&self, module: &mut Module, stats: &mut Stats) -> bool;
+}
+
+/// Every pass name accepted in a pass list (`pipeline` expands to the default order).
+pub const PASS_NAMES: &[&str] = &["dce", "pipeline"];
+
+/// The passes `pipeline` stands for, in order.
+const PIPELINE: &[&str] = &["dce"];
+
+/// How often the pipeline is repeated at most while something still changes.
+const PIPELINE_ROUNDS: usize = 4;
+
+/// Why a pass list could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    /// A name in the list is not a pass.
+    #[error("unknown pass '{name}' (known passes: {known})")]
+    UnknownPass {
+        /// The name given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// The list was empty.
+    #[error("empty pass list (known passes: {0})")]
+    Empty(String),
+    /// A pass produced a module the verifier rejects: a bug in that pass.
+    #[error("pass '{pass}' produced an ill-formed module:\n{}", render(errors))]
+    IllFormed {
+        /// The pass that ran last.
+        pass: String,
+        /// What the verifier found.
+        errors: Vec<VerifyError>,
+    },
+}
+
+fn render(errors: &[VerifyError]) -> String {
+    errors.iter().map(|e| format!("  {e}")).collect::<Vec<_>>().join("\n")
+}
+
+fn make_pass(name: &str) -> Option<Box<dyn Pass>> {
+    match name {
+        "dce" => Some(Box::new(Dce)),
+        _ => None,
+    }
+}
+
+/// Split a comma-separated pass list, checking every name; `pipeline` stays as one entry.
+pub fn expand_pass_list(list: &str) -> Result<Vec<String>, PassError> {
+    let known = PASS_NAMES.join(", ");
+    let names: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    if names.is_empty() {
+        return Err(PassError::Empty(known));
+    }
+    for n in &names {
+        if !PASS_NAMES.contains(&n.as_str()) {
+            return Err(PassError::UnknownPass { name: n.clone(), known });
+        }
+    }
+    Ok(names)
+}
+
+/// Runs a list of passes, verifying after each.
+pub struct PassManager {
+    names: Vec<String>,
+    /// Run the verifier after every pass (on by default; harness modes keep it on).
+    pub verify: bool,
+}
+
+impl PassManager {
+    /// A manager for a comma-separated list such as `"dce"` or `"pipeline"`.
+    pub fn from_list(list: &str) -> Result<PassManager, PassError> {
+        Ok(PassManager { names: expand_pass_list(list)?, verify: true })
+    }
+
+    /// The pass names, as given.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Run every pass in order on `module`.
+    pub fn run(&self, module: &mut Module) -> Result<Stats, PassError> {
+        let mut stats = Stats::default();
+        for name in &self.names {
+            if name == "pipeline" {
+                for _ in 0..PIPELINE_ROUNDS {
+                    let mut changed = false;
+                    for p in PIPELINE {
+                        changed |= self.run_one(p, module, &mut stats)?;
+                    }
+                    if !changed {
+                        break;
+                    }
+                }
+            } else {
+                self.run_one(name, module, &mut stats)?;
+            }
+        }
+        Ok(stats)
+    }
+
+    fn run_one(&self, name: &str, module: &mut Module, stats: &mut Stats) -> Result<bool, PassError> {
+        let pass = make_pass(name).ok_or_else(|| PassError::UnknownPass {
+            name: name.to_string(),
+            known: PASS_NAMES.join(", "),
+        })?;
+        let changed = pass.run(module, stats);
+        if self.verify {
+            verify_module(module).map_err(|errors| PassError::IllFormed { pass: name.to_string(), errors })?;
+        }
+        Ok(changed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_pass_names_are_a_clear_error() {
+        let err = PassManager::from_list("dce,frobnicate").err().expect("error");
+        let msg = err.to_string();
+        assert!(msg.contains("unknown pass 'frobnicate'"), "{msg}");
+        assert!(msg.contains("dce"), "{msg}");
+    }
+
+    #[test]
+    fn empty_lists_are_rejected() {
+        assert!(matches!(PassManager::from_list(" , "), Err(PassError::Empty(_))));
+    }
+
+    #[test]
+    fn lists_keep_their_order() {
+        let pm = PassManager::from_list("dce, pipeline,dce").unwrap();
+        assert_eq!(pm.names(), ["dce", "pipeline", "dce"]);
+    }
+}

@@ -1,0 +1,5 @@
+//! The `loadstar` subcommands. Each returns the process exit status or a
+//! [`crate::load::Diagnostic`] for bad input (exit 2).
+
+pub mod opt;
+pub mod run;

@@ -1,0 +1,30 @@
+//! `loadstar opt`: optimize a module and print it (or what the passes did, or its CFG).
+
+use crate::dot::module_to_dot;
+use crate::load::{load_file, Diagnostic};
+use passes::PassManager;
+
+/// What `opt` prints.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The optimized module as IR text (parses again).
+    Ir,
+    /// What each pass did, as JSON.
+    Stats,
+    /// The CFG of each function for graphviz.
+    Dot,
+}
+
+/// Optimize `file` with `passes` and render it as `emit` says.
+pub fn opt(file: &str, passes: &str, emit: Emit) -> Result<String, Diagnostic> {
+    let mut loaded = load_file(file)?;
+    let pm = PassManager::from_list(passes).map_err(|e| Diagnostic(format!("error: {e}")))?;
+    let stats = pm
+        .run(&mut loaded.module)
+        .map_err(|e| Diagnostic(format!("{file}: internal error: {e}")))?;
+    Ok(match emit {
+        Emit::Ir => ir::print::print_module(&loaded.module),
+        Emit::Stats => stats.to_json() + "\n",
+        Emit::Dot => module_to_dot(&loaded.module),
+    })
+}
