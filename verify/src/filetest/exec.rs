@@ -75,7 +75,7 @@ fn load(cx: &mut Ctx, tf: &TestFile) -> Option<(Module, SourceMap, FuncId)> {
         }
     };
     if let Err(errs) = ir::verify::verify_module(&module) {
-        for e in render_verify_errors(&module, &map, &errs) {
+        for e in render_verify_errors(cx.label, &map, &errs) {
             cx.failures.push(e);
         }
         return None;
@@ -99,13 +99,16 @@ fn load(cx: &mut Ctx, tf: &TestFile) -> Option<(Module, SourceMap, FuncId)> {
     }
 }
 
-/// The verifier's errors as `file:line:col: error: ...` lines.
+/// The verifier's errors as `file:line:col: error: ...` lines (as the CLI prints them).
 fn render_verify_errors(
-    module: &Module,
+    label: &str,
     map: &SourceMap,
     errs: &[ir::verify::VerifyError],
 ) -> Vec<String> {
-    errs.iter().map(|e| e.render(module, map)).collect()
+    crate::load::format_verify_errors(errs, map, label)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// `LINE:COL: message` of a positioned error.
@@ -213,7 +216,7 @@ fn check_verify_error(cx: &mut Ctx, tf: &TestFile) {
             "expected a verifier error, but the module verifies",
         ),
         Err(errs) => {
-            let actual = render_verify_errors(&module, &map, &errs);
+            let actual = render_verify_errors(cx.label, &map, &errs);
             require_substrings(cx, tf, &actual);
         }
     }
@@ -293,14 +296,14 @@ fn bless_case(cx: &mut Ctx, tf: &TestFile, case: &Case, actual: &Lines) {
 }
 
 /// Optimize a copy of `module` with each pass of `list` in turn, verifying after each.
-fn optimize(module: &Module, map: &SourceMap, list: &str) -> Result<Module, String> {
+fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result<Module, String> {
     let mut m = module.clone();
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let mut pm = passes::PassManager::from_list(name).map_err(|e| format!("{e}"))?;
         pm.run(&mut m)
             .map_err(|e| format!("pass `{name}` failed: {e}"))?;
         if let Err(errs) = ir::verify::verify_module(&m) {
-            let rendered = render_verify_errors(&m, map, &errs).join("\n  ");
+            let rendered = render_verify_errors(label, map, &errs).join("\n  ");
             return Err(format!(
                 "the module is ill-formed after pass `{name}`:\n  {rendered}\n{}",
                 ir::print::print_module(&m)
@@ -344,7 +347,7 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
         runs.push((case, spec, actual, fuel_used));
     }
     for list in differential_lists() {
-        let optimized = match optimize(&module, &map, &list) {
+        let optimized = match optimize(&module, &map, cx.label, &list) {
             Ok(m) => m,
             Err(e) => {
                 cx.fail(tf.kind_line, format!("differential `{list}`: {e}"));
@@ -383,7 +386,7 @@ fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
     let Some((module, map, func)) = load(cx, tf) else {
         return;
     };
-    let optimized = match optimize(&module, &map, list) {
+    let optimized = match optimize(&module, &map, cx.label, list) {
         Ok(m) => m,
         Err(e) => return cx.fail(tf.kind_line, e),
     };
