@@ -5,21 +5,33 @@
 //! analyses the passes need, and the one effects table of IR.md §8.
 
 pub mod builder;
+pub mod cfg;
+pub mod dom;
+pub mod effects;
 pub mod entities;
 pub mod error;
 pub mod function;
 pub mod input;
+pub mod input_text;
 pub mod inst;
+pub mod lexer;
+pub mod loops;
 pub mod module;
+pub mod parse;
+pub mod print;
 pub mod source_map;
 pub mod types;
+pub mod verify;
 
 pub use builder::FunctionBuilder;
 pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId, Value};
 pub use error::{ParseError, Pos};
 pub use function::{BlockData, Function, InstData, ValueData, ValueDef};
 pub use input::{InputObject, InputSpec, InputValue};
+pub use input_text::{parse_input_spec, print_input_spec};
 pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
 pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
+pub use parse::parse_module;
+pub use print::{print_function, print_inst, print_module, Names};
 pub use source_map::SourceMap;
 pub use types::{Base, Type};

@@ -3,11 +3,13 @@
 //! Accesses to different abstract heap leaves never interfere. Within one
 //! leaf, the bases decide: the same base (after copies) with the same field,
 //! or the same array with the same index value, must alias; two different
-//! allocations never alias; a fresh allocation that never escapes aliases no
-//! other base; different constant indices never alias; anything else may.
+//! allocations never alias; a fresh allocation never aliases a parameter
+//! (whose object existed before the call); a fresh allocation that never
+//! escapes aliases no other base; different constant indices never alias;
+//! anything else may.
 
 use crate::escape::{strip_copies, EscapeInfo};
-use ir::{Addr, Function, Value};
+use ir::{Addr, Function, Value, ValueDef};
 
 /// The answer to "can these two accesses touch the same slot?".
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -20,16 +22,18 @@ pub enum AliasResult {
     Must,
 }
 
-/// Alias queries over one function.
-pub struct AliasAnalysis<'f> {
-    func: &'f Function,
+/// Alias queries over one function. It keeps only facts about the function's
+/// values, so the function may be edited while it is in use (values created
+/// afterwards are treated as unknown, never as allocations).
+#[derive(Clone, Debug)]
+pub struct AliasAnalysis {
     escape: EscapeInfo,
 }
 
-impl<'f> AliasAnalysis<'f> {
+impl AliasAnalysis {
     /// Analyse `func`.
-    pub fn new(func: &'f Function) -> AliasAnalysis<'f> {
-        AliasAnalysis { func, escape: EscapeInfo::new(func) }
+    pub fn new(func: &Function) -> AliasAnalysis {
+        AliasAnalysis { escape: EscapeInfo::new(func) }
     }
 
     /// The escape facts this analysis uses.
@@ -39,32 +43,27 @@ impl<'f> AliasAnalysis<'f> {
 
     /// How two base references relate: `Must` when they are the same object
     /// on every execution, `No` when never, `May` otherwise.
-    pub fn bases(&self, a: Value, b: Value) -> AliasResult {
-        let (a, b) = (strip_copies(self.func, a), strip_copies(self.func, b));
+    pub fn bases(&self, func: &Function, a: Value, b: Value) -> AliasResult {
+        let (a, b) = (strip_copies(func, a), strip_copies(func, b));
         if a == b {
             return AliasResult::Must;
         }
+        let is_param = |v: Value| matches!(func.value_def(v), ValueDef::Param(_));
         let (fa, fb) = (self.escape.allocation_of(a), self.escape.allocation_of(b));
         match (fa, fb) {
-            // Two different allocation sites (or the same site seen through two
-            // different SSA values, impossible without a phi, which escapes).
+            // Two different allocation sites (the same site seen through two
+            // different SSA values needs a phi, which makes it escape).
             (Some(x), Some(y)) if x != y => AliasResult::No,
             _ if self.escape.is_unescaped_allocation(a) || self.escape.is_unescaped_allocation(b) => AliasResult::No,
             // A parameter's object existed before the call; a fresh one did not.
-            (Some(_), None) if self.is_param(b) => AliasResult::No,
-            (None, Some(_)) if self.is_param(a) => AliasResult::No,
+            (Some(_), None) if is_param(b) => AliasResult::No,
+            (None, Some(_)) if is_param(a) => AliasResult::No,
             _ => AliasResult::May,
         }
     }
 
-    fn is_param(&self, v: Value) -> bool {
-        matches!(self.func.value_def(v), ir::ValueDef::Param(_))
-    }
-
-    /// How two accesses relate. Accesses of different fields, element types or
-    /// globals are `No` (the caller should have compared heap leaves already,
-    /// but the answer is right either way).
-    pub fn addrs(&self, a: &Addr, b: &Addr) -> AliasResult {
+    /// How two accesses relate.
+    pub fn addrs(&self, func: &Function, a: &Addr, b: &Addr) -> AliasResult {
         match (a, b) {
             (Addr::Global(x), Addr::Global(y)) => {
                 if x == y {
@@ -77,20 +76,20 @@ impl<'f> AliasAnalysis<'f> {
                 if fa != fb {
                     AliasResult::No
                 } else {
-                    self.bases(*ba, *bb)
+                    self.bases(func, *ba, *bb)
                 }
             }
             (Addr::Elem { base: ba, index: ia }, Addr::Elem { base: bb, index: ib }) => {
-                if self.func.value_type(*ba).elem() != self.func.value_type(*bb).elem() {
+                if func.value_type(*ba).elem() != func.value_type(*bb).elem() {
                     return AliasResult::No;
                 }
-                let (ia, ib) = (strip_copies(self.func, *ia), strip_copies(self.func, *ib));
-                let index = match (self.func.as_const(ia), self.func.as_const(ib)) {
+                let (ia, ib) = (strip_copies(func, *ia), strip_copies(func, *ib));
+                let index = match (func.as_const(ia), func.as_const(ib)) {
                     (Some(x), Some(y)) if x != y => AliasResult::No,
                     _ if ia == ib => AliasResult::Must,
                     _ => AliasResult::May,
                 };
-                match (self.bases(*ba, *bb), index) {
+                match (self.bases(func, *ba, *bb), index) {
                     (AliasResult::No, _) | (_, AliasResult::No) => AliasResult::No,
                     (AliasResult::Must, AliasResult::Must) => AliasResult::Must,
                     _ => AliasResult::May,

@@ -2,7 +2,7 @@
 //! never be reached by anything but their own SSA value.
 //!
 //! An allocation escapes when its value (or a copy of it) is stored anywhere,
-//! passed to a call, escaped, returned, or merged by a phi or select with
+//! used as the base of a volatile access, passed to a call, escaped, returned, or merged by a phi or select with
 //! anything. A non-escaping allocation is invisible to the environment
 //! (IR.md §6), cannot be returned by any load, and is no other base's object.
 //! The analysis is flow-insensitive: an allocation that escapes anywhere is
@@ -56,9 +56,10 @@ impl EscapeInfo {
                 }
             };
             match &data.kind {
-                // Uses as an address base or length do not leak the reference.
-                InstKind::Load { .. } | InstKind::Len(_) | InstKind::Unary(ir::UnOp::Copy, _) => {}
-                InstKind::Store { value, .. } => mark(*value),
+                // Uses as a plain address base or length do not leak the reference;
+                // a volatile access hands its base to the environment (IR.md §6).
+                InstKind::Load { volatile: false, .. } | InstKind::Len(_) | InstKind::Unary(ir::UnOp::Copy, _) => {}
+                InstKind::Store { value, volatile: false, .. } => mark(*value),
                 InstKind::Binary(ir::BinOp::Eq | ir::BinOp::Ne, _, _) => {}
                 other => other.for_each_operand(&mut mark),
             }

@@ -2,6 +2,7 @@
 //! the verifier after each one.
 
 use crate::dce::Dce;
+use crate::lse::Lse;
 use crate::stats::Stats;
 use ir::verify::{verify_module, VerifyError};
 use ir::Module;
@@ -15,10 +16,10 @@ pub trait Pass {
 }
 
 /// Every pass name accepted in a pass list (`pipeline` expands to the default order).
-pub const PASS_NAMES: &[&str] = &["dce", "pipeline"];
+pub const PASS_NAMES: &[&str] = &["lse", "dce", "pipeline"];
 
 /// The passes `pipeline` stands for, in order.
-const PIPELINE: &[&str] = &["dce"];
+const PIPELINE: &[&str] = &["lse", "dce"];
 
 /// How often the pipeline is repeated at most while something still changes.
 const PIPELINE_ROUNDS: usize = 4;
@@ -54,6 +55,7 @@ fn render(errors: &[VerifyError]) -> String {
 fn make_pass(name: &str) -> Option<Box<dyn Pass>> {
     match name {
         "dce" => Some(Box::new(Dce)),
+        "lse" => Some(Box::new(Lse::default())),
         _ => None,
     }
 }

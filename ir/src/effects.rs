@@ -1,0 +1,422 @@
+//! The effects table of IR.md §8 — the one place that says what each
+//! instruction reads, writes, whether it may trap and whether it allocates.
+//!
+//! The abstract heap is a tree built per module:
+//!
+//! ```text
+//! World
+//! ├── Heap
+//! │   ├── Fields      — one leaf per declared Type.field
+//! │   ├── Elements    — one leaf per array element type E of [E]
+//! │   └── Globals     — one leaf per global
+//! ├── Alloc           — the allocator's state (object identity)
+//! └── Output          — the output trace
+//! ```
+//!
+//! Effects are over-approximations: every access an instruction makes (its own,
+//! or the environment's during a step it causes) lies inside what it declares.
+
+use crate::entities::{ExternId, GlobalId, Inst, Value};
+use crate::function::{Function, ValueDef};
+use crate::inst::{Addr, Callee, FieldRef, InstKind};
+use crate::module::{EffectLoc, Module};
+use crate::types::Type;
+use smallvec::{smallvec, SmallVec};
+
+/// A node of the abstract heap tree.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum HeapNode {
+    /// Everything: the root.
+    World,
+    /// Every memory slot (fields, elements, globals).
+    Heap,
+    /// Every field of every object.
+    Fields,
+    /// One declared field `T.f` of every object of type `T`.
+    Field(FieldRef),
+    /// Every element of every array.
+    Elements,
+    /// Every element of every array of element type `E` (the payload is `E`, not `[E]`).
+    Element(Type),
+    /// Every global.
+    Globals,
+    /// One global.
+    Global(GlobalId),
+    /// The allocator's state (object identity).
+    Alloc,
+    /// The output trace.
+    Output,
+}
+
+impl HeapNode {
+    /// The node directly above this one (`None` for `World`).
+    pub fn parent(self) -> Option<HeapNode> {
+        match self {
+            HeapNode::World => None,
+            HeapNode::Heap | HeapNode::Alloc | HeapNode::Output => Some(HeapNode::World),
+            HeapNode::Fields | HeapNode::Elements | HeapNode::Globals => Some(HeapNode::Heap),
+            HeapNode::Field(_) => Some(HeapNode::Fields),
+            HeapNode::Element(_) => Some(HeapNode::Elements),
+            HeapNode::Global(_) => Some(HeapNode::Globals),
+        }
+    }
+
+    /// Whether `self` is `other` or one of its ancestors.
+    pub fn contains(self, other: HeapNode) -> bool {
+        let mut cur = Some(other);
+        while let Some(n) = cur {
+            if n == self {
+                return true;
+            }
+            cur = n.parent();
+        }
+        false
+    }
+
+    /// Whether the two nodes share a location (one contains the other).
+    pub fn overlaps(a: HeapNode, b: HeapNode) -> bool {
+        a.contains(b) || b.contains(a)
+    }
+}
+
+/// A set of heap nodes (a union; usually one or two entries).
+pub type HeapSet = SmallVec<[HeapNode; 2]>;
+
+/// Whether any node of `a` overlaps any node of `b`.
+pub fn sets_overlap(a: &[HeapNode], b: &[HeapNode]) -> bool {
+    a.iter()
+        .any(|&x| b.iter().any(|&y| HeapNode::overlaps(x, y)))
+}
+
+/// Whether and how an instruction may trap. Ordered: `Never < ResourceOnly < May`.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Traps {
+    /// Never traps.
+    Never,
+    /// Traps only on a resource limit (`heap_exhausted`), which makes an input
+    /// inconclusive — an optimizer may remove such an instruction.
+    ResourceOnly,
+    /// May trap on some input.
+    May,
+}
+
+/// What one instruction may do besides computing its result.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Effects {
+    /// Heap nodes it may read.
+    pub reads: HeapSet,
+    /// Heap nodes it may write.
+    pub writes: HeapSet,
+    /// Whether it may trap.
+    pub traps: Traps,
+    /// Whether it allocates a fresh object or array.
+    pub allocates: bool,
+}
+
+impl Effects {
+    /// No effects at all (pure integer operations, phis, jumps).
+    pub fn none() -> Effects {
+        Effects {
+            reads: SmallVec::new(),
+            writes: SmallVec::new(),
+            traps: Traps::Never,
+            allocates: false,
+        }
+    }
+
+    /// Reads and writes everything and may trap (unknown code).
+    pub fn world() -> Effects {
+        Effects {
+            reads: smallvec![HeapNode::World],
+            writes: smallvec![HeapNode::World],
+            traps: Traps::May,
+            allocates: false,
+        }
+    }
+
+    /// Whether it may trap on some input (resource limits included).
+    pub fn may_trap(&self) -> bool {
+        self.traps != Traps::Never
+    }
+
+    /// No reads, no writes, no trap, no allocation: only its result matters.
+    pub fn is_pure(&self) -> bool {
+        self.reads_nothing() && self.writes_nothing() && !self.may_trap() && !self.allocates
+    }
+
+    /// Reads no heap node.
+    pub fn reads_nothing(&self) -> bool {
+        self.reads.is_empty()
+    }
+
+    /// Writes no heap node.
+    pub fn writes_nothing(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// Whether DCE may delete the instruction when its result is unused: it
+    /// writes nothing but the allocator's state and traps at most on resource
+    /// limits. (Terminators are never "unused"; callers do not ask about them.)
+    pub fn removable_if_unused(&self) -> bool {
+        self.writes.iter().all(|&w| w == HeapNode::Alloc) && self.traps <= Traps::ResourceOnly
+    }
+}
+
+/// The largest length `newarray` accepts (IR.md §4).
+pub const MAX_ARRAY_LEN: i64 = 65536;
+
+/// The effects of instruction `inst` of `f` (a function of module `m`).
+pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
+    let Some(data) = f.insts.get(inst.index()) else {
+        return Effects::world();
+    };
+    match &data.kind {
+        InstKind::Binary(op, _, b) => {
+            let mut e = Effects::none();
+            if op.may_trap() && !is_nonzero_const(f, *b) {
+                e.traps = Traps::May;
+            }
+            e
+        }
+        InstKind::Unary(..) | InstKind::Select(..) | InstKind::Phi(_) => Effects::none(),
+        InstKind::Jmp(_) | InstKind::Br(..) | InstKind::Ret(_) => Effects::none(),
+        InstKind::New(_) => allocation(Traps::ResourceOnly),
+        InstKind::NewArray { len, .. } => {
+            let ok_len = f
+                .as_const_checked(*len)
+                .is_some_and(|n| (0..=MAX_ARRAY_LEN).contains(&n));
+            allocation(if ok_len {
+                Traps::ResourceOnly
+            } else {
+                Traps::May
+            })
+        }
+        InstKind::Load { addr, volatile } => {
+            if *volatile {
+                return Effects::world();
+            }
+            Effects {
+                reads: smallvec![addr_node(f, addr)],
+                writes: SmallVec::new(),
+                traps: addr_traps(f, addr),
+                allocates: false,
+            }
+        }
+        InstKind::Store { addr, volatile, .. } => {
+            if *volatile {
+                return Effects::world();
+            }
+            Effects {
+                reads: SmallVec::new(),
+                writes: smallvec![addr_node(f, addr)],
+                traps: addr_traps(f, addr),
+                allocates: false,
+            }
+        }
+        InstKind::Len(a) => Effects {
+            traps: if may_be_null(f, *a) {
+                Traps::May
+            } else {
+                Traps::Never
+            },
+            ..Effects::none()
+        },
+        InstKind::Call { callee, .. } => match *callee {
+            Callee::Func(_) => Effects::world(),
+            Callee::Extern(e) => {
+                let (reads, writes) = extern_effects(m, e);
+                Effects {
+                    reads,
+                    writes,
+                    traps: Traps::May,
+                    allocates: false,
+                }
+            }
+        },
+        InstKind::Escape(v) => Effects {
+            reads: if escapes_an_object(f, *v) {
+                smallvec![HeapNode::Heap]
+            } else {
+                SmallVec::new()
+            },
+            writes: smallvec![HeapNode::Output],
+            traps: Traps::Never,
+            allocates: false,
+        },
+        InstKind::Guard(c) => Effects {
+            traps: if is_nonzero_const(f, *c) {
+                Traps::Never
+            } else {
+                Traps::May
+            },
+            ..Effects::none()
+        },
+        InstKind::Unreachable => Effects {
+            traps: Traps::May,
+            ..Effects::none()
+        },
+    }
+}
+
+/// What a call of extern `e` reads and writes: World/World without declared
+/// effects, else exactly the declared leaves.
+pub fn extern_effects(m: &Module, e: ExternId) -> (HeapSet, HeapSet) {
+    let declared = m.externs.get(e.index()).and_then(|x| x.effects.as_ref());
+    match declared {
+        None => (smallvec![HeapNode::World], smallvec![HeapNode::World]),
+        Some(eff) => (
+            eff.reads.iter().map(|&l| effect_loc_node(l)).collect(),
+            eff.writes.iter().map(|&l| effect_loc_node(l)).collect(),
+        ),
+    }
+}
+
+/// The heap leaf a declared extern effect location names.
+pub fn effect_loc_node(loc: EffectLoc) -> HeapNode {
+    match loc {
+        EffectLoc::Field(f) => HeapNode::Field(f),
+        EffectLoc::Elements(e) => HeapNode::Element(e),
+        EffectLoc::Global(g) => HeapNode::Global(g),
+    }
+}
+
+/// Every leaf of the module's heap tree: one `Field` per declared field (in
+/// declaration order), one `Element(E)` per array element type that appears in
+/// the module (in order of first appearance; `[[i64]]` contributes `[i64]` and
+/// `i64`), one `Global` per global, then `Alloc` and `Output`.
+pub fn module_heap_leaves(m: &Module) -> Vec<HeapNode> {
+    let mut leaves = Vec::new();
+    for (si, s) in m.structs.iter().enumerate() {
+        for fi in 0..s.fields.len() {
+            leaves.push(HeapNode::Field(FieldRef {
+                ty: crate::entities::StructId::new(si),
+                index: fi as u32,
+            }));
+        }
+    }
+    let mut elems: Vec<Type> = Vec::new();
+    let mut note = |t: Type| {
+        let mut t = t;
+        while let Some(e) = t.elem() {
+            if !elems.contains(&e) {
+                elems.push(e);
+            }
+            t = e;
+        }
+    };
+    for s in &m.structs {
+        s.fields.iter().for_each(|fd| note(fd.ty));
+    }
+    m.globals.iter().for_each(|g| note(g.ty));
+    for x in &m.externs {
+        x.params.iter().copied().for_each(&mut note);
+        x.ret.into_iter().for_each(&mut note);
+        if let Some(eff) = &x.effects {
+            for loc in eff.reads.iter().chain(&eff.writes) {
+                if let EffectLoc::Elements(e) = *loc {
+                    note(e.array_of_checked().unwrap_or(e));
+                }
+            }
+        }
+    }
+    for f in &m.funcs {
+        f.ret.into_iter().for_each(&mut note);
+        f.values.iter().for_each(|v| note(v.ty));
+        for i in &f.insts {
+            if let InstKind::NewArray { elem, .. } = i.kind {
+                if let Some(t) = elem.array_of_checked() {
+                    note(t);
+                }
+            }
+        }
+    }
+    leaves.extend(elems.into_iter().map(HeapNode::Element));
+    leaves.extend((0..m.globals.len()).map(|g| HeapNode::Global(GlobalId::new(g))));
+    leaves.push(HeapNode::Alloc);
+    leaves.push(HeapNode::Output);
+    leaves
+}
+
+/// Reads and writes the allocator's state.
+fn allocation(traps: Traps) -> Effects {
+    Effects {
+        reads: smallvec![HeapNode::Alloc],
+        writes: smallvec![HeapNode::Alloc],
+        traps,
+        allocates: true,
+    }
+}
+
+/// The heap leaf a (non-volatile) address names. An element access whose base
+/// has no array type (the `null` constant) is conservatively every element.
+fn addr_node(f: &Function, addr: &Addr) -> HeapNode {
+    match *addr {
+        Addr::Field { field, .. } => HeapNode::Field(field),
+        Addr::Elem { base, .. } => value_type(f, base)
+            .and_then(Type::elem)
+            .map_or(HeapNode::Elements, HeapNode::Element),
+        Addr::Global(g) => HeapNode::Global(g),
+    }
+}
+
+/// Element accesses may always trap (bounds); fields only through a possibly-null base.
+fn addr_traps(f: &Function, addr: &Addr) -> Traps {
+    match *addr {
+        Addr::Field { base, .. } if !may_be_null(f, base) => Traps::Never,
+        Addr::Field { .. } | Addr::Elem { .. } => Traps::May,
+        Addr::Global(_) => Traps::Never,
+    }
+}
+
+/// Whether `v` may be null: only results of `new`/`newarray` are known non-null.
+fn may_be_null(f: &Function, v: Value) -> bool {
+    let Some(ValueDef::Inst(i)) = f.values.get(v.index()).map(|d| d.def) else {
+        return true;
+    };
+    !matches!(
+        f.insts.get(i.index()).map(|d| &d.kind),
+        Some(InstKind::New(_) | InstKind::NewArray { .. })
+    )
+}
+
+/// Whether `v` is an integer constant other than 0.
+fn is_nonzero_const(f: &Function, v: Value) -> bool {
+    f.as_const_checked(v).is_some_and(|c| c != 0)
+}
+
+/// Whether escaping `v` exposes an object (a reference other than the `null` constant).
+fn escapes_an_object(f: &Function, v: Value) -> bool {
+    match f.values.get(v.index()) {
+        Some(d) => d.ty.is_ref() && d.def != ValueDef::Null,
+        None => true,
+    }
+}
+
+fn value_type(f: &Function, v: Value) -> Option<Type> {
+    f.values.get(v.index()).map(|d| d.ty)
+}
+
+/// Small range-checked helpers used by the analyses (never panic on bad ids).
+trait CheckedExt {
+    fn as_const_checked(&self, v: Value) -> Option<i64>;
+}
+
+impl CheckedExt for Function {
+    fn as_const_checked(&self, v: Value) -> Option<i64> {
+        match self.values.get(v.index())?.def {
+            ValueDef::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// Range-checked `array_of` (a type already 255 brackets deep has no array type).
+trait ArrayOfChecked {
+    fn array_of_checked(self) -> Option<Type>;
+}
+
+impl ArrayOfChecked for Type {
+    fn array_of_checked(self) -> Option<Type> {
+        (self.dims < u8::MAX && self.base != crate::types::Base::Null).then(|| self.array_of())
+    }
+}

@@ -1,0 +1,444 @@
+//! The tokenizer shared by the IR text format and the input-spec text.
+//!
+//! Produces a vector of positioned tokens (1-based line and column, counted in
+//! characters). Comments run from `;` to the end of the line. Integer literals
+//! (decimal, `0x` hex, with an optional leading `-`) are checked to fit in an
+//! `i64` here, so every later stage sees plain numbers.
+
+use crate::error::{ParseError, Pos};
+use std::fmt;
+
+/// What a token is.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Tok {
+    /// An identifier or keyword: `[A-Za-z_][A-Za-z0-9_]*`.
+    Ident(String),
+    /// A value name `%ident` or `%N`, without the `%`.
+    Local(String),
+    /// A global, extern or function name `@ident`, without the `@`.
+    Global(String),
+    /// An integer literal that fits in an `i64`.
+    Int(i64),
+    /// One of `{ } ( ) [ ] , : = .`.
+    Punct(char),
+    /// `->`.
+    Arrow,
+    /// The end of the text.
+    Eof,
+}
+
+impl fmt::Display for Tok {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::Ident(s) => write!(f, "'{s}'"),
+            Tok::Local(s) => write!(f, "'%{s}'"),
+            Tok::Global(s) => write!(f, "'@{s}'"),
+            Tok::Int(i) => write!(f, "'{i}'"),
+            Tok::Punct(c) => write!(f, "'{c}'"),
+            Tok::Arrow => write!(f, "'->'"),
+            Tok::Eof => write!(f, "the end of the input"),
+        }
+    }
+}
+
+/// A token with its position.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Token {
+    /// What it is.
+    pub tok: Tok,
+    /// Where it starts.
+    pub pos: Pos,
+    /// True when no other token precedes it on its line.
+    pub line_start: bool,
+}
+
+/// True for characters that may start an identifier.
+fn is_ident_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_'
+}
+
+/// True for characters that may continue an identifier.
+fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// True when `s` is a valid identifier (`[A-Za-z_][A-Za-z0-9_]*`).
+pub fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if is_ident_start(c)) && chars.all(is_ident_char)
+}
+
+/// True when `s` is a valid value name (without `%`): an identifier or digits.
+pub fn is_value_name(s: &str) -> bool {
+    is_ident(s) || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+}
+
+struct Lexer<'a> {
+    chars: Vec<char>,
+    i: usize,
+    line: u32,
+    col: u32,
+    file: &'a str,
+    line_has_token: bool,
+}
+
+impl Lexer<'_> {
+    fn peek(&self, ahead: usize) -> Option<char> {
+        self.chars.get(self.i + ahead).copied()
+    }
+
+    fn bump(&mut self) -> Option<char> {
+        let c = self.peek(0)?;
+        self.i += 1;
+        if c == '\n' {
+            self.line += 1;
+            self.col = 1;
+            self.line_has_token = false;
+        } else {
+            self.col += 1;
+        }
+        Some(c)
+    }
+
+    fn pos(&self) -> Pos {
+        Pos {
+            line: self.line,
+            col: self.col,
+        }
+    }
+
+    fn error(&self, pos: Pos, message: String) -> ParseError {
+        ParseError {
+            file: self.file.to_string(),
+            pos,
+            message,
+        }
+    }
+
+    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> String {
+        let mut s = String::new();
+        while let Some(c) = self.peek(0) {
+            if !pred(c) {
+                break;
+            }
+            s.push(c);
+            self.bump();
+        }
+        s
+    }
+
+    /// Skip whitespace and comments.
+    fn skip_trivia(&mut self) {
+        while let Some(c) = self.peek(0) {
+            if c == ';' {
+                while let Some(c) = self.peek(0) {
+                    if c == '\n' {
+                        break;
+                    }
+                    self.bump();
+                }
+            } else if c.is_whitespace() {
+                self.bump();
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Lex a number starting at the current position (after an optional `-` already consumed).
+    fn number(&mut self, start: Pos, negative: bool) -> Result<Tok, ParseError> {
+        let hex = self.peek(0) == Some('0') && matches!(self.peek(1), Some('x') | Some('X'));
+        let (digits, radix) = if hex {
+            self.bump();
+            self.bump();
+            (self.take_while(|c| c.is_ascii_hexdigit()), 16)
+        } else {
+            (self.take_while(|c| c.is_ascii_digit()), 10)
+        };
+        let rest = self.take_while(is_ident_char);
+        let sign = if negative { "-" } else { "" };
+        let prefix = if hex { "0x" } else { "" };
+        if digits.is_empty() || !rest.is_empty() {
+            return Err(self.error(
+                start,
+                format!("malformed integer literal '{sign}{prefix}{digits}{rest}'"),
+            ));
+        }
+        let out_of_range = || {
+            self.error(
+                start,
+                format!(
+                    "integer literal '{sign}{prefix}{digits}' does not fit in i64 \
+                     (the range is -9223372036854775808 to 9223372036854775807)"
+                ),
+            )
+        };
+        let magnitude = u128::from_str_radix(&digits, radix).map_err(|_| out_of_range())?;
+        let value = if negative {
+            -(magnitude as i128)
+        } else {
+            magnitude as i128
+        };
+        i64::try_from(value)
+            .map(Tok::Int)
+            .map_err(|_| out_of_range())
+    }
+
+    fn next_token(&mut self) -> Result<Token, ParseError> {
+        self.skip_trivia();
+        let pos = self.pos();
+        let line_start = !self.line_has_token;
+        self.line_has_token = true;
+        let Some(c) = self.peek(0) else {
+            return Ok(Token {
+                tok: Tok::Eof,
+                pos,
+                line_start,
+            });
+        };
+        let tok = match c {
+            c if is_ident_start(c) => Tok::Ident(self.take_while(is_ident_char)),
+            c if c.is_ascii_digit() => self.number(pos, false)?,
+            '-' => {
+                self.bump();
+                match self.peek(0) {
+                    Some('>') => {
+                        self.bump();
+                        Tok::Arrow
+                    }
+                    Some(d) if d.is_ascii_digit() => self.number(pos, true)?,
+                    _ => {
+                        return Err(self.error(pos, "expected a digit or '>' after '-'".to_string()))
+                    }
+                }
+            }
+            '%' => {
+                self.bump();
+                let name = self.take_while(is_ident_char);
+                if name.is_empty() {
+                    return Err(self.error(pos, "expected a value name after '%'".to_string()));
+                }
+                if !is_value_name(&name) {
+                    return Err(self.error(
+                        pos,
+                        format!(
+                            "malformed value name '%{name}': expected an identifier or a number"
+                        ),
+                    ));
+                }
+                Tok::Local(name)
+            }
+            '@' => {
+                self.bump();
+                let name = self.take_while(is_ident_char);
+                if !is_ident(&name) {
+                    return Err(self.error(
+                        pos,
+                        format!("expected an identifier after '@', found '@{name}'"),
+                    ));
+                }
+                Tok::Global(name)
+            }
+            '{' | '}' | '(' | ')' | '[' | ']' | ',' | ':' | '=' | '.' => {
+                self.bump();
+                Tok::Punct(c)
+            }
+            other => {
+                return Err(self.error(pos, format!("unexpected character {other:?}")));
+            }
+        };
+        Ok(Token {
+            tok,
+            pos,
+            line_start,
+        })
+    }
+}
+
+/// Split `src` into tokens; the last token is always [`Tok::Eof`].
+pub fn tokenize(src: &str, file: &str) -> Result<Vec<Token>, ParseError> {
+    let mut lexer = Lexer {
+        chars: src.chars().collect(),
+        i: 0,
+        line: 1,
+        col: 1,
+        file,
+        line_has_token: false,
+    };
+    let mut out = Vec::new();
+    loop {
+        let t = lexer.next_token()?;
+        let eof = t.tok == Tok::Eof;
+        out.push(t);
+        if eof {
+            return Ok(out);
+        }
+    }
+}
+
+/// A read position in a token vector, with the error helpers both parsers use.
+pub(crate) struct Cursor<'a> {
+    toks: Vec<Token>,
+    i: usize,
+    /// The file label errors carry.
+    pub file: &'a str,
+}
+
+impl<'a> Cursor<'a> {
+    /// Tokenize `src` and start at its first token.
+    pub fn new(src: &str, file: &'a str) -> Result<Cursor<'a>, ParseError> {
+        Ok(Cursor {
+            toks: tokenize(src, file)?,
+            i: 0,
+            file,
+        })
+    }
+
+    /// The current token.
+    pub fn peek(&self) -> &Token {
+        &self.toks[self.i.min(self.toks.len() - 1)]
+    }
+
+    /// The token `n` places after the current one (clamped to the end).
+    pub fn peek_at(&self, n: usize) -> &Token {
+        &self.toks[(self.i + n).min(self.toks.len() - 1)]
+    }
+
+    /// Consume and return the current token (the end token is never consumed).
+    pub fn next(&mut self) -> Token {
+        let t = self.peek().clone();
+        if t.tok != Tok::Eof {
+            self.i += 1;
+        }
+        t
+    }
+
+    /// An error at `pos`.
+    pub fn error_at(&self, pos: Pos, message: String) -> ParseError {
+        ParseError {
+            file: self.file.to_string(),
+            pos,
+            message,
+        }
+    }
+
+    /// An error at the current token: `expected {what}, found {token}`.
+    pub fn expected(&self, what: &str) -> ParseError {
+        let t = self.peek();
+        self.error_at(t.pos, format!("expected {what}, found {}", t.tok))
+    }
+
+    /// True (and consumed) when the current token is punctuation `c`.
+    pub fn eat_punct(&mut self, c: char) -> bool {
+        if self.peek().tok == Tok::Punct(c) {
+            self.next();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consume punctuation `c` or fail with `expected '{c}' {context}`.
+    pub fn expect_punct(&mut self, c: char, context: &str) -> Result<Pos, ParseError> {
+        let pos = self.peek().pos;
+        if self.eat_punct(c) {
+            Ok(pos)
+        } else {
+            Err(self.expected(format!("'{c}' {context}").trim_end()))
+        }
+    }
+
+    /// True (and consumed) when the current token is identifier `word`.
+    pub fn eat_word(&mut self, word: &str) -> bool {
+        if matches!(&self.peek().tok, Tok::Ident(s) if s == word) {
+            self.next();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consume an identifier or fail with `expected {what}`.
+    pub fn expect_ident(&mut self, what: &str) -> Result<(String, Pos), ParseError> {
+        match &self.peek().tok {
+            Tok::Ident(s) => {
+                let s = s.clone();
+                Ok((s, self.next().pos))
+            }
+            _ => Err(self.expected(what)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(src: &str) -> Vec<Tok> {
+        tokenize(src, "t")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.tok)
+            .collect()
+    }
+
+    #[test]
+    fn literals_in_every_notation() {
+        assert_eq!(
+            toks("5 -3 0x40 -0x10 -9223372036854775808"),
+            vec![
+                Tok::Int(5),
+                Tok::Int(-3),
+                Tok::Int(64),
+                Tok::Int(-16),
+                Tok::Int(i64::MIN),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn out_of_range_literals_are_errors() {
+        for src in [
+            "9223372036854775808",
+            "-9223372036854775809",
+            "0x8000000000000000",
+        ] {
+            let e = tokenize(src, "t").unwrap_err();
+            assert!(e.message.contains("does not fit in i64"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn names_arrows_and_comments() {
+        assert_eq!(
+            toks("%a %12 @g -> x ; comment %b\n."),
+            vec![
+                Tok::Local("a".into()),
+                Tok::Local("12".into()),
+                Tok::Global("g".into()),
+                Tok::Arrow,
+                Tok::Ident("x".into()),
+                Tok::Punct('.'),
+                Tok::Eof
+            ]
+        );
+    }
+
+    #[test]
+    fn positions_are_one_based_lines_and_columns() {
+        let t = tokenize("a\n  b c", "t").unwrap();
+        assert_eq!(t[1].pos, Pos { line: 2, col: 3 });
+        assert!(t[1].line_start);
+        assert!(!t[2].line_start);
+    }
+
+    #[test]
+    fn malformed_names_are_errors() {
+        assert!(tokenize("%1a", "t").is_err());
+        assert!(tokenize("% x", "t").is_err());
+        assert!(tokenize("@1", "t").is_err());
+        assert!(tokenize("- 1", "t").is_err());
+        assert!(tokenize("#", "t").is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! The parser of the IR text format (IR.md §1–§4).
+//!
+//! Two passes: [`syntax`] checks the shape of the text and builds a syntax tree;
+//! [`resolve`] resolves names (forward references included), infers value types
+//! and builds the [`Module`]. Every problem becomes a positioned [`ParseError`];
+//! nothing here panics on any input.
+
+pub(crate) mod ast;
+mod resolve;
+pub(crate) mod syntax;
+
+use crate::error::ParseError;
+use crate::lexer::Cursor;
+use crate::module::Module;
+use crate::source_map::SourceMap;
+
+pub use syntax::MAX_DIMS;
+
+/// Parse a module from `src`; `file` names the text in error messages and the source map.
+pub fn parse_module(src: &str, file: &str) -> Result<(Module, SourceMap), ParseError> {
+    let mut cursor = Cursor::new(src, file)?;
+    let ast = syntax::parse_module_syntax(&mut cursor)?;
+    resolve::resolve_module(&ast, file)
+}

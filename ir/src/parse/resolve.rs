@@ -1,0 +1,625 @@
+//! The resolution pass: an [`AstModule`] to a [`Module`].
+//!
+//! Declarations are resolved first (types may refer to types declared later,
+//! calls to functions defined later), then each function body in three steps:
+//! create every block and every named result; infer result types to a fixpoint
+//! (phis and loads may depend on values defined further down); and finally fill
+//! in each instruction with resolved operands, fields and labels.
+
+use super::ast::*;
+use crate::entities::{Block, ExternId, FuncId, GlobalId, StructId, Value};
+use crate::error::{ParseError, Pos};
+use crate::function::Function;
+use crate::inst::{Addr, Callee, FieldRef, InstKind, UnOp};
+use crate::module::{EffectLoc, Extern, ExternEffects, Module};
+use crate::source_map::SourceMap;
+use crate::types::{Base, Type};
+use rustc_hash::FxHashMap;
+
+type PResult<T> = Result<T, ParseError>;
+
+/// What an `@name` refers to.
+#[derive(Copy, Clone)]
+enum AtName {
+    Global(GlobalId),
+    Extern(ExternId),
+    Func(FuncId),
+}
+
+/// Module-level name tables.
+struct Decls<'a> {
+    file: &'a str,
+    structs: FxHashMap<String, StructId>,
+    at_names: FxHashMap<String, AtName>,
+    /// Return types of the module's functions (known before their bodies).
+    func_rets: Vec<Option<Type>>,
+}
+
+impl Decls<'_> {
+    fn err(&self, pos: Pos, message: String) -> ParseError {
+        ParseError {
+            file: self.file.to_string(),
+            pos,
+            message,
+        }
+    }
+
+    fn resolve_type(&self, t: &TypeExpr) -> PResult<Type> {
+        let base = match &t.base {
+            None => Base::I64,
+            Some(name) => match self.structs.get(name) {
+                Some(&s) => Base::Struct(s),
+                None => return Err(self.err(t.pos, format!("unknown type '{name}'"))),
+            },
+        };
+        Ok(Type { base, dims: t.dims })
+    }
+
+    fn define_at(&mut self, name: &Name, what: AtName) -> PResult<()> {
+        if self.at_names.insert(name.text.clone(), what).is_some() {
+            return Err(self.err(name.pos, format!("@{} is defined twice", name.text)));
+        }
+        Ok(())
+    }
+}
+
+/// Resolve a syntax tree into a module and its source map.
+pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap)> {
+    let mut m = Module::new();
+    let mut d = Decls {
+        file,
+        structs: FxHashMap::default(),
+        at_names: FxHashMap::default(),
+        func_rets: Vec::new(),
+    };
+    for s in &ast.structs {
+        let id = m.add_struct(&s.name.text, Vec::new());
+        if d.structs.insert(s.name.text.clone(), id).is_some() {
+            return Err(d.err(
+                s.name.pos,
+                format!("type '{}' is defined twice", s.name.text),
+            ));
+        }
+    }
+    for (i, s) in ast.structs.iter().enumerate() {
+        let mut fields = Vec::new();
+        for (f, ty) in &s.fields {
+            if s.fields
+                .iter()
+                .take_while(|(g, _)| !std::ptr::eq(g, f))
+                .any(|(g, _)| g.text == f.text)
+            {
+                return Err(d.err(
+                    f.pos,
+                    format!(
+                        "field '{}' of type {} is defined twice",
+                        f.text, s.name.text
+                    ),
+                ));
+            }
+            fields.push(crate::module::FieldDecl {
+                name: f.text.clone(),
+                ty: d.resolve_type(ty)?,
+            });
+        }
+        m.structs[i].fields = fields;
+    }
+    for g in &ast.globals {
+        let ty = d.resolve_type(&g.ty)?;
+        let id = m.add_global(&g.name.text, ty);
+        d.define_at(&g.name, AtName::Global(id))?;
+    }
+    for e in &ast.externs {
+        let params = e
+            .params
+            .iter()
+            .map(|t| d.resolve_type(t))
+            .collect::<PResult<_>>()?;
+        let ret = e.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
+        let id = ExternId::new(m.externs.len());
+        d.define_at(&e.name, AtName::Extern(id))?;
+        m.add_extern(Extern {
+            name: e.name.text.clone(),
+            params,
+            ret,
+            effects: None,
+        });
+    }
+    for f in &ast.funcs {
+        let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
+        let mut func = Function::new(&f.name.text, ret);
+        for (p, ty) in &f.params {
+            let ty = d.resolve_type(ty)?;
+            func.add_param(Some(&p.text), ty);
+        }
+        let id = m.add_func(func);
+        d.define_at(&f.name, AtName::Func(id))?;
+        d.func_rets.push(ret);
+    }
+    // Effects clauses may name globals declared after the extern.
+    for (i, e) in ast.externs.iter().enumerate() {
+        if e.reads.is_none() && e.writes.is_none() {
+            continue;
+        }
+        let locs = |l: &Option<Vec<AstLoc>>| -> PResult<Vec<EffectLoc>> {
+            l.iter().flatten().map(|l| resolve_loc(&d, &m, l)).collect()
+        };
+        let effects = ExternEffects {
+            reads: locs(&e.reads)?,
+            writes: locs(&e.writes)?,
+        };
+        m.externs[i].effects = Some(effects);
+    }
+    let mut sm = SourceMap {
+        file: file.to_string(),
+        ..SourceMap::default()
+    };
+    for (i, f) in ast.funcs.iter().enumerate() {
+        let id = FuncId::new(i);
+        sm.funcs.insert(id, f.pos);
+        let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
+        let func = FuncResolver::new(&d, &m, func, id, &mut sm).resolve(f)?;
+        m.funcs[i] = func;
+    }
+    Ok((m, sm))
+}
+
+fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc) -> PResult<EffectLoc> {
+    match l {
+        AstLoc::Field(ty, field) => {
+            let Some(&s) = d.structs.get(&ty.text) else {
+                return Err(d.err(ty.pos, format!("unknown type '{}'", ty.text)));
+            };
+            let f = field_of(d, m, s, field)?;
+            Ok(EffectLoc::Field(f))
+        }
+        AstLoc::Elements(t) => {
+            let ty = d.resolve_type(t)?;
+            match ty.elem() {
+                Some(e) => Ok(EffectLoc::Elements(e)),
+                None => Err(d.err(t.pos, "expected an array type '[E]'".to_string())),
+            }
+        }
+        AstLoc::Global(g) => match d.at_names.get(&g.text) {
+            Some(&AtName::Global(id)) => Ok(EffectLoc::Global(id)),
+            _ => Err(d.err(g.pos, format!("unknown global @{}", g.text))),
+        },
+    }
+}
+
+fn field_of(d: &Decls, m: &Module, s: StructId, field: &Name) -> PResult<FieldRef> {
+    m.field_by_name(s, &field.text).ok_or_else(|| {
+        d.err(
+            field.pos,
+            format!(
+                "unknown field '{}' of type {}",
+                field.text,
+                m.struct_decl(s).name
+            ),
+        )
+    })
+}
+
+/// Resolves one function body.
+struct FuncResolver<'a> {
+    d: &'a Decls<'a>,
+    m: &'a Module,
+    func: Function,
+    id: FuncId,
+    sm: &'a mut SourceMap,
+    values: FxHashMap<String, Value>,
+    blocks: FxHashMap<String, Block>,
+    /// Inferred types, by value index (`None` while unknown).
+    known: Vec<Option<Type>>,
+}
+
+impl<'a> FuncResolver<'a> {
+    fn new(
+        d: &'a Decls<'a>,
+        m: &'a Module,
+        func: Function,
+        id: FuncId,
+        sm: &'a mut SourceMap,
+    ) -> Self {
+        FuncResolver {
+            d,
+            m,
+            func,
+            id,
+            sm,
+            values: FxHashMap::default(),
+            blocks: FxHashMap::default(),
+            known: Vec::new(),
+        }
+    }
+
+    fn err(&self, pos: Pos, message: String) -> ParseError {
+        self.d.err(pos, message)
+    }
+
+    fn resolve(mut self, f: &AstFunc) -> PResult<Function> {
+        for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
+            if self.values.insert(p.text.clone(), v).is_some() {
+                return Err(self.err(p.pos, format!("value %{} is defined twice", p.text)));
+            }
+        }
+        self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
+        for b in &f.blocks {
+            let id = self.func.add_block(&b.label.text);
+            if self.blocks.insert(b.label.text.clone(), id).is_some() {
+                return Err(self.err(
+                    b.label.pos,
+                    format!("block label '{}' is defined twice", b.label.text),
+                ));
+            }
+        }
+        // Step 1: place every instruction and name every result.
+        let mut placed = Vec::new();
+        for (bi, b) in f.blocks.iter().enumerate() {
+            let block = self.func.layout[bi];
+            for inst in &b.insts {
+                let produces = self.produces_value(inst)?;
+                match (&inst.result, produces) {
+                    (Some(r), false) => {
+                        return Err(self.err(
+                            r.pos,
+                            format!(
+                                "'{}' produces no value, so it cannot be assigned to %{}",
+                                inst.mnemonic, r.text
+                            ),
+                        ))
+                    }
+                    (None, true) => {
+                        return Err(self.err(
+                            inst.pos,
+                            format!(
+                                "'{}' produces a value: write '%name = {} ...'",
+                                inst.mnemonic, inst.mnemonic
+                            ),
+                        ))
+                    }
+                    _ => {}
+                }
+                let (id, result) = self.func.append_inst(
+                    block,
+                    InstKind::Unreachable,
+                    produces.then_some(Type::I64),
+                );
+                self.sm.insts.insert((self.id, id), inst.pos);
+                if let (Some(r), Some(v)) = (&inst.result, result) {
+                    if self.values.insert(r.text.clone(), v).is_some() {
+                        return Err(self.err(r.pos, format!("value %{} is defined twice", r.text)));
+                    }
+                    self.func.values[v.index()].name = Some(r.text.clone());
+                }
+                placed.push((id, result, inst));
+            }
+        }
+        self.known.resize(self.func.values.len(), None);
+        // Every name used must exist before types are inferred.
+        for (_, _, inst) in &placed {
+            self.check_names(&inst.op)?;
+        }
+        // Step 2: infer result types.
+        self.infer_types(&placed)?;
+        for (_, result, _) in &placed {
+            if let Some(v) = result {
+                if let Some(t) = self.known[v.index()] {
+                    self.func.values[v.index()].ty = t;
+                }
+            }
+        }
+        // Step 3: fill in the instructions.
+        for (id, _, inst) in &placed {
+            let kind = self.build(&inst.op)?;
+            self.func.insts[id.index()].kind = kind;
+        }
+        Ok(self.func)
+    }
+
+    fn produces_value(&self, inst: &AstInst) -> PResult<bool> {
+        Ok(match &inst.op {
+            AstOp::Binary(..)
+            | AstOp::Unary(..)
+            | AstOp::Select(..)
+            | AstOp::New(_)
+            | AstOp::NewArray(..)
+            | AstOp::Load(..)
+            | AstOp::Len(_)
+            | AstOp::Phi(_) => true,
+            AstOp::Call(callee, _) => self.callee(callee)?.1.is_some(),
+            _ => false,
+        })
+    }
+
+    fn callee(&self, name: &Name) -> PResult<(Callee, Option<Type>)> {
+        match self.d.at_names.get(&name.text) {
+            Some(&AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
+            Some(&AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
+            Some(&AtName::Global(_)) => Err(self.err(
+                name.pos,
+                format!("@{} is a global, not a function or extern", name.text),
+            )),
+            None => Err(self.err(
+                name.pos,
+                format!("unknown function or extern @{}", name.text),
+            )),
+        }
+    }
+
+    fn global(&self, name: &Name) -> PResult<GlobalId> {
+        match self.d.at_names.get(&name.text) {
+            Some(&AtName::Global(g)) => Ok(g),
+            Some(_) => Err(self.err(
+                name.pos,
+                format!("@{} is a function or extern, not a global", name.text),
+            )),
+            None => Err(self.err(name.pos, format!("unknown global @{}", name.text))),
+        }
+    }
+
+    fn value(&self, name: &Name) -> PResult<Value> {
+        self.values
+            .get(&name.text)
+            .copied()
+            .ok_or_else(|| self.err(name.pos, format!("unknown value %{}", name.text)))
+    }
+
+    fn block(&self, name: &Name) -> PResult<Block> {
+        self.blocks
+            .get(&name.text)
+            .copied()
+            .ok_or_else(|| self.err(name.pos, format!("unknown block label '{}'", name.text)))
+    }
+
+    fn check_operand(&self, o: &Operand) -> PResult<()> {
+        if let Operand::Value(n) = o {
+            self.value(n)?;
+        }
+        Ok(())
+    }
+
+    fn check_addr(&self, a: &AstAddr) -> PResult<()> {
+        match a {
+            AstAddr::Field(b, _) => self.value(b).map(drop),
+            AstAddr::Elem(b, i) => {
+                self.value(b)?;
+                self.check_operand(i)
+            }
+            AstAddr::Global(g) => self.global(g).map(drop),
+        }
+    }
+
+    fn check_names(&self, op: &AstOp) -> PResult<()> {
+        let ops = |os: &[&Operand]| os.iter().try_for_each(|o| self.check_operand(o));
+        match op {
+            AstOp::Binary(_, a, b) => ops(&[a, b]),
+            AstOp::Select(c, a, b) => ops(&[c, a, b]),
+            AstOp::Unary(_, a)
+            | AstOp::Len(a)
+            | AstOp::Escape(a)
+            | AstOp::Guard(a)
+            | AstOp::NewArray(_, a) => ops(&[a]),
+            AstOp::New(_) | AstOp::Unreachable => Ok(()),
+            AstOp::Load(addr, _) => self.check_addr(addr),
+            AstOp::Store(addr, v, _) => {
+                self.check_addr(addr)?;
+                ops(&[v])
+            }
+            AstOp::Call(_, args) => args.iter().try_for_each(|o| self.check_operand(o)),
+            AstOp::Phi(entries) => entries.iter().try_for_each(|(l, v)| {
+                self.block(l)?;
+                self.check_operand(v)
+            }),
+            AstOp::Jmp(l) => self.block(l).map(drop),
+            AstOp::Br(c, t, e) => {
+                self.check_operand(c)?;
+                self.block(t)?;
+                self.block(e).map(drop)
+            }
+            AstOp::Ret(v) => v.iter().try_for_each(|o| self.check_operand(o)),
+        }
+    }
+
+    /// The type of an operand, if already known.
+    fn operand_type(&self, o: &Operand) -> Option<Type> {
+        match o {
+            Operand::Int(_) => Some(Type::I64),
+            Operand::Null => Some(Type::NULL),
+            Operand::Value(n) => self.values.get(&n.text).and_then(|v| self.known[v.index()]),
+        }
+    }
+
+    /// The type of a value-merging result (phi, select, copy): the first known
+    /// non-null operand type; `null` when all are known to be null.
+    fn merge_type<'o>(&self, ops: impl Iterator<Item = &'o Operand>) -> Option<Type> {
+        let mut all_known = true;
+        for o in ops {
+            match self.operand_type(o) {
+                Some(t) if t != Type::NULL => return Some(t),
+                Some(_) => {}
+                None => all_known = false,
+            }
+        }
+        all_known.then_some(Type::NULL)
+    }
+
+    /// A value's known type, for field and element resolution, with the
+    /// errors of a base that has no fields or is no array.
+    fn base_struct(&self, base: &Name, field: &Name) -> PResult<Option<FieldRef>> {
+        let v = self.value(base)?;
+        let Some(t) = self.known[v.index()] else {
+            return Ok(None);
+        };
+        match t.as_struct() {
+            Some(s) => field_of(self.d, self.m, s, field).map(Some),
+            None => Err(self.err(
+                base.pos,
+                format!(
+                    "%{} has type {}, which has no fields",
+                    base.text,
+                    self.m.type_name(t)
+                ),
+            )),
+        }
+    }
+
+    fn base_elem(&self, base: &Name) -> PResult<Option<Type>> {
+        let v = self.value(base)?;
+        let Some(t) = self.known[v.index()] else {
+            return Ok(None);
+        };
+        match t.elem() {
+            Some(e) => Ok(Some(e)),
+            None => Err(self.err(
+                base.pos,
+                format!(
+                    "%{} has type {}, which is not an array",
+                    base.text,
+                    self.m.type_name(t)
+                ),
+            )),
+        }
+    }
+
+    fn new_struct(&self, name: &Name) -> PResult<StructId> {
+        self.d
+            .structs
+            .get(&name.text)
+            .copied()
+            .ok_or_else(|| self.err(name.pos, format!("unknown type '{}'", name.text)))
+    }
+
+    /// The result type of `op`, or `None` when it depends on a type not yet known.
+    fn infer(&self, op: &AstOp) -> PResult<Option<Type>> {
+        Ok(match op {
+            AstOp::Unary(UnOp::Copy, a) => self.merge_type([a].into_iter()),
+            AstOp::Select(_, a, b) => self.merge_type([a, b].into_iter()),
+            AstOp::Phi(entries) => self.merge_type(entries.iter().map(|(_, v)| v)),
+            AstOp::New(name) => Some(Type::object(self.new_struct(name)?)),
+            AstOp::NewArray(t, _) => Some(self.d.resolve_type(t)?.array_of()),
+            AstOp::Load(AstAddr::Field(b, f), _) => {
+                self.base_struct(b, f)?.map(|f| self.m.field(f).ty)
+            }
+            AstOp::Load(AstAddr::Elem(b, _), _) => self.base_elem(b)?,
+            AstOp::Load(AstAddr::Global(g), _) => Some(self.m.globals[self.global(g)?.index()].ty),
+            AstOp::Call(callee, _) => self.callee(callee)?.1,
+            _ => Some(Type::I64),
+        })
+    }
+
+    fn infer_types(&mut self, placed: &[(crate::Inst, Option<Value>, &AstInst)]) -> PResult<()> {
+        let mut pending: Vec<(Value, &AstInst)> = placed
+            .iter()
+            .filter_map(|&(_, r, inst)| r.map(|v| (v, inst)))
+            .collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut still = Vec::new();
+            for (v, inst) in pending {
+                match self.infer(&inst.op)? {
+                    Some(t) => self.known[v.index()] = Some(t),
+                    None => still.push((v, inst)),
+                }
+            }
+            pending = still;
+            if pending.len() < before {
+                continue;
+            }
+            // No progress: merges that only see each other (or null) are null.
+            let mut defaulted = false;
+            for (v, inst) in &pending {
+                if matches!(
+                    inst.op,
+                    AstOp::Phi(_) | AstOp::Select(..) | AstOp::Unary(UnOp::Copy, _)
+                ) {
+                    self.known[v.index()] = Some(Type::NULL);
+                    defaulted = true;
+                }
+            }
+            if !defaulted {
+                let (_, inst) = pending[0];
+                let name = inst.result.as_ref().map_or("?", |r| r.text.as_str());
+                return Err(self.err(
+                    inst.pos,
+                    format!("cannot infer the type of %{name}: its definition depends on itself"),
+                ));
+            }
+            pending.retain(|(v, _)| self.known[v.index()].is_none());
+        }
+        Ok(())
+    }
+
+    fn operand(&mut self, o: &Operand) -> PResult<Value> {
+        Ok(match o {
+            Operand::Value(n) => self.value(n)?,
+            Operand::Int(i) => self.func.iconst(*i),
+            Operand::Null => self.func.null(),
+        })
+    }
+
+    fn addr(&mut self, a: &AstAddr) -> PResult<Addr> {
+        Ok(match a {
+            AstAddr::Field(b, f) => {
+                let base = self.value(b)?;
+                let field = self.base_struct(b, f)?.ok_or_else(|| {
+                    self.err(b.pos, format!("the type of %{} is unknown", b.text))
+                })?;
+                Addr::Field { base, field }
+            }
+            AstAddr::Elem(b, i) => {
+                let base = self.value(b)?;
+                if self.base_elem(b)?.is_none() {
+                    return Err(self.err(b.pos, format!("the type of %{} is unknown", b.text)));
+                }
+                let index = self.operand(i)?;
+                Addr::Elem { base, index }
+            }
+            AstAddr::Global(g) => Addr::Global(self.global(g)?),
+        })
+    }
+
+    fn build(&mut self, op: &AstOp) -> PResult<InstKind> {
+        Ok(match op {
+            AstOp::Binary(o, a, b) => InstKind::Binary(*o, self.operand(a)?, self.operand(b)?),
+            AstOp::Unary(o, a) => InstKind::Unary(*o, self.operand(a)?),
+            AstOp::Select(c, a, b) => {
+                InstKind::Select(self.operand(c)?, self.operand(a)?, self.operand(b)?)
+            }
+            AstOp::New(n) => InstKind::New(self.new_struct(n)?),
+            AstOp::NewArray(t, n) => InstKind::NewArray {
+                elem: self.d.resolve_type(t)?,
+                len: self.operand(n)?,
+            },
+            AstOp::Load(a, volatile) => InstKind::Load {
+                addr: self.addr(a)?,
+                volatile: *volatile,
+            },
+            AstOp::Store(a, v, volatile) => InstKind::Store {
+                addr: self.addr(a)?,
+                value: self.operand(v)?,
+                volatile: *volatile,
+            },
+            AstOp::Len(a) => InstKind::Len(self.operand(a)?),
+            AstOp::Call(c, args) => InstKind::Call {
+                callee: self.callee(c)?.0,
+                args: args
+                    .iter()
+                    .map(|a| self.operand(a))
+                    .collect::<PResult<_>>()?,
+            },
+            AstOp::Escape(a) => InstKind::Escape(self.operand(a)?),
+            AstOp::Guard(a) => InstKind::Guard(self.operand(a)?),
+            AstOp::Phi(entries) => InstKind::Phi(
+                entries
+                    .iter()
+                    .map(|(l, v)| Ok((self.block(l)?, self.operand(v)?)))
+                    .collect::<PResult<_>>()?,
+            ),
+            AstOp::Jmp(l) => InstKind::Jmp(self.block(l)?),
+            AstOp::Br(c, t, e) => InstKind::Br(self.operand(c)?, self.block(t)?, self.block(e)?),
+            AstOp::Ret(v) => InstKind::Ret(v.as_ref().map(|v| self.operand(v)).transpose()?),
+            AstOp::Unreachable => InstKind::Unreachable,
+        })
+    }
+}

@@ -1,0 +1,445 @@
+//! The syntax pass: tokens to an [`AstModule`], checking only the shape of the text.
+//!
+//! Instructions are one per line: an instruction must be followed by a line break,
+//! and `ret` takes an operand exactly when one follows on the same line.
+
+use super::ast::*;
+use crate::error::{ParseError, Pos};
+use crate::inst::{BinOp, UnOp};
+use crate::lexer::{Cursor, Tok};
+
+/// The deepest array nesting the text may write (`[[...[i64]...]]`).
+pub const MAX_DIMS: u8 = 32;
+
+type PResult<T> = Result<T, ParseError>;
+
+/// Parse a type: `i64`, `T`, or `[E]`.
+pub fn parse_type(c: &mut Cursor, what: &str) -> PResult<TypeExpr> {
+    let pos = c.peek().pos;
+    let mut dims: u8 = 0;
+    while c.peek().tok == Tok::Punct('[') {
+        if dims == MAX_DIMS {
+            return Err(c.error_at(pos, format!("array types nest at most {MAX_DIMS} deep")));
+        }
+        c.next();
+        dims += 1;
+    }
+    let (base, _) = c.expect_ident(what)?;
+    for _ in 0..dims {
+        c.expect_punct(']', "to close the array type")?;
+    }
+    let base = if base == "i64" { None } else { Some(base) };
+    Ok(TypeExpr { base, dims, pos })
+}
+
+fn expect_global(c: &mut Cursor, what: &str) -> PResult<Name> {
+    match &c.peek().tok {
+        Tok::Global(s) => {
+            let text = s.clone();
+            let pos = c.next().pos;
+            Ok(Name { text, pos })
+        }
+        _ => Err(c.expected(what)),
+    }
+}
+
+fn expect_local(c: &mut Cursor, what: &str) -> PResult<Name> {
+    match &c.peek().tok {
+        Tok::Local(s) => {
+            let text = s.clone();
+            let pos = c.next().pos;
+            Ok(Name { text, pos })
+        }
+        _ => Err(c.expected(what)),
+    }
+}
+
+fn expect_name(c: &mut Cursor, what: &str) -> PResult<Name> {
+    let (text, pos) = c.expect_ident(what)?;
+    Ok(Name { text, pos })
+}
+
+/// Parse a whole module.
+pub fn parse_module_syntax(c: &mut Cursor) -> PResult<AstModule> {
+    let mut m = AstModule::default();
+    loop {
+        let t = c.peek().clone();
+        match &t.tok {
+            Tok::Eof => return Ok(m),
+            Tok::Ident(k) if k == "type" => {
+                c.next();
+                m.structs.push(parse_struct(c)?);
+            }
+            Tok::Ident(k) if k == "global" => {
+                c.next();
+                let name = expect_global(c, "a global name like '@g' after 'global'")?;
+                c.expect_punct(':', "after the global's name")?;
+                let ty = parse_type(c, "the global's type")?;
+                m.globals.push(AstGlobal { name, ty });
+            }
+            Tok::Ident(k) if k == "extern" => {
+                c.next();
+                m.externs.push(parse_extern(c)?);
+            }
+            Tok::Ident(k) if k == "func" => {
+                c.next();
+                m.funcs.push(parse_func(c, t.pos)?);
+            }
+            _ => return Err(c.expected("'type', 'global', 'extern' or 'func'")),
+        }
+    }
+}
+
+fn parse_struct(c: &mut Cursor) -> PResult<AstStruct> {
+    let name = expect_name(c, "a type name after 'type'")?;
+    c.expect_punct('{', "after the type's name")?;
+    let mut fields = Vec::new();
+    while !c.eat_punct('}') {
+        let f = expect_name(c, "a field name or '}'")?;
+        c.expect_punct(':', "after the field's name")?;
+        let ty = parse_type(c, "the field's type")?;
+        fields.push((f, ty));
+        if !c.eat_punct(',') && c.peek().tok != Tok::Punct('}') {
+            return Err(c.expected("',' or '}' after a field"));
+        }
+    }
+    Ok(AstStruct { name, fields })
+}
+
+fn parse_extern(c: &mut Cursor) -> PResult<AstExtern> {
+    let name = expect_global(c, "an extern name like '@e' after 'extern'")?;
+    c.expect_punct('(', "after the extern's name")?;
+    let mut params = Vec::new();
+    if !c.eat_punct(')') {
+        loop {
+            params.push(parse_type(c, "a parameter type")?);
+            if c.eat_punct(')') {
+                break;
+            }
+            c.expect_punct(',', "or ')' after a parameter type")?;
+        }
+    }
+    let ret = parse_ret(c)?;
+    let mut ext = AstExtern {
+        name,
+        params,
+        ret,
+        reads: None,
+        writes: None,
+    };
+    loop {
+        let pos = c.peek().pos;
+        let slot = if c.eat_word("reads") {
+            &mut ext.reads
+        } else if c.eat_word("writes") {
+            &mut ext.writes
+        } else {
+            return Ok(ext);
+        };
+        if slot.is_some() {
+            return Err(c.error_at(pos, "this effects clause is written twice".to_string()));
+        }
+        *slot = Some(parse_locs(c)?);
+    }
+}
+
+fn parse_locs(c: &mut Cursor) -> PResult<Vec<AstLoc>> {
+    c.expect_punct('(', "after 'reads' or 'writes'")?;
+    if c.eat_word("none") {
+        c.expect_punct(')', "after 'none'")?;
+        return Ok(Vec::new());
+    }
+    let mut locs = Vec::new();
+    loop {
+        let loc = match &c.peek().tok {
+            Tok::Global(_) => AstLoc::Global(expect_global(c, "a global")?),
+            Tok::Punct('[') => AstLoc::Elements(parse_type(c, "an element type")?),
+            Tok::Ident(_) => {
+                let ty = expect_name(c, "a type name")?;
+                c.expect_punct('.', "between the type and the field in 'Type.field'")?;
+                let field = expect_name(c, "a field name after 'Type.'")?;
+                AstLoc::Field(ty, field)
+            }
+            _ => return Err(c.expected("'Type.field', '[E]', '@global' or 'none'")),
+        };
+        locs.push(loc);
+        if c.eat_punct(')') {
+            return Ok(locs);
+        }
+        c.expect_punct(',', "or ')' after an effect location")?;
+    }
+}
+
+fn parse_ret(c: &mut Cursor) -> PResult<Option<TypeExpr>> {
+    if c.peek().tok == Tok::Arrow {
+        c.next();
+        Ok(Some(parse_type(c, "a return type after '->'")?))
+    } else {
+        Ok(None)
+    }
+}
+
+fn parse_func(c: &mut Cursor, pos: Pos) -> PResult<AstFunc> {
+    let name = expect_global(c, "a function name like '@f' after 'func'")?;
+    c.expect_punct('(', "after the function's name")?;
+    let mut params = Vec::new();
+    if !c.eat_punct(')') {
+        loop {
+            let p = expect_local(c, "a parameter name like '%p'")?;
+            c.expect_punct(':', "after the parameter's name")?;
+            let ty = parse_type(c, "the parameter's type")?;
+            params.push((p, ty));
+            if c.eat_punct(')') {
+                break;
+            }
+            c.expect_punct(',', "or ')' after a parameter")?;
+        }
+    }
+    let ret = parse_ret(c)?;
+    c.expect_punct('{', "to open the function body")?;
+    let mut blocks: Vec<AstBlock> = Vec::new();
+    loop {
+        let t = c.peek().clone();
+        match &t.tok {
+            Tok::Punct('}') => {
+                c.next();
+                break;
+            }
+            Tok::Ident(label) if c.peek_at(1).tok == Tok::Punct(':') => {
+                let label = Name {
+                    text: label.clone(),
+                    pos: t.pos,
+                };
+                c.next();
+                c.next();
+                blocks.push(AstBlock {
+                    label,
+                    insts: Vec::new(),
+                });
+            }
+            Tok::Eof => return Err(c.expected("'}' to close the function body")),
+            _ => {
+                let inst = parse_inst(c)?;
+                let Some(block) = blocks.last_mut() else {
+                    return Err(c.error_at(
+                        inst.pos,
+                        "expected a block label like 'entry:' before the first instruction"
+                            .to_string(),
+                    ));
+                };
+                block.insts.push(inst);
+                let next = c.peek();
+                if !next.line_start && next.tok != Tok::Eof {
+                    return Err(c.expected("the end of the line after the instruction"));
+                }
+            }
+        }
+    }
+    if blocks.is_empty() {
+        return Err(c.error_at(pos, format!("function @{} has no blocks", name.text)));
+    }
+    Ok(AstFunc {
+        pos,
+        name,
+        params,
+        ret,
+        blocks,
+    })
+}
+
+/// Describe the operand position for messages: "first", "second", ...
+fn ordinal(i: usize) -> &'static str {
+    ["first", "second", "third"]
+        .get(i)
+        .copied()
+        .unwrap_or("next")
+}
+
+fn parse_operand(c: &mut Cursor, what: &str) -> PResult<Operand> {
+    let t = c.peek().clone();
+    let op = match t.tok {
+        Tok::Local(s) => Operand::Value(Name {
+            text: s,
+            pos: t.pos,
+        }),
+        Tok::Int(i) => Operand::Int(i),
+        Tok::Ident(s) if s == "null" => Operand::Null,
+        _ => return Err(c.expected(what)),
+    };
+    c.next();
+    Ok(op)
+}
+
+/// `n` comma-separated operands of instruction `mn`.
+fn parse_operands(c: &mut Cursor, mn: &str, n: usize) -> PResult<Vec<Operand>> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        if i > 0 {
+            c.expect_punct(
+                ',',
+                &format!("after the {} operand of '{mn}'", ordinal(i - 1)),
+            )?;
+        }
+        out.push(parse_operand(
+            c,
+            &format!(
+                "the {} operand of '{mn}' (a value, an integer or 'null')",
+                ordinal(i)
+            ),
+        )?);
+    }
+    Ok(out)
+}
+
+fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
+    if let Tok::Global(_) = c.peek().tok {
+        return Ok(AstAddr::Global(expect_global(c, "a global")?));
+    }
+    let base = expect_local(
+        c,
+        &format!("an address ('%o.field', '%a[index]' or '@global') after '{mn}'"),
+    )?;
+    if c.eat_punct('.') {
+        let field = expect_name(c, "a field name after '.'")?;
+        Ok(AstAddr::Field(base, field))
+    } else if c.eat_punct('[') {
+        let index = parse_operand(c, "an index (a value or an integer) after '['")?;
+        c.expect_punct(']', "after the index")?;
+        Ok(AstAddr::Elem(base, index))
+    } else {
+        Err(c.expected(&format!(
+            "'.field' or '[index]' after the base value of '{mn}'"
+        )))
+    }
+}
+
+fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
+    let pos = c.peek().pos;
+    let result = if let Tok::Local(_) = c.peek().tok {
+        let r = expect_local(c, "a value name")?;
+        c.expect_punct('=', &format!("after '%{}'", r.text))?;
+        Some(r)
+    } else {
+        None
+    };
+    let (mut mn, mn_pos) = c.expect_ident("an instruction")?;
+    if (mn == "load" || mn == "store") && c.peek().tok == Tok::Punct('.') {
+        c.next();
+        let (w, _) = c.expect_ident("'volatile' after '.'")?;
+        if w != "volatile" {
+            return Err(c.error_at(
+                mn_pos,
+                format!("unknown instruction '{mn}.{w}' (did you mean '{mn}.volatile'?)"),
+            ));
+        }
+        mn.push_str(".volatile");
+    }
+    let label = |c: &mut Cursor| expect_name(c, "a block label");
+    let op = match mn.as_str() {
+        m if BinOp::from_name(m).is_some() => {
+            let mut ops = parse_operands(c, m, 2)?.into_iter();
+            let (a, b) = (ops.next(), ops.next());
+            match (BinOp::from_name(m), a, b) {
+                (Some(op), Some(a), Some(b)) => AstOp::Binary(op, a, b),
+                _ => unreachable_shape(c, mn_pos)?,
+            }
+        }
+        m if UnOp::from_name(m).is_some() => {
+            let mut ops = parse_operands(c, m, 1)?.into_iter();
+            match (UnOp::from_name(m), ops.next()) {
+                (Some(op), Some(a)) => AstOp::Unary(op, a),
+                _ => unreachable_shape(c, mn_pos)?,
+            }
+        }
+        "select" => {
+            let mut ops = parse_operands(c, "select", 3)?.into_iter();
+            match (ops.next(), ops.next(), ops.next()) {
+                (Some(x), Some(a), Some(b)) => AstOp::Select(x, a, b),
+                _ => unreachable_shape(c, mn_pos)?,
+            }
+        }
+        "new" => AstOp::New(expect_name(c, "a type name after 'new'")?),
+        "newarray" => {
+            let ty = parse_type(c, "an element type after 'newarray'")?;
+            c.expect_punct(',', "after the element type of 'newarray'")?;
+            let len = parse_operand(c, "the length operand of 'newarray'")?;
+            AstOp::NewArray(ty, len)
+        }
+        "load" | "load.volatile" => AstOp::Load(parse_addr(c, &mn)?, mn != "load"),
+        "store" | "store.volatile" => {
+            let addr = parse_addr(c, &mn)?;
+            c.expect_punct(',', &format!("after the address of '{mn}'"))?;
+            let v = parse_operand(c, &format!("the value operand of '{mn}'"))?;
+            AstOp::Store(addr, v, mn != "store")
+        }
+        "len" => AstOp::Len(parse_operand(c, "the operand of 'len'")?),
+        "escape" => AstOp::Escape(parse_operand(c, "the operand of 'escape'")?),
+        "guard" => AstOp::Guard(parse_operand(c, "the operand of 'guard'")?),
+        "call" => {
+            let callee = expect_global(c, "a callee like '@f' after 'call'")?;
+            c.expect_punct('(', "after the callee")?;
+            let mut args = Vec::new();
+            if !c.eat_punct(')') {
+                loop {
+                    args.push(parse_operand(
+                        c,
+                        "an argument (a value, an integer or 'null')",
+                    )?);
+                    if c.eat_punct(')') {
+                        break;
+                    }
+                    c.expect_punct(',', "or ')' after an argument")?;
+                }
+            }
+            AstOp::Call(callee, args)
+        }
+        "phi" => {
+            let mut entries = Vec::new();
+            loop {
+                c.expect_punct('[', "to open a phi entry like '[label: %v]'")?;
+                let l = label(c)?;
+                c.expect_punct(':', "after the label of a phi entry")?;
+                let v = parse_operand(c, "the value of a phi entry")?;
+                c.expect_punct(']', "to close the phi entry")?;
+                entries.push((l, v));
+                if !c.eat_punct(',') {
+                    break;
+                }
+            }
+            AstOp::Phi(entries)
+        }
+        "jmp" => AstOp::Jmp(label(c)?),
+        "br" => {
+            let cond = parse_operand(c, "the condition of 'br'")?;
+            c.expect_punct(',', "after the condition of 'br'")?;
+            let t = label(c)?;
+            c.expect_punct(',', "after the first label of 'br'")?;
+            let e = label(c)?;
+            AstOp::Br(cond, t, e)
+        }
+        "ret" => {
+            let next = c.peek();
+            if next.line_start || next.tok == Tok::Eof {
+                AstOp::Ret(None)
+            } else {
+                AstOp::Ret(Some(parse_operand(c, "the operand of 'ret'")?))
+            }
+        }
+        "unreachable" => AstOp::Unreachable,
+        _ => {
+            return Err(c.error_at(mn_pos, format!("unknown instruction '{mn}'")));
+        }
+    };
+    Ok(AstInst {
+        pos,
+        result,
+        mnemonic: mn,
+        op,
+    })
+}
+
+/// The operand count was checked by [`parse_operands`]; this is only a typed
+/// fallback so that no `unwrap` is needed.
+fn unreachable_shape<T>(c: &Cursor, pos: Pos) -> PResult<T> {
+    Err(c.error_at(pos, "malformed instruction".to_string()))
+}

@@ -1,0 +1,97 @@
+//! Module-level checks: declared types, globals and externs name only existing
+//! types, fields and globals, and each name is declared once in its namespace.
+
+use super::typing::valid_type;
+use super::VerifyError;
+use crate::module::{EffectLoc, Module};
+use crate::types::Type;
+
+/// Check the declarations of `m` (not the function bodies).
+pub(super) fn check(m: &Module) -> Vec<VerifyError> {
+    let mut errors = Vec::new();
+    let mut report = |location: String, message: String| {
+        errors.push(VerifyError {
+            func: None,
+            block: None,
+            inst: None,
+            location,
+            message,
+        })
+    };
+    for (si, s) in m.structs.iter().enumerate() {
+        if m.structs[..si].iter().any(|o| o.name == s.name) {
+            report(
+                format!("type {}", s.name),
+                "the type is declared twice".into(),
+            );
+        }
+        for (fi, fd) in s.fields.iter().enumerate() {
+            if !valid_type(m, fd.ty) || fd.ty == Type::NULL {
+                report(
+                    format!("type {}, field {}", s.name, fd.name),
+                    format!("invalid field type {}", m.type_name(fd.ty)),
+                );
+            }
+            if s.fields[..fi].iter().any(|o| o.name == fd.name) {
+                report(
+                    format!("type {}, field {}", s.name, fd.name),
+                    "the field is declared twice".into(),
+                );
+            }
+        }
+    }
+    for g in &m.globals {
+        if !valid_type(m, g.ty) || g.ty == Type::NULL {
+            report(
+                format!("global @{}", g.name),
+                format!("invalid type {}", m.type_name(g.ty)),
+            );
+        }
+    }
+    for e in &m.externs {
+        let loc = format!("extern @{}", e.name);
+        for &t in e.params.iter().chain(&e.ret) {
+            if !valid_type(m, t) || t == Type::NULL {
+                report(loc.clone(), format!("invalid type {}", m.type_name(t)));
+            }
+        }
+        if let Some(eff) = &e.effects {
+            for l in eff.reads.iter().chain(&eff.writes) {
+                let ok = match *l {
+                    EffectLoc::Field(f) => m
+                        .structs
+                        .get(f.ty.index())
+                        .is_some_and(|s| (f.index as usize) < s.fields.len()),
+                    EffectLoc::Elements(t) => {
+                        valid_type(m, t) && t != Type::NULL && t.dims < u8::MAX
+                    }
+                    EffectLoc::Global(g) => g.index() < m.globals.len(),
+                };
+                if !ok {
+                    report(
+                        loc.clone(),
+                        format!("declared effect {l:?} names something that does not exist"),
+                    );
+                }
+            }
+        }
+    }
+    // Globals, externs and functions share the `@` namespace.
+    let mut at_names: Vec<(&str, &str)> = Vec::new();
+    let all = m
+        .globals
+        .iter()
+        .map(|g| ("global", g.name.as_str()))
+        .chain(m.externs.iter().map(|e| ("extern", e.name.as_str())))
+        .chain(m.funcs.iter().map(|f| ("function", f.name.as_str())));
+    for (kind, name) in all {
+        if at_names.iter().any(|&(_, n)| n == name) {
+            report(
+                format!("{kind} @{name}"),
+                "the name @".to_string() + name + " is declared twice",
+            );
+        }
+        at_names.push((kind, name));
+    }
+    errors
+}

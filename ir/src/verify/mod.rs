@@ -1,0 +1,148 @@
+//! The verifier: checks that a module is well-formed (IR.md §5).
+//!
+//! It runs after parsing and after every pass (in debug builds and harness
+//! modes). It never panics, whatever the arenas contain: out-of-range ids,
+//! missing terminators and empty layouts are reported as errors.
+//!
+//! Phases, each in its own module: [`structure`] (layout, terminators, phi
+//! placement, `InstData.block`), [`typing`] (operands exist, are placed and have
+//! the types their positions need; results have the recorded types), [`ssa`]
+//! (phi entries match predecessor edges, the entry has no predecessors, every
+//! use is dominated by its definition in reachable code), and [`decls`]
+//! (module-level declarations).
+
+mod decls;
+mod describe;
+mod ssa;
+mod structure;
+mod typing;
+
+use crate::entities::{Block, FuncId, Inst};
+use crate::function::Function;
+use crate::module::Module;
+use std::fmt;
+
+/// One well-formedness violation.
+#[derive(Clone, PartialEq, Eq, Debug, thiserror::Error)]
+pub struct VerifyError {
+    /// The function it is in; `None` for module-level declarations (types,
+    /// globals, externs, duplicate names).
+    pub func: Option<FuncId>,
+    /// The block it is in, if any.
+    pub block: Option<Block>,
+    /// The instruction it is about, if any.
+    pub inst: Option<Inst>,
+    /// Where, in words: `@main, block 'join': %r = add %a, %x`.
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// Check one function of `m` (not the module's declarations; see [`verify_module`]).
+pub fn verify_function(m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
+    let Some(func) = m.funcs.get(f.index()) else {
+        return Err(vec![VerifyError {
+            func: Some(f),
+            block: None,
+            inst: None,
+            location: format!("function #{}", f.0),
+            message: "no such function in the module".to_string(),
+        }]);
+    };
+    let mut cx = FnCtx::new(m, f, func);
+    let sound = structure::check(&mut cx);
+    typing::check(&mut cx);
+    if sound {
+        ssa::check(&mut cx);
+    }
+    if cx.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(cx.errors)
+    }
+}
+
+/// Check the module's declarations and every function.
+pub fn verify_module(m: &Module) -> Result<(), Vec<VerifyError>> {
+    let mut errors = decls::check(m);
+    for i in 0..m.funcs.len() {
+        if let Err(mut e) = verify_function(m, FuncId::new(i)) {
+            errors.append(&mut e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// Shared state of the checks of one function.
+pub(crate) struct FnCtx<'a> {
+    m: &'a Module,
+    fid: FuncId,
+    f: &'a Function,
+    errors: Vec<VerifyError>,
+    /// For every instruction in the arena: the layout block listing it and its position.
+    placed: Vec<Option<(Block, usize)>>,
+    /// For every block in the arena: whether it is in the layout.
+    in_layout: Vec<bool>,
+}
+
+impl<'a> FnCtx<'a> {
+    fn new(m: &'a Module, fid: FuncId, f: &'a Function) -> Self {
+        FnCtx {
+            m,
+            fid,
+            f,
+            errors: Vec::new(),
+            placed: vec![None; f.insts.len()],
+            in_layout: vec![false; f.blocks.len()],
+        }
+    }
+
+    /// Record an error at `block` / `inst`.
+    fn report(&mut self, block: Option<Block>, inst: Option<Inst>, message: impl Into<String>) {
+        let mut location = format!("@{}", self.f.name);
+        if let Some(b) = block {
+            location.push_str(&format!(", block '{}'", describe::block_label(self.f, b)));
+        }
+        if let Some(i) = inst {
+            location.push_str(": ");
+            location.push_str(&describe::describe_inst(self.m, self.f, i));
+        }
+        self.errors.push(VerifyError {
+            func: Some(self.fid),
+            block,
+            inst,
+            location,
+            message: message.into(),
+        });
+    }
+
+    /// Whether `b` exists and is in the layout.
+    fn block_in_layout(&self, b: Block) -> bool {
+        self.in_layout.get(b.index()).copied().unwrap_or(false)
+    }
+
+    /// The label of `b`, quoted.
+    fn label(&self, b: Block) -> String {
+        format!("'{}'", describe::block_label(self.f, b))
+    }
+
+    /// The operand spelling of a value.
+    fn val(&self, v: crate::entities::Value) -> String {
+        describe::value_name(self.f, v)
+    }
+
+    /// The text of a type.
+    fn ty(&self, t: crate::types::Type) -> String {
+        self.m.type_name(t)
+    }
+}

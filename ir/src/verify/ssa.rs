@@ -1,0 +1,167 @@
+//! CFG and SSA checks: the entry has no predecessors, each phi has exactly one
+//! entry per predecessor edge, and in reachable code every use is dominated by
+//! its definition (a phi operand must be available at the end of its
+//! predecessor; a loop-header phi may name itself on the back edge).
+
+use super::FnCtx;
+use crate::cfg::Cfg;
+use crate::dom::DomTree;
+use crate::entities::{Block, Inst, Value};
+use crate::function::ValueDef;
+use crate::inst::InstKind;
+
+/// Run the CFG/SSA checks (the structure must be sound).
+pub(super) fn check(cx: &mut FnCtx<'_>) {
+    let cfg = Cfg::new(cx.f);
+    let dom = DomTree::new(cx.f, &cfg);
+    if let Some(entry) = cfg.entry() {
+        let preds = cfg.unique_preds(entry);
+        if !preds.is_empty() {
+            let names: Vec<String> = preds.iter().map(|&p| cx.label(p)).collect();
+            cx.report(
+                Some(entry),
+                None,
+                format!("the entry block has predecessors ({})", names.join(", ")),
+            );
+        }
+    }
+    for &b in &cx.f.layout {
+        for &i in &cx.f.blocks[b.index()].insts {
+            if let InstKind::Phi(entries) = &cx.f.insts[i.index()].kind {
+                check_phi_entries(cx, &cfg, b, i, entries);
+            }
+        }
+    }
+    for &b in cfg.rpo() {
+        check_dominance(cx, &cfg, &dom, b);
+    }
+}
+
+/// Entries and predecessor edges must match as multisets.
+fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: &[(Block, Value)]) {
+    let preds = cfg.preds(b);
+    let mut named: Vec<Block> = Vec::new();
+    for &(l, _) in entries {
+        if !named.contains(&l) {
+            named.push(l);
+        }
+    }
+    for &l in &named {
+        let have = entries.iter().filter(|e| e.0 == l).count();
+        let edges = preds.iter().filter(|&&p| p == l).count();
+        if !cx.block_in_layout(l) {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "phi entry names block #{} ({}), which is not in the function",
+                    l.0,
+                    cx.label(l)
+                ),
+            );
+        } else if edges == 0 {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "phi has an entry for {}, which is not a predecessor of {}",
+                    cx.label(l),
+                    cx.label(b)
+                ),
+            );
+        } else if have > edges {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "phi has {have} entries for {}, but it has {edges} edge(s) to {}",
+                    cx.label(l),
+                    cx.label(b)
+                ),
+            );
+        }
+    }
+    for p in cfg.unique_preds(b) {
+        let have = entries.iter().filter(|e| e.0 == p).count();
+        let edges = preds.iter().filter(|&&x| x == p).count();
+        if have == 0 {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!("phi has no entry for predecessor {}", cx.label(p)),
+            );
+        } else if have < edges {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "phi has {have} entries for {}, but it has {edges} edges to {}",
+                    cx.label(p),
+                    cx.label(b)
+                ),
+            );
+        }
+    }
+}
+
+/// Every operand of every instruction of reachable block `b` is available where it is used.
+fn check_dominance(cx: &mut FnCtx<'_>, cfg: &Cfg, dom: &DomTree, b: Block) {
+    for (pos, &i) in cx.f.blocks[b.index()].insts.iter().enumerate() {
+        let kind = &cx.f.insts[i.index()].kind;
+        if let InstKind::Phi(entries) = kind {
+            for &(p, v) in entries {
+                // Edges from unreachable blocks are never taken; non-predecessors were reported.
+                if !cfg.is_reachable(p) || !cfg.preds(b).contains(&p) {
+                    continue;
+                }
+                if let Some(db) = def_block(cx, v) {
+                    if !dom.dominates(db, p) {
+                        let msg = format!("{} (the entry for {}) is not available at the end of {}: its definition in block {} does not dominate it", cx.val(v), cx.label(p), cx.label(p), cx.label(db));
+                        cx.report(Some(b), Some(i), msg);
+                    }
+                }
+            }
+        } else {
+            for v in kind.operands() {
+                let Some(db) = def_block(cx, v) else { continue };
+                let ok = if db == b {
+                    def_pos(cx, v).is_some_and(|dp| dp < pos)
+                } else {
+                    dom.strictly_dominates(db, b)
+                };
+                if !ok {
+                    let msg = if db == b {
+                        format!(
+                            "use of {} before its definition in the same block",
+                            cx.val(v)
+                        )
+                    } else {
+                        format!(
+                            "use of {} is not dominated by its definition in block {}",
+                            cx.val(v),
+                            cx.label(db)
+                        )
+                    };
+                    cx.report(Some(b), Some(i), msg);
+                }
+            }
+        }
+    }
+}
+
+/// The block of the placed instruction defining `v` (`None` for constants,
+/// parameters, null and values already reported as broken or unplaced).
+fn def_block(cx: &FnCtx<'_>, v: Value) -> Option<Block> {
+    match cx.f.values.get(v.index())?.def {
+        ValueDef::Inst(d) => cx.placed.get(d.index()).copied().flatten().map(|(b, _)| b),
+        _ => None,
+    }
+}
+
+/// The position of `v`'s defining instruction in its block.
+fn def_pos(cx: &FnCtx<'_>, v: Value) -> Option<usize> {
+    match cx.f.values.get(v.index())?.def {
+        ValueDef::Inst(d) => cx.placed.get(d.index()).copied().flatten().map(|(_, p)| p),
+        _ => None,
+    }
+}

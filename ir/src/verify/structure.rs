@@ -1,0 +1,138 @@
+//! Structural checks: the layout, terminators, phi placement and the agreement
+//! of `InstData.block` with the blocks' instruction lists.
+
+use super::FnCtx;
+use crate::entities::{Block, Inst};
+
+/// Check the structure and fill `cx.placed` / `cx.in_layout`. Returns whether
+/// the arenas are sound enough (no bad ids, nothing listed twice) for the CFG
+/// and dominance checks to be meaningful.
+pub(super) fn check(cx: &mut FnCtx<'_>) -> bool {
+    let f = cx.f;
+    let mut sound = true;
+    if f.layout.is_empty() {
+        cx.report(
+            None,
+            None,
+            "the function has no blocks (it needs an entry block)",
+        );
+        return false;
+    }
+    let mut blocks = Vec::new();
+    for &b in &f.layout {
+        if b.index() >= f.blocks.len() {
+            cx.report(
+                None,
+                None,
+                format!("the layout names block #{}, which does not exist", b.0),
+            );
+            sound = false;
+        } else if cx.in_layout[b.index()] {
+            cx.report(Some(b), None, "the block appears twice in the layout");
+            sound = false;
+        } else {
+            cx.in_layout[b.index()] = true;
+            blocks.push(b);
+        }
+    }
+    for b in blocks {
+        sound &= check_block(cx, b);
+    }
+    check_claimed_blocks(cx);
+    sound
+}
+
+/// One block: existing, unique instructions; phis first; one terminator, last.
+fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
+    let f = cx.f;
+    let insts = &f.blocks[b.index()].insts;
+    let mut sound = true;
+    if insts.is_empty() {
+        cx.report(
+            Some(b),
+            None,
+            "the block is empty (it must end in a terminator)",
+        );
+        return true;
+    }
+    let mut seen_non_phi = false;
+    for (pos, &i) in insts.iter().enumerate() {
+        let Some(data) = f.insts.get(i.index()) else {
+            cx.report(
+                Some(b),
+                None,
+                format!("the block lists instruction #{}, which does not exist", i.0),
+            );
+            sound = false;
+            continue;
+        };
+        if let Some((other, _)) = cx.placed[i.index()] {
+            let where_ = cx.label(other);
+            cx.report(
+                Some(b),
+                Some(i),
+                format!("the instruction is listed twice (also in block {where_})"),
+            );
+            sound = false;
+            continue;
+        }
+        cx.placed[i.index()] = Some((b, pos));
+        if data.block != Some(b) {
+            let claimed = match data.block {
+                Some(c) => format!("block {}", cx.label(c)),
+                None => "no block".to_string(),
+            };
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "InstData.block says {claimed}, but the instruction is listed in this block"
+                ),
+            );
+        }
+        let last = pos + 1 == insts.len();
+        if data.kind.is_terminator() && !last {
+            cx.report(Some(b), Some(i), "a terminator in the middle of the block");
+        }
+        if !data.kind.is_terminator() && last {
+            cx.report(Some(b), Some(i), "the block does not end in a terminator");
+        }
+        if data.kind.is_phi() {
+            if seen_non_phi {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    "a phi after a non-phi instruction (phis must come first)",
+                );
+            }
+        } else {
+            seen_non_phi = true;
+        }
+    }
+    sound
+}
+
+/// Instructions whose `InstData.block` names a block that does not list them.
+fn check_claimed_blocks(cx: &mut FnCtx<'_>) {
+    let f = cx.f;
+    for (idx, data) in f.insts.iter().enumerate() {
+        let Some(claimed) = data.block else { continue };
+        let i = Inst::new(idx);
+        let listed = cx.placed[idx].map(|(b, _)| b);
+        if listed == Some(claimed) {
+            continue;
+        }
+        if listed.is_some() {
+            continue; // already reported by check_block
+        }
+        let msg = if cx.block_in_layout(claimed) {
+            format!(
+                "InstData.block says block {}, but that block does not list the instruction",
+                cx.label(claimed)
+            )
+        } else {
+            format!("InstData.block says block {}, which is not in the layout (a removed instruction must have no block)", cx.label(claimed))
+        };
+        cx.report(None, Some(i), msg);
+    }
+}

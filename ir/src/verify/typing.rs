@@ -1,0 +1,572 @@
+//! Operand and result checks for every placed instruction (reachable or not):
+//! operands exist and are placed, have the types their positions need, every
+//! referenced type, field, global, function, extern and label exists, and each
+//! result is recorded with the type the instruction produces.
+
+use super::describe::callee_name;
+use super::FnCtx;
+use crate::entities::{Block, Inst, Value};
+use crate::function::ValueDef;
+use crate::inst::{Addr, Callee, InstKind, UnOp};
+use crate::module::Module;
+use crate::types::{Base, Type};
+
+/// What result an instruction must have.
+enum Expect {
+    /// No result.
+    Nothing,
+    /// A result of exactly this type.
+    Ty(Type),
+    /// A result whose type cannot be determined (an error was already reported).
+    Unknown,
+}
+
+/// Check every placed instruction, plus the function's signature.
+pub(super) fn check(cx: &mut FnCtx<'_>) {
+    check_signature(cx);
+    let mut placed: Vec<(Block, Inst)> = Vec::new();
+    for (idx, p) in cx.placed.iter().enumerate() {
+        if let Some((b, _)) = *p {
+            placed.push((b, Inst::new(idx)));
+        }
+    }
+    // Report in layout order.
+    placed.sort_by_key(|&(_, i)| cx.placed[i.index()].map(|(b, pos)| (layout_pos(cx, b), pos)));
+    for (b, i) in placed {
+        let expect = check_inst(cx, b, i);
+        check_result(cx, b, i, expect);
+    }
+}
+
+fn layout_pos(cx: &FnCtx<'_>, b: Block) -> usize {
+    cx.f.layout
+        .iter()
+        .position(|&x| x == b)
+        .unwrap_or(usize::MAX)
+}
+
+/// Parameter values and types, and the return type.
+fn check_signature(cx: &mut FnCtx<'_>) {
+    let f = cx.f;
+    for (k, &p) in f.params.iter().enumerate() {
+        match f.values.get(p.index()) {
+            None => cx.report(
+                None,
+                None,
+                format!("parameter {k} is value #{}, which does not exist", p.0),
+            ),
+            Some(d) => {
+                if d.def != ValueDef::Param(k as u32) {
+                    cx.report(
+                        None,
+                        None,
+                        format!(
+                            "parameter {k} ({}) is not recorded as parameter {k}",
+                            cx.val(p)
+                        ),
+                    );
+                }
+                if !valid_type(cx.m, d.ty) || d.ty == Type::NULL {
+                    cx.report(
+                        None,
+                        None,
+                        format!(
+                            "parameter {} has an invalid type {}",
+                            cx.val(p),
+                            cx.ty(d.ty)
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(r) = f.ret {
+        if !valid_type(cx.m, r) || r == Type::NULL {
+            cx.report(None, None, format!("invalid return type {}", cx.ty(r)));
+        }
+    }
+}
+
+/// Whether `t` names only existing types (and `null` is not wrapped in brackets).
+pub(super) fn valid_type(m: &Module, t: Type) -> bool {
+    match t.base {
+        Base::I64 => true,
+        Base::Struct(s) => s.index() < m.structs.len(),
+        Base::Null => t.dims == 0,
+    }
+}
+
+/// Check an operand exists and is placed; returns its type when it exists.
+fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
+    let f = cx.f;
+    let Some(d) = f.values.get(v.index()) else {
+        cx.report(
+            Some(b),
+            Some(i),
+            format!("operand value #{} does not exist", v.0),
+        );
+        return None;
+    };
+    match d.def {
+        ValueDef::Inst(def) => {
+            let defines = f
+                .insts
+                .get(def.index())
+                .is_some_and(|x| x.result == Some(v));
+            if !defines {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!(
+                        "{} claims to be defined by an instruction that does not define it",
+                        cx.val(v)
+                    ),
+                );
+            } else if cx.placed[def.index()].is_none() {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!(
+                        "use of {}, whose defining instruction is not placed in the function",
+                        cx.val(v)
+                    ),
+                );
+            }
+        }
+        ValueDef::Param(k) => {
+            if f.params.get(k as usize) != Some(&v) {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!("{} claims to be parameter {k}, which it is not", cx.val(v)),
+                );
+            }
+        }
+        ValueDef::Const(_) => {
+            if d.ty != Type::I64 {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!("integer constant {} has type {}", cx.val(v), cx.ty(d.ty)),
+                );
+            }
+        }
+        ValueDef::Null => {
+            if d.ty != Type::NULL {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!("the null constant has type {}", cx.ty(d.ty)),
+                );
+            }
+        }
+    }
+    Some(d.ty)
+}
+
+/// An operand that must be i64.
+fn int_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, what: &str) {
+    if let Some(t) = operand(cx, b, i, v) {
+        if t != Type::I64 {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!("{what} {} has type {}, expected i64", cx.val(v), cx.ty(t)),
+            );
+        }
+    }
+}
+
+/// An operand that must fit `expected`.
+fn fitting_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, expected: Type, what: &str) {
+    if let Some(t) = operand(cx, b, i, v) {
+        if !t.fits(expected) {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "{what} {} has type {}, expected {}",
+                    cx.val(v),
+                    cx.ty(t),
+                    cx.ty(expected)
+                ),
+            );
+        }
+    }
+}
+
+/// A branch target must exist and be in the layout.
+fn label(cx: &mut FnCtx<'_>, b: Block, i: Inst, target: Block) {
+    if !cx.block_in_layout(target) {
+        cx.report(
+            Some(b),
+            Some(i),
+            format!(
+                "branch to block #{} ({}), which is not in the function",
+                target.0,
+                cx.label(target)
+            ),
+        );
+    }
+}
+
+/// Check operands of `i` and say what result it must have.
+fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
+    let kind = cx.f.insts[i.index()].kind.clone();
+    match kind {
+        InstKind::Binary(op, x, y) => {
+            if op.accepts_refs() {
+                let (tx, ty) = (operand(cx, b, i, x), operand(cx, b, i, y));
+                if let (Some(tx), Some(ty)) = (tx, ty) {
+                    let ok = (tx.is_int() && ty.is_int())
+                        || (tx.is_ref()
+                            && ty.is_ref()
+                            && (tx == ty || tx == Type::NULL || ty == Type::NULL));
+                    if !ok {
+                        cx.report(Some(b), Some(i), format!("{} compares {} and {}: operands must both be i64 or both references of the same type (or null)", op.name(), cx.ty(tx), cx.ty(ty)));
+                    }
+                }
+            } else {
+                int_operand(cx, b, i, x, "operand");
+                int_operand(cx, b, i, y, "operand");
+            }
+            Expect::Ty(Type::I64)
+        }
+        InstKind::Unary(UnOp::Copy, x) => operand(cx, b, i, x).map_or(Expect::Unknown, Expect::Ty),
+        InstKind::Unary(_, x) => {
+            int_operand(cx, b, i, x, "operand");
+            Expect::Ty(Type::I64)
+        }
+        InstKind::Select(c, x, y) => {
+            int_operand(cx, b, i, c, "condition");
+            let (tx, ty) = (operand(cx, b, i, x), operand(cx, b, i, y));
+            match (tx, ty) {
+                (Some(tx), Some(ty)) if tx == ty => Expect::Ty(tx),
+                (Some(tx), Some(ty)) if tx == Type::NULL && ty.is_ref() => Expect::Ty(ty),
+                (Some(tx), Some(ty)) if ty == Type::NULL && tx.is_ref() => Expect::Ty(tx),
+                (Some(tx), Some(ty)) => {
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        format!(
+                            "select arms have different types {} and {}",
+                            cx.ty(tx),
+                            cx.ty(ty)
+                        ),
+                    );
+                    Expect::Unknown
+                }
+                _ => Expect::Unknown,
+            }
+        }
+        InstKind::New(s) => {
+            if s.index() < cx.m.structs.len() {
+                Expect::Ty(Type::object(s))
+            } else {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!("new of type #{}, which is not declared", s.0),
+                );
+                Expect::Unknown
+            }
+        }
+        InstKind::NewArray { elem, len } => {
+            int_operand(cx, b, i, len, "array length");
+            if !valid_type(cx.m, elem) || elem == Type::NULL || elem.dims == u8::MAX {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!("newarray of invalid element type {}", cx.ty(elem)),
+                );
+                Expect::Unknown
+            } else {
+                Expect::Ty(elem.array_of())
+            }
+        }
+        InstKind::Load { addr, .. } => match slot_type(cx, b, i, &addr) {
+            Some(t) => Expect::Ty(t),
+            None => Expect::Unknown,
+        },
+        InstKind::Store { addr, value, .. } => {
+            match slot_type(cx, b, i, &addr) {
+                Some(t) => fitting_operand(cx, b, i, value, t, "stored value"),
+                None => {
+                    operand(cx, b, i, value);
+                }
+            }
+            Expect::Nothing
+        }
+        InstKind::Len(a) => {
+            if let Some(t) = operand(cx, b, i, a) {
+                if !t.is_array() && t != Type::NULL {
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        format!(
+                            "len of {}, which has non-array type {}",
+                            cx.val(a),
+                            cx.ty(t)
+                        ),
+                    );
+                }
+            }
+            Expect::Ty(Type::I64)
+        }
+        InstKind::Call { callee, args } => check_call(cx, b, i, callee, &args),
+        InstKind::Escape(v) => {
+            operand(cx, b, i, v);
+            Expect::Nothing
+        }
+        InstKind::Guard(c) => {
+            int_operand(cx, b, i, c, "guard condition");
+            Expect::Nothing
+        }
+        InstKind::Phi(entries) => {
+            let rt = cx.f.insts[i.index()]
+                .result
+                .and_then(|r| cx.f.values.get(r.index()))
+                .map(|d| d.ty);
+            for (_, v) in entries {
+                match rt {
+                    Some(t) => fitting_operand(cx, b, i, v, t, "phi operand"),
+                    None => {
+                        operand(cx, b, i, v);
+                    }
+                }
+            }
+            match rt {
+                Some(t) if valid_type(cx.m, t) => Expect::Ty(t),
+                Some(t) => {
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        format!("phi of invalid type {}", cx.ty(t)),
+                    );
+                    Expect::Unknown
+                }
+                None => {
+                    cx.report(Some(b), Some(i), "a phi must define a value");
+                    Expect::Unknown
+                }
+            }
+        }
+        InstKind::Jmp(t) => {
+            label(cx, b, i, t);
+            Expect::Nothing
+        }
+        InstKind::Br(c, t, e) => {
+            int_operand(cx, b, i, c, "branch condition");
+            label(cx, b, i, t);
+            label(cx, b, i, e);
+            Expect::Nothing
+        }
+        InstKind::Ret(v) => {
+            match (v, cx.f.ret) {
+                (Some(v), Some(rt)) => fitting_operand(cx, b, i, v, rt, "returned value"),
+                (Some(v), None) => {
+                    operand(cx, b, i, v);
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        "ret with a value in a function without a return type",
+                    );
+                }
+                (None, Some(rt)) => {
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        format!("ret without a value in a function returning {}", cx.ty(rt)),
+                    );
+                }
+                (None, None) => {}
+            }
+            Expect::Nothing
+        }
+        InstKind::Unreachable => Expect::Nothing,
+    }
+}
+
+/// The type of the slot `addr` names (checking base, index and names), if known.
+fn slot_type(cx: &mut FnCtx<'_>, b: Block, i: Inst, addr: &Addr) -> Option<Type> {
+    match *addr {
+        Addr::Field { base, field } => {
+            let decl =
+                cx.m.structs
+                    .get(field.ty.index())
+                    .and_then(|s| s.fields.get(field.index as usize));
+            let base_ty = operand(cx, b, i, base);
+            let Some(decl) = decl else {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!(
+                        "field #{} of type #{} does not exist",
+                        field.index, field.ty.0
+                    ),
+                );
+                return None;
+            };
+            let owner = Type::object(field.ty);
+            if let Some(t) = base_ty {
+                if !t.fits(owner) {
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        format!(
+                            "base {} has type {}, but field {} belongs to {}",
+                            cx.val(base),
+                            cx.ty(t),
+                            cx.m.field_name(field),
+                            cx.ty(owner)
+                        ),
+                    );
+                }
+            }
+            Some(decl.ty)
+        }
+        Addr::Elem { base, index } => {
+            int_operand(cx, b, i, index, "array index");
+            let t = operand(cx, b, i, base)?;
+            if let Some(e) = t.elem() {
+                Some(e)
+            } else {
+                if t != Type::NULL {
+                    cx.report(
+                        Some(b),
+                        Some(i),
+                        format!(
+                            "element access on {}, which has non-array type {}",
+                            cx.val(base),
+                            cx.ty(t)
+                        ),
+                    );
+                }
+                None
+            }
+        }
+        Addr::Global(g) => match cx.m.globals.get(g.index()) {
+            Some(d) => Some(d.ty),
+            None => {
+                cx.report(Some(b), Some(i), format!("global #{} does not exist", g.0));
+                None
+            }
+        },
+    }
+}
+
+/// Argument count and types against the callee's signature; the result is its return type.
+fn check_call(cx: &mut FnCtx<'_>, b: Block, i: Inst, callee: Callee, args: &[Value]) -> Expect {
+    let sig: Option<(Vec<Type>, Option<Type>)> = match callee {
+        Callee::Func(id) => cx.m.funcs.get(id.index()).map(|g| {
+            let params = g
+                .params
+                .iter()
+                .map(|&p| g.values.get(p.index()).map_or(Type::I64, |d| d.ty))
+                .collect();
+            (params, g.ret)
+        }),
+        Callee::Extern(id) => {
+            cx.m.externs
+                .get(id.index())
+                .map(|e| (e.params.clone(), e.ret))
+        }
+    };
+    let Some((params, ret)) = sig else {
+        cx.report(
+            Some(b),
+            Some(i),
+            format!(
+                "call of {}, which does not exist",
+                callee_name(cx.m, callee)
+            ),
+        );
+        for &a in args {
+            operand(cx, b, i, a);
+        }
+        return Expect::Unknown;
+    };
+    if params.len() != args.len() {
+        cx.report(
+            Some(b),
+            Some(i),
+            format!(
+                "{} takes {} argument(s), but {} were passed",
+                callee_name(cx.m, callee),
+                params.len(),
+                args.len()
+            ),
+        );
+    }
+    for (k, &a) in args.iter().enumerate() {
+        match params.get(k) {
+            Some(&pt) => fitting_operand(cx, b, i, a, pt, &format!("argument {}", k + 1)),
+            None => {
+                operand(cx, b, i, a);
+            }
+        }
+    }
+    match ret {
+        Some(t) => Expect::Ty(t),
+        None => Expect::Nothing,
+    }
+}
+
+/// The result value must be present exactly when expected, be defined by `i`,
+/// and be recorded with the produced type.
+fn check_result(cx: &mut FnCtx<'_>, b: Block, i: Inst, expect: Expect) {
+    let result = cx.f.insts[i.index()].result;
+    let Some(r) = result else {
+        if matches!(expect, Expect::Ty(_)) {
+            cx.report(
+                Some(b),
+                Some(i),
+                "the instruction produces a value but has no result",
+            );
+        }
+        return;
+    };
+    let Some(d) = cx.f.values.get(r.index()) else {
+        cx.report(
+            Some(b),
+            Some(i),
+            format!("result value #{} does not exist", r.0),
+        );
+        return;
+    };
+    if d.def != ValueDef::Inst(i) {
+        cx.report(
+            Some(b),
+            Some(i),
+            format!(
+                "result {} is not recorded as defined by this instruction",
+                cx.val(r)
+            ),
+        );
+    }
+    match expect {
+        Expect::Nothing => {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "the instruction produces no value, but has result {}",
+                    cx.val(r)
+                ),
+            );
+        }
+        Expect::Ty(t) if d.ty != t => {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "result {} is recorded as {}, but the instruction produces {}",
+                    cx.val(r),
+                    cx.ty(d.ty),
+                    cx.ty(t)
+                ),
+            );
+        }
+        _ => {}
+    }
+}

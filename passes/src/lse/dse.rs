@@ -1,0 +1,202 @@
+//! Dead-store elimination: a backward must-analysis over the CFG.
+//!
+//! At each point we keep the locations that every path from here overwrites
+//! before anything may observe them. Observers are: a load that may alias;
+//! an instruction whose declared reads overlap the location (calls, externs,
+//! volatile accesses, `escape`); a possible trap or a return, which observe
+//! every reachable slot. Locations of allocations that never escape are never
+//! observed by anything but loads, so at a return or a trap they count as
+//! overwritten. Crossing the definition of a location's base or index
+//! (a phi on a back edge included) forgets it: the same SSA value names
+//! another object or slot on the next iteration.
+//!
+//! A store that may itself trap is removed only when the overwriting store is
+//! reached with nothing observable in between: then, if the removed store
+//! would have trapped, the overwriting one traps the same way (same base and
+//! index) with the same trace and heap. Successors not yet visited (back
+//! edges, irreducible edges) contribute the empty set, so loops are handled
+//! pessimistically and a store a later iteration may read is never removed.
+
+use super::clobber::Clobbers;
+use super::loc::{Loc, Subst};
+use crate::alias::AliasResult;
+use ir::cfg::Cfg;
+use ir::effects::inst_effects;
+use ir::{Block, Function, Inst, InstKind, Module};
+
+/// One location known to be overwritten before it is observed.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct Dead {
+    loc: Loc,
+    /// Nothing observable happens between here and the overwriting store.
+    clean: bool,
+}
+
+/// The must-set at one point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct DeadSet {
+    entries: Vec<Dead>,
+    /// Every location of a never-escaping allocation is also in the set ...
+    private_all: bool,
+    /// ... except these, which a later load may read.
+    private_except: Vec<Loc>,
+}
+
+impl DeadSet {
+    fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<bool> {
+        if let Some(d) = self.entries.iter().find(|d| d.loc == loc) {
+            return Some(d.clean);
+        }
+        let excepted = self
+            .private_except
+            .iter()
+            .any(|&e| clobbers.alias(func, e, loc) != AliasResult::No);
+        (self.private_all && clobbers.is_private(loc) && !excepted).then_some(false)
+    }
+
+    fn meet(&self, other: &DeadSet, clobbers: &Clobbers<'_>, func: &Function, cap: usize) -> DeadSet {
+        let mut entries: Vec<Dead> = Vec::new();
+        for d in self.entries.iter().chain(&other.entries) {
+            if entries.iter().any(|e| e.loc == d.loc) {
+                continue;
+            }
+            if let (Some(a), Some(b)) = (self.lookup(d.loc, clobbers, func), other.lookup(d.loc, clobbers, func)) {
+                entries.push(Dead { loc: d.loc, clean: a && b });
+            }
+        }
+        let mut private_except = self.private_except.clone();
+        for &e in &other.private_except {
+            if !private_except.contains(&e) {
+                private_except.push(e);
+            }
+        }
+        let mut set = DeadSet { entries, private_all: self.private_all && other.private_all, private_except };
+        set.bound(cap);
+        set
+    }
+
+    /// What a trap or return leaves: only private locations.
+    fn keep_private(&mut self, clobbers: &Clobbers<'_>) {
+        self.entries.retain(|d| clobbers.is_private(d.loc));
+    }
+
+    /// Stay within the cap by forgetting (never by assuming): dropping an
+    /// entry or the whole private part only makes the set smaller.
+    fn bound(&mut self, cap: usize) {
+        while self.entries.len() > cap {
+            self.entries.remove(0);
+        }
+        if self.private_except.len() > cap {
+            self.private_except.clear();
+            self.private_all = false;
+        }
+    }
+}
+
+/// Remove dead stores from `func`; returns the removed stores.
+pub fn eliminate_dead_stores(module: &Module, func: &mut Function, clobbers: &Clobbers<'_>, cap: usize) -> Vec<Inst> {
+    let cfg = Cfg::new(func);
+    let subst = Subst::new(0);
+    let mut at_entry: Vec<Option<DeadSet>> = vec![None; func.blocks.len()];
+    let mut dead: Vec<Inst> = Vec::new();
+    for &b in cfg.rpo().iter().rev() {
+        let mut set = exit_set(func, &cfg, b, &at_entry, clobbers, cap);
+        for &inst in func.blocks[b.index()].insts.iter().rev() {
+            if transfer(module, func, &subst, clobbers, inst, &mut set, cap) {
+                dead.push(inst);
+            }
+        }
+        at_entry[b.index()] = Some(set);
+    }
+    for &inst in &dead {
+        func.remove_inst(inst);
+    }
+    dead
+}
+
+/// The set at the end of `b`: the meet over its successors (empty for one not
+/// yet visited); at a return or `unreachable`, every private location.
+fn exit_set(
+    func: &Function,
+    cfg: &Cfg,
+    b: Block,
+    at_entry: &[Option<DeadSet>],
+    clobbers: &Clobbers<'_>,
+    cap: usize,
+) -> DeadSet {
+    let succs = cfg.succs(b);
+    if succs.is_empty() {
+        let terminates = func
+            .terminator(b)
+            .is_some_and(|t| matches!(func.inst(t).kind, InstKind::Ret(_) | InstKind::Unreachable));
+        return DeadSet { entries: Vec::new(), private_all: terminates, private_except: Vec::new() };
+    }
+    let mut result: Option<DeadSet> = None;
+    for s in succs {
+        let set = at_entry[s.index()].clone().unwrap_or_default();
+        result = Some(match result {
+            None => set,
+            Some(r) => r.meet(&set, clobbers, func, cap),
+        });
+    }
+    result.unwrap_or_default()
+}
+
+/// Step backward over `inst`; returns true when it is a dead store.
+fn transfer(
+    module: &Module,
+    func: &Function,
+    subst: &Subst,
+    clobbers: &Clobbers<'_>,
+    inst: Inst,
+    set: &mut DeadSet,
+    cap: usize,
+) -> bool {
+    let data = func.inst(inst);
+    let eff = inst_effects(module, func, inst);
+    match &data.kind {
+        InstKind::Store { addr, volatile: false, .. } => {
+            let loc = Loc::of(func, subst, addr);
+            if let Some(clean) = set.lookup(loc, clobbers, func) {
+                if !eff.may_trap() || clean {
+                    return true;
+                }
+            }
+            if eff.may_trap() {
+                set.keep_private(clobbers);
+            }
+            if clobbers.writes_observable(&eff, clobbers.is_private(loc)) {
+                set.entries.iter_mut().for_each(|d| d.clean = false);
+            }
+            set.entries.retain(|d| d.loc != loc);
+            set.private_except.retain(|&e| e != loc);
+            set.entries.push(Dead { loc, clean: true });
+            set.bound(cap);
+        }
+        InstKind::Load { addr, volatile: false } => {
+            let loc = Loc::of(func, subst, addr);
+            set.entries.retain(|d| clobbers.alias(func, d.loc, loc) == AliasResult::No);
+            if eff.may_trap() {
+                set.keep_private(clobbers);
+            }
+            // A load can read a private location the set holds only implicitly.
+            if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
+                set.private_except.push(loc);
+                set.bound(cap);
+            }
+        }
+        _ => {
+            set.entries.retain(|d| !clobbers.effect_reads(func, &eff, d.loc));
+            if eff.may_trap() {
+                set.keep_private(clobbers);
+            }
+            if clobbers.writes_observable(&eff, false) {
+                set.entries.iter_mut().for_each(|d| d.clean = false);
+            }
+        }
+    }
+    if let Some(r) = data.result {
+        set.entries.retain(|d| !d.loc.keys().any(|k| k == r));
+    }
+    false
+}

@@ -1,0 +1,329 @@
+//! Load forwarding over the whole CFG, loops included.
+//!
+//! Blocks are visited in reverse post-order with a [`Known`] state each:
+//! - a load of a known location is replaced by the known value; otherwise its
+//!   result becomes known; a store of the value already known is removed;
+//!   otherwise it clobbers what may alias it and becomes known;
+//! - at a join, a location known in every predecessor keeps its value, or gets
+//!   a new phi when the predecessors know different values;
+//! - at a loop header, a location known on every entry edge survives when
+//!   nothing in the loop may write it (the value from before the loop), or
+//!   when the loop writes it only through stores of that exact location: then
+//!   a header phi carries it around the loop, its back-edge entries being the
+//!   value known at the end of each latch (or, if the state lost it, a load
+//!   inserted at the end of the latch, which cannot trap: the same base and
+//!   index were accessed successfully before the loop);
+//! - a block entered by an edge not yet visited that is not a loop back edge
+//!   (irreducible control flow) starts with nothing known.
+//!
+//! Every fact is keyed on values that dominate the point where it holds, and
+//! names a value available there; a fact exists only after an access of the
+//! same base and index succeeded, so a replaced load could never have trapped.
+
+use super::clobber::Clobbers;
+use super::known::{Entry, Known, Origin};
+use super::loc::{Loc, Subst};
+use crate::alias::AliasResult;
+use ir::cfg::Cfg;
+use ir::dom::DomTree;
+use ir::effects::inst_effects;
+use ir::loops::{LoopId, LoopInfo};
+use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
+
+/// What forwarding did, for statistics.
+#[derive(Clone, Debug, Default)]
+pub struct ForwardCounts {
+    /// Loads replaced, by where the value came from.
+    pub forwarded_local: u64,
+    /// ... known at a join (possibly through a new phi).
+    pub forwarded_merge: u64,
+    /// ... known before a loop that never writes the location.
+    pub forwarded_loop_invariant: u64,
+    /// ... carried around a loop through a header phi.
+    pub forwarded_loop_carried: u64,
+    /// Stores of the value already known to be there.
+    pub stores_redundant: u64,
+    /// Loads inserted at the end of a latch to complete a header phi.
+    pub latch_loads: u64,
+    /// Tracked locations forgotten because of the cap.
+    pub evictions: u64,
+}
+
+/// The result of forwarding, before it is applied.
+pub struct Forwarding {
+    /// Replacements of removed loads.
+    pub subst: Subst,
+    /// Loads and stores to remove.
+    pub removed: Vec<Inst>,
+    /// Phis forwarding created (some may end up unused).
+    pub created_phis: Vec<Inst>,
+    /// Counters.
+    pub counts: ForwardCounts,
+}
+
+/// How a loop treats one location.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum LoopWrites {
+    None,
+    OnlyExact,
+    Clobbers,
+}
+
+struct PendingPhi {
+    phi: Inst,
+    loc: Loc,
+}
+
+struct Forward<'a> {
+    module: &'a Module,
+    clobbers: Clobbers<'a>,
+    cfg: Cfg,
+    loops: LoopInfo,
+    cap: usize,
+    out: Vec<Option<Known>>,
+    subst: Subst,
+    removed: Vec<Inst>,
+    created_phis: Vec<Inst>,
+    pending: Vec<PendingPhi>,
+    loop_writers: Vec<Vec<Inst>>,
+    counts: ForwardCounts,
+}
+
+/// Run forwarding on `func` (a function of `module`, possibly taken out of it).
+pub fn forward(module: &Module, func: &mut Function, clobbers: Clobbers<'_>, cap: usize) -> Forwarding {
+    let cfg = Cfg::new(func);
+    let dom = DomTree::new(func, &cfg);
+    let loops = LoopInfo::new(func, &cfg, &dom);
+    let loop_writers = loops
+        .loops()
+        .iter()
+        .map(|lp| {
+            lp.blocks
+                .iter()
+                .flat_map(|b| func.blocks[b.index()].insts.iter().copied())
+                .filter(|&i| !inst_effects(module, func, i).writes_nothing())
+                .collect()
+        })
+        .collect();
+    let mut fw = Forward {
+        module,
+        clobbers,
+        out: vec![None; func.blocks.len()],
+        subst: Subst::new(func.values.len()),
+        removed: Vec::new(),
+        created_phis: Vec::new(),
+        pending: Vec::new(),
+        loop_writers,
+        counts: ForwardCounts::default(),
+        cfg,
+        loops,
+        cap,
+    };
+    for b in fw.cfg.rpo().to_vec() {
+        let state = fw.entry_state(func, b);
+        let state = fw.visit_block(func, b, state);
+        fw.out[b.index()] = Some(state);
+    }
+    fw.complete_pending_phis(func);
+    Forwarding { subst: fw.subst, removed: fw.removed, created_phis: fw.created_phis, counts: fw.counts }
+}
+
+impl Forward<'_> {
+    fn visit_block(&mut self, func: &Function, b: Block, mut state: Known) -> Known {
+        for inst in func.blocks[b.index()].insts.clone() {
+            let data = func.inst(inst);
+            match &data.kind {
+                InstKind::Phi(_) => {}
+                InstKind::Load { addr, volatile: false } => {
+                    let loc = Loc::of(func, &self.subst, addr);
+                    let result = data.result.expect("a load has a result");
+                    if let Some(e) = state.get(loc) {
+                        self.subst.set(result, e.value);
+                        self.removed.push(inst);
+                        self.count_forward(e.origin);
+                    } else if state.insert(loc, result, Origin::Local, self.cap) {
+                        self.counts.evictions += 1;
+                    }
+                }
+                InstKind::Store { addr, value, volatile: false } => {
+                    let loc = Loc::of(func, &self.subst, addr);
+                    let value = self.subst.resolve(func, *value);
+                    if state.get(loc).map(|e| e.value) == Some(value) {
+                        self.removed.push(inst);
+                        self.counts.stores_redundant += 1;
+                        continue;
+                    }
+                    state.clobber(|e| self.clobbers.alias(func, e.loc, loc) != AliasResult::No);
+                    if state.insert(loc, value, Origin::Local, self.cap) {
+                        self.counts.evictions += 1;
+                    }
+                }
+                _ => {
+                    let eff = inst_effects(self.module, func, inst);
+                    if !eff.writes_nothing() {
+                        state.clobber(|e| self.clobbers.effect_writes(func, &eff, e.loc));
+                    }
+                }
+            }
+        }
+        state
+    }
+
+    fn count_forward(&mut self, origin: Origin) {
+        let c = &mut self.counts;
+        match origin {
+            Origin::Local => c.forwarded_local += 1,
+            Origin::Merge => c.forwarded_merge += 1,
+            Origin::LoopInvariant => c.forwarded_loop_invariant += 1,
+            Origin::LoopCarried => c.forwarded_loop_carried += 1,
+        }
+    }
+
+    /// The state at the top of `b`, creating phis where predecessors disagree.
+    fn entry_state(&mut self, func: &mut Function, b: Block) -> Known {
+        let preds = self.cfg.preds(b).to_vec();
+        if preds.is_empty() || preds.iter().any(|p| !self.cfg.is_reachable(*p)) {
+            return Known::default();
+        }
+        let header_of = self.loops.loop_with_header(b);
+        let (forward, latches): (Vec<usize>, Vec<usize>) = match header_of {
+            Some(l) => (0..preds.len()).partition(|&i| !self.loops.contains(l, preds[i])),
+            None => ((0..preds.len()).collect(), Vec::new()),
+        };
+        if forward.is_empty() || forward.iter().any(|&i| self.out[preds[i].index()].is_none()) {
+            return Known::default();
+        }
+        let first = self.out[preds[forward[0]].index()].clone().expect("visited");
+        let mut entries = Vec::new();
+        for e in first.entries() {
+            let Some(values) = forward
+                .iter()
+                .map(|&i| self.out[preds[i].index()].as_ref().and_then(|s| s.get(e.loc)).map(|x| x.value))
+                .collect::<Option<Vec<Value>>>()
+            else {
+                continue;
+            };
+            let same = values.iter().all(|&v| v == values[0]);
+            let writes = match header_of {
+                Some(l) => self.loop_writes(func, l, e.loc),
+                None => LoopWrites::None,
+            };
+            let entry = match (header_of, writes) {
+                (Some(_), LoopWrites::Clobbers) => continue,
+                (None, _) if same => Entry {
+                    loc: e.loc,
+                    value: values[0],
+                    origin: if preds.len() == 1 { e.origin } else { Origin::Merge },
+                },
+                (Some(_), LoopWrites::None) if same => Entry { loc: e.loc, value: values[0], origin: Origin::LoopInvariant },
+                _ => {
+                    // A phi: one entry per predecessor edge. Loop back edges get the
+                    // phi itself (nothing in the loop writes the location) or are
+                    // completed once the latches have been visited.
+                    let ty = self.loc_type(func, e.loc);
+                    let mut phi_entries: Vec<(Block, Value)> = Vec::with_capacity(preds.len());
+                    let placeholder = func.null();
+                    let mut vi = 0;
+                    for (i, &p) in preds.iter().enumerate() {
+                        if latches.contains(&i) {
+                            phi_entries.push((p, placeholder));
+                        } else {
+                            phi_entries.push((p, values[vi]));
+                            vi += 1;
+                        }
+                    }
+                    let (phi, result) = func.create_inst(InstKind::Phi(phi_entries), Some(ty));
+                    let result = result.expect("phi result");
+                    func.insert_inst(b, 0, phi);
+                    self.created_phis.push(phi);
+                    if !latches.is_empty() {
+                        if writes == LoopWrites::None {
+                            if let InstKind::Phi(es) = &mut func.insts[phi.index()].kind {
+                                for &i in &latches {
+                                    es[i].1 = result;
+                                }
+                            }
+                        } else {
+                            self.pending.push(PendingPhi { phi, loc: e.loc });
+                        }
+                    }
+                    let origin = match (header_of, writes) {
+                        (Some(_), LoopWrites::OnlyExact) => Origin::LoopCarried,
+                        (Some(_), _) => Origin::LoopInvariant,
+                        _ => Origin::Merge,
+                    };
+                    Entry { loc: e.loc, value: result, origin }
+                }
+            };
+            entries.push(entry);
+        }
+        Known::from_entries(entries)
+    }
+
+    /// Whether (and how) anything in loop `l` may write `loc`.
+    fn loop_writes(&self, func: &Function, l: LoopId, loc: Loc) -> LoopWrites {
+        let mut result = LoopWrites::None;
+        for &inst in &self.loop_writers[l.index()] {
+            match &func.inst(inst).kind {
+                InstKind::Store { addr, volatile: false, .. } => {
+                    let sloc = Loc::of(func, &self.subst, addr);
+                    match self.clobbers.alias(func, sloc, loc) {
+                        AliasResult::No => {}
+                        AliasResult::Must if sloc == loc => result = LoopWrites::OnlyExact,
+                        _ => return LoopWrites::Clobbers,
+                    }
+                }
+                _ => {
+                    let eff = inst_effects(self.module, func, inst);
+                    if self.clobbers.effect_writes(func, &eff, loc) {
+                        return LoopWrites::Clobbers;
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    fn loc_type(&self, func: &Function, loc: Loc) -> Type {
+        match loc.addr() {
+            Addr::Field { field, .. } => self.module.field(field).ty,
+            Addr::Elem { base, .. } => func.value_type(base).elem().unwrap_or(Type::I64),
+            Addr::Global(g) => self.module.globals[g.index()].ty,
+        }
+    }
+
+    /// Fill the back-edge entries of loop-carried phis from the latches' final states.
+    fn complete_pending_phis(&mut self, func: &mut Function) {
+        for PendingPhi { phi, loc } in std::mem::take(&mut self.pending) {
+            let b = func.inst(phi).block.expect("placed phi");
+            let l = self.loops.loop_with_header(b).expect("header");
+            let InstKind::Phi(entries) = func.inst(phi).kind.clone() else {
+                unreachable!("pending entry is a phi")
+            };
+            let mut new_entries = entries.clone();
+            let mut latch_loads: Vec<(Block, Value)> = Vec::new();
+            for (i, &(pred, _)) in entries.iter().enumerate() {
+                if !self.loops.contains(l, pred) {
+                    continue;
+                }
+                let known = self.out[pred.index()].as_ref().and_then(|s| s.get(loc)).map(|e| e.value);
+                let earlier = latch_loads.iter().find(|(p, _)| *p == pred).map(|&(_, v)| v);
+                let value = match known.or(earlier) {
+                    Some(v) => v,
+                    None => {
+                        let ty = self.loc_type(func, loc);
+                        let (load, result) = func.create_inst(InstKind::Load { addr: loc.addr(), volatile: false }, Some(ty));
+                        let pos = func.blocks[pred.index()].insts.len() - 1;
+                        func.insert_inst(pred, pos, load);
+                        self.counts.latch_loads += 1;
+                        let v = result.expect("load result");
+                        latch_loads.push((pred, v));
+                        v
+                    }
+                };
+                new_entries[i].1 = value;
+            }
+            func.insts[phi.index()].kind = InstKind::Phi(new_entries);
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Locations LSE tracks: an address with its base and index looked through
+//! copies and through loads already replaced, so that two accesses that must
+//! name the same slot get the same key.
+
+use crate::escape::strip_copies;
+use ir::effects::HeapNode;
+use ir::{Addr, FieldRef, Function, GlobalId, Type, Value};
+
+/// A canonical memory location.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Loc {
+    /// `%base.field`.
+    Field { base: Value, field: FieldRef },
+    /// `%base[index]`.
+    Elem { base: Value, index: Value },
+    /// `@g`.
+    Global(GlobalId),
+}
+
+/// Replacement of values by others (loads LSE removed), resolved transitively,
+/// with copies looked through.
+#[derive(Clone, Debug)]
+pub struct Subst {
+    map: Vec<Option<Value>>,
+}
+
+impl Subst {
+    /// No replacements yet, for a function with `n` values.
+    pub fn new(n: usize) -> Subst {
+        Subst { map: vec![None; n] }
+    }
+
+    /// Record that `from` is replaced by `to`.
+    pub fn set(&mut self, from: Value, to: Value) {
+        if from.index() >= self.map.len() {
+            self.map.resize(from.index() + 1, None);
+        }
+        self.map[from.index()] = Some(to);
+    }
+
+    /// What `v` stands for now (copies and replacements looked through).
+    pub fn resolve(&self, func: &Function, mut v: Value) -> Value {
+        for _ in 0..=self.map.len() {
+            let s = strip_copies(func, v);
+            match self.map.get(s.index()).copied().flatten() {
+                Some(next) if next != s => v = next,
+                _ => return s,
+            }
+        }
+        v
+    }
+
+    /// Whether any replacement was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.map.iter().all(Option::is_none)
+    }
+
+    /// Every recorded replacement, resolved.
+    pub fn pairs(&self, func: &Function) -> Vec<(Value, Value)> {
+        (0..self.map.len())
+            .filter(|&i| self.map[i].is_some())
+            .map(|i| (Value::new(i), self.resolve(func, Value::new(i))))
+            .collect()
+    }
+}
+
+impl Loc {
+    /// The canonical location `addr` names.
+    pub fn of(func: &Function, subst: &Subst, addr: &Addr) -> Loc {
+        match *addr {
+            Addr::Field { base, field } => Loc::Field { base: subst.resolve(func, base), field },
+            Addr::Elem { base, index } => Loc::Elem {
+                base: subst.resolve(func, base),
+                index: subst.resolve(func, index),
+            },
+            Addr::Global(g) => Loc::Global(g),
+        }
+    }
+
+    /// The address this location is, for alias queries and for emitting a load.
+    pub fn addr(self) -> Addr {
+        match self {
+            Loc::Field { base, field } => Addr::Field { base, field },
+            Loc::Elem { base, index } => Addr::Elem { base, index },
+            Loc::Global(g) => Addr::Global(g),
+        }
+    }
+
+    /// The abstract heap leaf holding this location.
+    pub fn leaf(self, func: &Function) -> HeapNode {
+        match self {
+            Loc::Field { field, .. } => HeapNode::Field(field),
+            Loc::Elem { base, .. } => HeapNode::Element(func.value_type(base).elem().unwrap_or(Type::I64)),
+            Loc::Global(g) => HeapNode::Global(g),
+        }
+    }
+
+    /// The SSA values the location is keyed on (base, and index for elements).
+    pub fn keys(self) -> impl Iterator<Item = Value> {
+        let (a, b) = match self {
+            Loc::Field { base, .. } => (Some(base), None),
+            Loc::Elem { base, index } => (Some(base), Some(index)),
+            Loc::Global(_) => (None, None),
+        };
+        a.into_iter().chain(b)
+    }
+
+    /// The base reference, if the location has one.
+    pub fn base(self) -> Option<Value> {
+        match self {
+            Loc::Field { base, .. } | Loc::Elem { base, .. } => Some(base),
+            Loc::Global(_) => None,
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Load/store elimination (`lse`): forwarding of known values over the whole
+//! CFG (joins through phis, loop-invariant and loop-carried locations), removal
+//! of stores of the value already there, and dead-store elimination.
+//!
+//! Memory behaviour is asked of `ir::effects` (through [`clobber`]), aliasing of
+//! [`crate::alias`]; the number of tracked locations per program point is capped
+//! and the excess is forgotten, never skipped.
+
+pub mod clobber;
+pub mod dse;
+pub mod forward;
+pub mod known;
+pub mod loc;
+
+use crate::alias::AliasAnalysis;
+use crate::manager::Pass;
+use crate::stats::Stats;
+use clobber::Clobbers;
+use ir::{Function, Inst, InstKind, Module};
+
+/// How many locations LSE tracks at one program point (Panda tracks 32 per object).
+pub const DEFAULT_CAP: usize = 32;
+
+/// The `lse` pass.
+pub struct Lse {
+    /// The cap on tracked locations per program point.
+    pub cap: usize,
+}
+
+impl Default for Lse {
+    fn default() -> Self {
+        Lse { cap: DEFAULT_CAP }
+    }
+}
+
+impl Pass for Lse {
+    fn name(&self) -> &'static str {
+        "lse"
+    }
+
+    fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
+        let mut changed = false;
+        for i in 0..module.funcs.len() {
+            let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
+            changed |= self.run_function(module, &mut func, stats);
+            module.funcs[i] = func;
+        }
+        changed
+    }
+}
+
+impl Lse {
+    /// Run on one function (taken out of `module` while it is edited).
+    pub fn run_function(&self, module: &Module, func: &mut Function, stats: &mut Stats) -> bool {
+        if func.layout.is_empty() {
+            return false;
+        }
+        let alias = AliasAnalysis::new(func);
+        let fw = forward::forward(module, func, Clobbers { alias: &alias }, self.cap);
+        for &inst in &fw.removed {
+            func.remove_inst(inst);
+        }
+        for (from, to) in fw.subst.pairs(func) {
+            if from != to {
+                func.replace_all_uses(from, to);
+            }
+        }
+        let phis_kept = remove_unused_phis(func, &fw.created_phis);
+        let dead = dse::eliminate_dead_stores(module, func, &Clobbers { alias: &alias }, self.cap);
+
+        let c = &fw.counts;
+        for (rule, n) in [
+            ("loads_forwarded_local", c.forwarded_local),
+            ("loads_forwarded_merge", c.forwarded_merge),
+            ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
+            ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
+            ("stores_redundant", c.stores_redundant),
+            ("stores_dead", dead.len() as u64),
+            ("phis_created", phis_kept),
+            ("latch_loads_inserted", c.latch_loads),
+            ("evictions", c.evictions),
+        ] {
+            stats.add("lse", rule, n);
+        }
+        !fw.removed.is_empty() || !dead.is_empty() || phis_kept > 0
+    }
+}
+
+/// Remove the phis forwarding created that nothing outside them uses; returns how many stay.
+fn remove_unused_phis(func: &mut Function, created: &[Inst]) -> u64 {
+    if created.is_empty() {
+        return 0;
+    }
+    let is_created = |i: Inst| created.contains(&i);
+    let mut live = vec![false; func.insts.len()];
+    let mut work: Vec<Inst> = Vec::new();
+    for inst in func.inst_iter() {
+        if is_created(inst) {
+            continue;
+        }
+        func.inst(inst).kind.for_each_operand(|v| {
+            if let Some(d) = func.def_inst(v) {
+                if is_created(d) && !live[d.index()] {
+                    live[d.index()] = true;
+                    work.push(d);
+                }
+            }
+        });
+    }
+    while let Some(phi) = work.pop() {
+        if let InstKind::Phi(entries) = &func.inst(phi).kind {
+            for &(_, v) in entries {
+                if let Some(d) = func.def_inst(v) {
+                    if is_created(d) && !live[d.index()] {
+                        live[d.index()] = true;
+                        work.push(d);
+                    }
+                }
+            }
+        }
+    }
+    let mut kept = 0;
+    for &phi in created {
+        if live[phi.index()] {
+            kept += 1;
+        } else {
+            func.remove_inst(phi);
+        }
+    }
+    kept
+}
