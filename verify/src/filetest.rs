@@ -8,7 +8,6 @@
 
 pub mod bless;
 pub mod directives;
-#[cfg(any())] // TEMPORARY: enabled once the parser, verifier, interpreter and passes land
 mod exec;
 pub mod matcher;
 
@@ -43,7 +42,6 @@ impl FileResult {
 }
 
 /// Run the test in `text`; `label` names the file in messages. Returns the
-#[cfg(any())]
 /// failures and, in bless mode, the rewritten text when it differs.
 pub fn run_text(text: &str, label: &str, bless: bool) -> (Vec<String>, Option<String>) {
     let checked = exec::check_text(text, label, bless);
@@ -51,10 +49,13 @@ pub fn run_text(text: &str, label: &str, bless: bool) -> (Vec<String>, Option<St
     (checked.failures, rewritten)
 }
 
-#[cfg(any())]
 /// Run the test file at `path` (rewriting it in bless mode).
 pub fn run_file(path: &Path, bless: bool) -> FileResult {
-    let label = path.display().to_string();
+    run_file_labelled(path, &path.display().to_string(), bless)
+}
+
+/// Run the test file at `path`, naming it `label` in messages.
+pub fn run_file_labelled(path: &Path, label: &str, bless: bool) -> FileResult {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) => {
@@ -65,7 +66,7 @@ pub fn run_file(path: &Path, bless: bool) -> FileResult {
             }
         }
     };
-    let (mut failures, new_text) = run_text(&text, &label, bless);
+    let (mut failures, new_text) = run_text(&text, label, bless);
     let mut rewritten = false;
     if let Some(new_text) = new_text {
         match std::fs::write(path, new_text) {
@@ -98,11 +99,13 @@ pub fn collect_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-#[cfg(any())]
-/// Run every test file under `dir`.
+/// Run every test file under `dir`, naming each by its path relative to `dir`.
 pub fn run_dir(dir: &Path, bless: bool) -> std::io::Result<Vec<FileResult>> {
     Ok(collect_files(dir)?
         .iter()
-        .map(|p| run_file(p, bless))
+        .map(|p| {
+            let rel = p.strip_prefix(dir).unwrap_or(p);
+            run_file_labelled(p, &rel.display().to_string(), bless)
+        })
         .collect())
 }
