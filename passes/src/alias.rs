@@ -33,7 +33,9 @@ pub struct AliasAnalysis {
 impl AliasAnalysis {
     /// Analyse `func`.
     pub fn new(func: &Function) -> AliasAnalysis {
-        AliasAnalysis { escape: EscapeInfo::new(func) }
+        AliasAnalysis {
+            escape: EscapeInfo::new(func),
+        }
     }
 
     /// The escape facts this analysis uses.
@@ -54,7 +56,11 @@ impl AliasAnalysis {
             // Two different allocation sites (the same site seen through two
             // different SSA values needs a phi, which makes it escape).
             (Some(x), Some(y)) if x != y => AliasResult::No,
-            _ if self.escape.is_unescaped_allocation(a) || self.escape.is_unescaped_allocation(b) => AliasResult::No,
+            _ if self.escape.is_unescaped_allocation(a)
+                || self.escape.is_unescaped_allocation(b) =>
+            {
+                AliasResult::No
+            }
             // A parameter's object existed before the call; a fresh one did not.
             (Some(_), None) if is_param(b) => AliasResult::No,
             (None, Some(_)) if is_param(a) => AliasResult::No,
@@ -72,14 +78,32 @@ impl AliasAnalysis {
                     AliasResult::No
                 }
             }
-            (Addr::Field { base: ba, field: fa }, Addr::Field { base: bb, field: fb }) => {
+            (
+                Addr::Field {
+                    base: ba,
+                    field: fa,
+                },
+                Addr::Field {
+                    base: bb,
+                    field: fb,
+                },
+            ) => {
                 if fa != fb {
                     AliasResult::No
                 } else {
                     self.bases(func, *ba, *bb)
                 }
             }
-            (Addr::Elem { base: ba, index: ia }, Addr::Elem { base: bb, index: ib }) => {
+            (
+                Addr::Elem {
+                    base: ba,
+                    index: ia,
+                },
+                Addr::Elem {
+                    base: bb,
+                    index: ib,
+                },
+            ) => {
                 if func.value_type(*ba).elem() != func.value_type(*bb).elem() {
                     return AliasResult::No;
                 }

@@ -38,7 +38,12 @@ fn remove_unreachable_blocks(func: &mut Function, stats: &mut Stats) -> bool {
         return false;
     }
     let cfg = Cfg::new(func);
-    let dead: Vec<Block> = func.layout.iter().copied().filter(|&b| !cfg.is_reachable(b)).collect();
+    let dead: Vec<Block> = func
+        .layout
+        .iter()
+        .copied()
+        .filter(|&b| !cfg.is_reachable(b))
+        .collect();
     if dead.is_empty() {
         return false;
     }

@@ -28,7 +28,9 @@ impl EscapeInfo {
         // (a copy may precede its operand in the layout across blocks).
         for inst in func.inst_iter() {
             let data = func.inst(inst);
-            if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) = (&data.kind, data.result) {
+            if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) =
+                (&data.kind, data.result)
+            {
                 root[r.index()] = Some(r);
             }
         }
@@ -58,8 +60,16 @@ impl EscapeInfo {
             match &data.kind {
                 // Uses as a plain address base or length do not leak the reference;
                 // a volatile access hands its base to the environment (IR.md §6).
-                InstKind::Load { volatile: false, .. } | InstKind::Len(_) | InstKind::Unary(ir::UnOp::Copy, _) => {}
-                InstKind::Store { value, volatile: false, .. } => mark(*value),
+                InstKind::Load {
+                    volatile: false, ..
+                }
+                | InstKind::Len(_)
+                | InstKind::Unary(ir::UnOp::Copy, _) => {}
+                InstKind::Store {
+                    value,
+                    volatile: false,
+                    ..
+                } => mark(*value),
                 InstKind::Binary(ir::BinOp::Eq | ir::BinOp::Ne, _, _) => {}
                 other => other.for_each_operand(&mut mark),
             }
@@ -74,7 +84,8 @@ impl EscapeInfo {
 
     /// Whether `v` is a fresh allocation (or a copy of one) that never escapes.
     pub fn is_unescaped_allocation(&self, v: Value) -> bool {
-        self.allocation_of(v).is_some_and(|r| !self.escapes[r.index()])
+        self.allocation_of(v)
+            .is_some_and(|r| !self.escapes[r.index()])
     }
 
     /// Whether `v` is certainly the result of an allocation (hence never null).

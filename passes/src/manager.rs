@@ -49,7 +49,11 @@ pub enum PassError {
 }
 
 fn render(errors: &[VerifyError]) -> String {
-    errors.iter().map(|e| format!("  {e}")).collect::<Vec<_>>().join("\n")
+    errors
+        .iter()
+        .map(|e| format!("  {e}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn make_pass(name: &str) -> Option<Box<dyn Pass>> {
@@ -74,7 +78,10 @@ pub fn expand_pass_list(list: &str) -> Result<Vec<String>, PassError> {
     }
     for n in &names {
         if !PASS_NAMES.contains(&n.as_str()) {
-            return Err(PassError::UnknownPass { name: n.clone(), known });
+            return Err(PassError::UnknownPass {
+                name: n.clone(),
+                known,
+            });
         }
     }
     Ok(names)
@@ -90,7 +97,10 @@ pub struct PassManager {
 impl PassManager {
     /// A manager for a comma-separated list such as `"dce"` or `"pipeline"`.
     pub fn from_list(list: &str) -> Result<PassManager, PassError> {
-        Ok(PassManager { names: expand_pass_list(list)?, verify: true })
+        Ok(PassManager {
+            names: expand_pass_list(list)?,
+            verify: true,
+        })
     }
 
     /// The pass names, as given.
@@ -119,14 +129,22 @@ impl PassManager {
         Ok(stats)
     }
 
-    fn run_one(&self, name: &str, module: &mut Module, stats: &mut Stats) -> Result<bool, PassError> {
+    fn run_one(
+        &self,
+        name: &str,
+        module: &mut Module,
+        stats: &mut Stats,
+    ) -> Result<bool, PassError> {
         let pass = make_pass(name).ok_or_else(|| PassError::UnknownPass {
             name: name.to_string(),
             known: PASS_NAMES.join(", "),
         })?;
         let changed = pass.run(module, stats);
         if self.verify {
-            verify_module(module).map_err(|errors| PassError::IllFormed { pass: name.to_string(), errors })?;
+            verify_module(module).map_err(|errors| PassError::IllFormed {
+                pass: name.to_string(),
+                errors,
+            })?;
         }
         Ok(changed)
     }
@@ -138,7 +156,9 @@ mod tests {
 
     #[test]
     fn unknown_pass_names_are_a_clear_error() {
-        let err = PassManager::from_list("dce,frobnicate").err().expect("error");
+        let err = PassManager::from_list("dce,frobnicate")
+            .err()
+            .expect("error");
         let msg = err.to_string();
         assert!(msg.contains("unknown pass 'frobnicate'"), "{msg}");
         assert!(msg.contains("dce"), "{msg}");
@@ -146,7 +166,10 @@ mod tests {
 
     #[test]
     fn empty_lists_are_rejected() {
-        assert!(matches!(PassManager::from_list(" , "), Err(PassError::Empty(_))));
+        assert!(matches!(
+            PassManager::from_list(" , "),
+            Err(PassError::Empty(_))
+        ));
     }
 
     #[test]

@@ -23,7 +23,11 @@ impl Stats {
 
     /// The value of a counter (0 when never touched).
     pub fn get(&self, pass: &str, rule: &str) -> u64 {
-        self.passes.get(pass).and_then(|r| r.get(rule)).copied().unwrap_or(0)
+        self.passes
+            .get(pass)
+            .and_then(|r| r.get(rule))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Add every counter of `other` into `self`.

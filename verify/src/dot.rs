@@ -22,11 +22,25 @@ pub fn function_to_dot(module: &Module, func: &Function) -> String {
     for &b in &func.layout {
         let mut label = format!("{}:\\l", escape(names.block(b)));
         for &inst in &func.blocks[b.index()].insts {
-            let _ = write!(label, "  {}\\l", escape(&print_inst(module, func, &names, inst)));
+            let _ = write!(
+                label,
+                "  {}\\l",
+                escape(&print_inst(module, func, &names, inst))
+            );
         }
-        let _ = writeln!(out, "  \"{}\" [label=\"{}\"];", escape(names.block(b)), label);
+        let _ = writeln!(
+            out,
+            "  \"{}\" [label=\"{}\"];",
+            escape(names.block(b)),
+            label
+        );
         for succ in func.successors(b) {
-            let _ = writeln!(out, "  \"{}\" -> \"{}\";", escape(names.block(b)), escape(names.block(succ)));
+            let _ = writeln!(
+                out,
+                "  \"{}\" -> \"{}\";",
+                escape(names.block(b)),
+                escape(names.block(succ))
+            );
         }
     }
     out.push_str("}\n");

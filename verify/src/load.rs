@@ -31,17 +31,24 @@ pub struct Loaded {
 
 /// Read `path`, parse it and verify it.
 pub fn load_file(path: &str) -> Result<Loaded, Diagnostic> {
-    let text = std::fs::read_to_string(path).map_err(|e| Diagnostic(format!("{path}: error: cannot read file: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Diagnostic(format!("{path}: error: cannot read file: {e}")))?;
     load_text(&text, path)
 }
 
 /// Parse and verify `text`, naming it `file` in diagnostics.
 pub fn load_text(text: &str, file: &str) -> Result<Loaded, Diagnostic> {
-    let (module, source_map) = ir::parse_module(text, file).map_err(|e| Diagnostic(e.to_string()))?;
+    let (module, source_map) =
+        ir::parse_module(text, file).map_err(|e| Diagnostic(e.to_string()))?;
     if let Err(errors) = verify_module(&module) {
         return Err(Diagnostic(format_verify_errors(&errors, &source_map, file)));
     }
-    Ok(Loaded { module, source_map, file: file.to_string(), text: text.to_string() })
+    Ok(Loaded {
+        module,
+        source_map,
+        file: file.to_string(),
+        text: text.to_string(),
+    })
 }
 
 /// One line per verifier error, each `file:line:col: error: ...` when the position is known.
@@ -49,10 +56,11 @@ pub fn format_verify_errors(errors: &[VerifyError], map: &SourceMap, file: &str)
     errors
         .iter()
         .map(|e| {
-            let pos = e
-                .inst
-                .and_then(|i| map.inst_pos(e.func, i))
-                .or_else(|| map.funcs.get(&e.func).copied());
+            let pos = e.func.and_then(|f| {
+                e.inst
+                    .and_then(|i| map.inst_pos(f, i))
+                    .or_else(|| map.funcs.get(&f).copied())
+            });
             match pos {
                 Some(p) => format!("{file}:{p}: error: {e}"),
                 None => format!("{file}: error: {e}"),
@@ -63,22 +71,29 @@ pub fn format_verify_errors(errors: &[VerifyError], map: &SourceMap, file: &str)
 }
 
 /// The function `--func` names (with or without `@`), else `@main`, else the first one.
-pub fn select_function(module: &Module, name: Option<&str>, file: &str) -> Result<FuncId, Diagnostic> {
+pub fn select_function(
+    module: &Module,
+    name: Option<&str>,
+    file: &str,
+) -> Result<FuncId, Diagnostic> {
     match name {
         Some(n) => {
             let bare = n.strip_prefix('@').unwrap_or(n);
-            module
-                .func_by_name(bare)
-                .ok_or_else(|| Diagnostic(format!("{file}: error: no function @{bare} in this module")))
+            module.func_by_name(bare).ok_or_else(|| {
+                Diagnostic(format!("{file}: error: no function @{bare} in this module"))
+            })
         }
         None => module
             .func_by_name("main")
             .or_else(|| (!module.funcs.is_empty()).then(|| FuncId::new(0)))
-            .ok_or_else(|| Diagnostic(format!("{file}: error: the module has no functions to run"))),
+            .ok_or_else(|| {
+                Diagnostic(format!("{file}: error: the module has no functions to run"))
+            }),
     }
 }
 
 /// Parse an input spec given on the command line (labelled `<--input>` in errors).
 pub fn parse_inputs(spec: &str, module: &Module, func: &Function) -> Result<InputSpec, Diagnostic> {
-    ir::input_text::parse_input_spec(spec, "<--input>", module, func).map_err(|e| Diagnostic(e.to_string()))
+    ir::input_text::parse_input_spec(spec, "<--input>", module, func)
+        .map_err(|e| Diagnostic(e.to_string()))
 }

@@ -8,7 +8,11 @@ use verify::commands::opt::{opt, Emit};
 use verify::commands::run::{run, RunOptions};
 
 #[derive(Parser)]
-#[command(name = "loadstar", version, about = "An optimizing middle end for a managed-memory SSA IR, and the machinery that proves it right")]
+#[command(
+    name = "loadstar",
+    version,
+    about = "An optimizing middle end for a managed-memory SSA IR, and the machinery that proves it right"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,7 +53,19 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { file, func, input, passes, fuel } => run(&RunOptions { file, func, input, passes, fuel }),
+        Command::Run {
+            file,
+            func,
+            input,
+            passes,
+            fuel,
+        } => run(&RunOptions {
+            file,
+            func,
+            input,
+            passes,
+            fuel,
+        }),
         Command::Opt { file, passes, emit } => opt(&file, &passes, emit),
     };
     match result {

@@ -24,25 +24,22 @@ enum Expect {
 /// Check every placed instruction, plus the function's signature.
 pub(super) fn check(cx: &mut FnCtx<'_>) {
     check_signature(cx);
+    // In layout order; each instruction once, where the structure check placed it.
     let mut placed: Vec<(Block, Inst)> = Vec::new();
-    for (idx, p) in cx.placed.iter().enumerate() {
-        if let Some((b, _)) = *p {
-            placed.push((b, Inst::new(idx)));
+    for &b in &cx.f.layout {
+        let Some(bd) = cx.f.blocks.get(b.index()) else {
+            continue;
+        };
+        for (pos, &i) in bd.insts.iter().enumerate() {
+            if cx.placed.get(i.index()).copied().flatten() == Some((b, pos)) {
+                placed.push((b, i));
+            }
         }
     }
-    // Report in layout order.
-    placed.sort_by_key(|&(_, i)| cx.placed[i.index()].map(|(b, pos)| (layout_pos(cx, b), pos)));
     for (b, i) in placed {
         let expect = check_inst(cx, b, i);
         check_result(cx, b, i, expect);
     }
-}
-
-fn layout_pos(cx: &FnCtx<'_>, b: Block) -> usize {
-    cx.f.layout
-        .iter()
-        .position(|&x| x == b)
-        .unwrap_or(usize::MAX)
 }
 
 /// Parameter values and types, and the return type.

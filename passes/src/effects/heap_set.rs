@@ -29,7 +29,9 @@ pub trait HeapSet: Clone + PartialEq + std::fmt::Debug {
 
     /// The union of the sets of several nodes.
     fn of_all(tree: &HeapTree, nodes: &[HeapNode]) -> Self {
-        nodes.iter().fold(Self::empty(tree), |acc, &n| acc.union(&Self::of(tree, n)))
+        nodes
+            .iter()
+            .fold(Self::empty(tree), |acc, &n| acc.union(&Self::of(tree, n)))
     }
 }
 
@@ -89,9 +91,12 @@ impl HeapSet for RangeHeapSet {
     }
 
     fn is_subset(&self, other: &Self) -> bool {
-        self.ranges
-            .iter()
-            .all(|&(lo, hi)| other.ranges.iter().any(|&(olo, ohi)| olo <= lo && hi <= ohi))
+        self.ranges.iter().all(|&(lo, hi)| {
+            other
+                .ranges
+                .iter()
+                .any(|&(olo, ohi)| olo <= lo && hi <= ohi)
+        })
     }
 
     fn is_empty(&self) -> bool {
@@ -111,7 +116,9 @@ pub struct BitHeapSet {
 
 impl HeapSet for BitHeapSet {
     fn empty(tree: &HeapTree) -> Self {
-        BitHeapSet { words: vec![0; (tree.leaf_count() as usize).div_ceil(64)] }
+        BitHeapSet {
+            words: vec![0; (tree.leaf_count() as usize).div_ceil(64)],
+        }
     }
 
     fn of(tree: &HeapTree, node: HeapNode) -> Self {
@@ -124,11 +131,25 @@ impl HeapSet for BitHeapSet {
     }
 
     fn union(&self, other: &Self) -> Self {
-        BitHeapSet { words: self.words.iter().zip(&other.words).map(|(a, b)| a | b).collect() }
+        BitHeapSet {
+            words: self
+                .words
+                .iter()
+                .zip(&other.words)
+                .map(|(a, b)| a | b)
+                .collect(),
+        }
     }
 
     fn intersection(&self, other: &Self) -> Self {
-        BitHeapSet { words: self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect() }
+        BitHeapSet {
+            words: self
+                .words
+                .iter()
+                .zip(&other.words)
+                .map(|(a, b)| a & b)
+                .collect(),
+        }
     }
 
     fn overlaps(&self, other: &Self) -> bool {
@@ -136,7 +157,10 @@ impl HeapSet for BitHeapSet {
     }
 
     fn is_subset(&self, other: &Self) -> bool {
-        self.words.iter().zip(&other.words).all(|(a, b)| a & !b == 0)
+        self.words
+            .iter()
+            .zip(&other.words)
+            .all(|(a, b)| a & !b == 0)
     }
 
     fn is_empty(&self) -> bool {

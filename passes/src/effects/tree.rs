@@ -37,9 +37,17 @@ impl HeapTree {
     pub fn new(module: &Module) -> HeapTree {
         let leaves = module_heap_leaves(module);
         let children_of = |group: HeapNode| -> Vec<HeapNode> {
-            leaves.iter().copied().filter(|l| l.parent() == Some(group)).collect()
+            leaves
+                .iter()
+                .copied()
+                .filter(|l| l.parent() == Some(group))
+                .collect()
         };
-        let mut tree = HeapTree { nodes: Vec::new(), index: FxHashMap::default(), leaves: 0 };
+        let mut tree = HeapTree {
+            nodes: Vec::new(),
+            index: FxHashMap::default(),
+            leaves: 0,
+        };
         let world = tree.open(HeapNode::World, None);
         let heap = tree.open(HeapNode::Heap, Some(world));
         for group in [HeapNode::Fields, HeapNode::Elements, HeapNode::Globals] {
@@ -61,7 +69,12 @@ impl HeapTree {
 
     fn open(&mut self, node: HeapNode, parent: Option<usize>) -> usize {
         let i = self.nodes.len();
-        self.nodes.push(TreeNode { node, parent, first_leaf: self.leaves, end_leaf: self.leaves });
+        self.nodes.push(TreeNode {
+            node,
+            parent,
+            first_leaf: self.leaves,
+            end_leaf: self.leaves,
+        });
         self.index.insert(node, i);
         i
     }

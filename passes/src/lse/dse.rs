@@ -54,14 +54,26 @@ impl DeadSet {
         (self.private_all && clobbers.is_private(loc) && !excepted).then_some(false)
     }
 
-    fn meet(&self, other: &DeadSet, clobbers: &Clobbers<'_>, func: &Function, cap: usize) -> DeadSet {
+    fn meet(
+        &self,
+        other: &DeadSet,
+        clobbers: &Clobbers<'_>,
+        func: &Function,
+        cap: usize,
+    ) -> DeadSet {
         let mut entries: Vec<Dead> = Vec::new();
         for d in self.entries.iter().chain(&other.entries) {
             if entries.iter().any(|e| e.loc == d.loc) {
                 continue;
             }
-            if let (Some(a), Some(b)) = (self.lookup(d.loc, clobbers, func), other.lookup(d.loc, clobbers, func)) {
-                entries.push(Dead { loc: d.loc, clean: a && b });
+            if let (Some(a), Some(b)) = (
+                self.lookup(d.loc, clobbers, func),
+                other.lookup(d.loc, clobbers, func),
+            ) {
+                entries.push(Dead {
+                    loc: d.loc,
+                    clean: a && b,
+                });
             }
         }
         let mut private_except = self.private_except.clone();
@@ -70,7 +82,11 @@ impl DeadSet {
                 private_except.push(e);
             }
         }
-        let mut set = DeadSet { entries, private_all: self.private_all && other.private_all, private_except };
+        let mut set = DeadSet {
+            entries,
+            private_all: self.private_all && other.private_all,
+            private_except,
+        };
         set.bound(cap);
         set
     }
@@ -94,7 +110,12 @@ impl DeadSet {
 }
 
 /// Remove dead stores from `func`; returns the removed stores.
-pub fn eliminate_dead_stores(module: &Module, func: &mut Function, clobbers: &Clobbers<'_>, cap: usize) -> Vec<Inst> {
+pub fn eliminate_dead_stores(
+    module: &Module,
+    func: &mut Function,
+    clobbers: &Clobbers<'_>,
+    cap: usize,
+) -> Vec<Inst> {
     let cfg = Cfg::new(func);
     let subst = Subst::new(0);
     let mut at_entry: Vec<Option<DeadSet>> = vec![None; func.blocks.len()];
@@ -129,7 +150,11 @@ fn exit_set(
         let terminates = func
             .terminator(b)
             .is_some_and(|t| matches!(func.inst(t).kind, InstKind::Ret(_) | InstKind::Unreachable));
-        return DeadSet { entries: Vec::new(), private_all: terminates, private_except: Vec::new() };
+        return DeadSet {
+            entries: Vec::new(),
+            private_all: terminates,
+            private_except: Vec::new(),
+        };
     }
     let mut result: Option<DeadSet> = None;
     for s in succs {
@@ -155,7 +180,11 @@ fn transfer(
     let data = func.inst(inst);
     let eff = inst_effects(module, func, inst);
     match &data.kind {
-        InstKind::Store { addr, volatile: false, .. } => {
+        InstKind::Store {
+            addr,
+            volatile: false,
+            ..
+        } => {
             let loc = Loc::of(func, subst, addr);
             if let Some(clean) = set.lookup(loc, clobbers, func) {
                 if !eff.may_trap() || clean {
@@ -173,9 +202,13 @@ fn transfer(
             set.entries.push(Dead { loc, clean: true });
             set.bound(cap);
         }
-        InstKind::Load { addr, volatile: false } => {
+        InstKind::Load {
+            addr,
+            volatile: false,
+        } => {
             let loc = Loc::of(func, subst, addr);
-            set.entries.retain(|d| clobbers.alias(func, d.loc, loc) == AliasResult::No);
+            set.entries
+                .retain(|d| clobbers.alias(func, d.loc, loc) == AliasResult::No);
             if eff.may_trap() {
                 set.keep_private(clobbers);
             }
@@ -186,7 +219,8 @@ fn transfer(
             }
         }
         _ => {
-            set.entries.retain(|d| !clobbers.effect_reads(func, &eff, d.loc));
+            set.entries
+                .retain(|d| !clobbers.effect_reads(func, &eff, d.loc));
             if eff.may_trap() {
                 set.keep_private(clobbers);
             }

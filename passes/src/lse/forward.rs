@@ -90,7 +90,12 @@ struct Forward<'a> {
 }
 
 /// Run forwarding on `func` (a function of `module`, possibly taken out of it).
-pub fn forward(module: &Module, func: &mut Function, clobbers: Clobbers<'_>, cap: usize) -> Forwarding {
+pub fn forward(
+    module: &Module,
+    func: &mut Function,
+    clobbers: Clobbers<'_>,
+    cap: usize,
+) -> Forwarding {
     let cfg = Cfg::new(func);
     let dom = DomTree::new(func, &cfg);
     let loops = LoopInfo::new(func, &cfg, &dom);
@@ -125,7 +130,12 @@ pub fn forward(module: &Module, func: &mut Function, clobbers: Clobbers<'_>, cap
         fw.out[b.index()] = Some(state);
     }
     fw.complete_pending_phis(func);
-    Forwarding { subst: fw.subst, removed: fw.removed, created_phis: fw.created_phis, counts: fw.counts }
+    Forwarding {
+        subst: fw.subst,
+        removed: fw.removed,
+        created_phis: fw.created_phis,
+        counts: fw.counts,
+    }
 }
 
 impl Forward<'_> {
@@ -134,7 +144,10 @@ impl Forward<'_> {
             let data = func.inst(inst);
             match &data.kind {
                 InstKind::Phi(_) => {}
-                InstKind::Load { addr, volatile: false } => {
+                InstKind::Load {
+                    addr,
+                    volatile: false,
+                } => {
                     let loc = Loc::of(func, &self.subst, addr);
                     let result = data.result.expect("a load has a result");
                     if let Some(e) = state.get(loc) {
@@ -145,7 +158,11 @@ impl Forward<'_> {
                         self.counts.evictions += 1;
                     }
                 }
-                InstKind::Store { addr, value, volatile: false } => {
+                InstKind::Store {
+                    addr,
+                    value,
+                    volatile: false,
+                } => {
                     let loc = Loc::of(func, &self.subst, addr);
                     let value = self.subst.resolve(func, *value);
                     if state.get(loc).map(|e| e.value) == Some(value) {
@@ -190,15 +207,26 @@ impl Forward<'_> {
             Some(l) => (0..preds.len()).partition(|&i| !self.loops.contains(l, preds[i])),
             None => ((0..preds.len()).collect(), Vec::new()),
         };
-        if forward.is_empty() || forward.iter().any(|&i| self.out[preds[i].index()].is_none()) {
+        if forward.is_empty()
+            || forward
+                .iter()
+                .any(|&i| self.out[preds[i].index()].is_none())
+        {
             return Known::default();
         }
-        let first = self.out[preds[forward[0]].index()].clone().expect("visited");
+        let first = self.out[preds[forward[0]].index()]
+            .clone()
+            .expect("visited");
         let mut entries = Vec::new();
         for e in first.entries() {
             let Some(values) = forward
                 .iter()
-                .map(|&i| self.out[preds[i].index()].as_ref().and_then(|s| s.get(e.loc)).map(|x| x.value))
+                .map(|&i| {
+                    self.out[preds[i].index()]
+                        .as_ref()
+                        .and_then(|s| s.get(e.loc))
+                        .map(|x| x.value)
+                })
                 .collect::<Option<Vec<Value>>>()
             else {
                 continue;
@@ -213,9 +241,17 @@ impl Forward<'_> {
                 (None, _) if same => Entry {
                     loc: e.loc,
                     value: values[0],
-                    origin: if preds.len() == 1 { e.origin } else { Origin::Merge },
+                    origin: if preds.len() == 1 {
+                        e.origin
+                    } else {
+                        Origin::Merge
+                    },
                 },
-                (Some(_), LoopWrites::None) if same => Entry { loc: e.loc, value: values[0], origin: Origin::LoopInvariant },
+                (Some(_), LoopWrites::None) if same => Entry {
+                    loc: e.loc,
+                    value: values[0],
+                    origin: Origin::LoopInvariant,
+                },
                 _ => {
                     // A phi: one entry per predecessor edge. Loop back edges get the
                     // phi itself (nothing in the loop writes the location) or are
@@ -252,7 +288,11 @@ impl Forward<'_> {
                         (Some(_), _) => Origin::LoopInvariant,
                         _ => Origin::Merge,
                     };
-                    Entry { loc: e.loc, value: result, origin }
+                    Entry {
+                        loc: e.loc,
+                        value: result,
+                        origin,
+                    }
                 }
             };
             entries.push(entry);
@@ -265,7 +305,11 @@ impl Forward<'_> {
         let mut result = LoopWrites::None;
         for &inst in &self.loop_writers[l.index()] {
             match &func.inst(inst).kind {
-                InstKind::Store { addr, volatile: false, .. } => {
+                InstKind::Store {
+                    addr,
+                    volatile: false,
+                    ..
+                } => {
                     let sloc = Loc::of(func, &self.subst, addr);
                     match self.clobbers.alias(func, sloc, loc) {
                         AliasResult::No => {}
@@ -306,13 +350,25 @@ impl Forward<'_> {
                 if !self.loops.contains(l, pred) {
                     continue;
                 }
-                let known = self.out[pred.index()].as_ref().and_then(|s| s.get(loc)).map(|e| e.value);
-                let earlier = latch_loads.iter().find(|(p, _)| *p == pred).map(|&(_, v)| v);
+                let known = self.out[pred.index()]
+                    .as_ref()
+                    .and_then(|s| s.get(loc))
+                    .map(|e| e.value);
+                let earlier = latch_loads
+                    .iter()
+                    .find(|(p, _)| *p == pred)
+                    .map(|&(_, v)| v);
                 let value = match known.or(earlier) {
                     Some(v) => v,
                     None => {
                         let ty = self.loc_type(func, loc);
-                        let (load, result) = func.create_inst(InstKind::Load { addr: loc.addr(), volatile: false }, Some(ty));
+                        let (load, result) = func.create_inst(
+                            InstKind::Load {
+                                addr: loc.addr(),
+                                volatile: false,
+                            },
+                            Some(ty),
+                        );
                         let pos = func.blocks[pred.index()].insts.len() - 1;
                         func.insert_inst(pred, pos, load);
                         self.counts.latch_loads += 1;

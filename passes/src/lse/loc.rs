@@ -68,7 +68,10 @@ impl Loc {
     /// The canonical location `addr` names.
     pub fn of(func: &Function, subst: &Subst, addr: &Addr) -> Loc {
         match *addr {
-            Addr::Field { base, field } => Loc::Field { base: subst.resolve(func, base), field },
+            Addr::Field { base, field } => Loc::Field {
+                base: subst.resolve(func, base),
+                field,
+            },
             Addr::Elem { base, index } => Loc::Elem {
                 base: subst.resolve(func, base),
                 index: subst.resolve(func, index),
@@ -90,7 +93,9 @@ impl Loc {
     pub fn leaf(self, func: &Function) -> HeapNode {
         match self {
             Loc::Field { field, .. } => HeapNode::Field(field),
-            Loc::Elem { base, .. } => HeapNode::Element(func.value_type(base).elem().unwrap_or(Type::I64)),
+            Loc::Elem { base, .. } => {
+                HeapNode::Element(func.value_type(base).elem().unwrap_or(Type::I64))
+            }
             Loc::Global(g) => HeapNode::Global(g),
         }
     }

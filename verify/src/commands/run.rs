@@ -31,6 +31,8 @@ pub fn run(opts: &RunOptions) -> Result<String, Diagnostic> {
     if let Some(fuel) = opts.fuel {
         config.fuel = fuel;
     }
-    let exec = interp::run(&loaded.module, fid, &inputs, &config);
-    Ok(exec.behaviour.display(&loaded.module).to_string())
+    let exec = interp::Program::new(&loaded.module)
+        .try_run(fid, &inputs, &config)
+        .map_err(|e| Diagnostic(format!("<--input>: error: {e}")))?;
+    Ok(exec.behaviour.to_string())
 }

@@ -1,0 +1,457 @@
+//! The deterministic environment of IR.md §6: extern calls and volatile accesses.
+//!
+//! A step computes what it can reach *now* from its roots — the globals, the
+//! function's reference arguments at entry, the step's own reference arguments,
+//! every object escaped so far — numbering the reached objects in breadth-first
+//! order (roots in that fixed order, slots in field/element order). Hashes use
+//! those numbers, never addresses, so programs that allocate differently meet
+//! the same environment.
+//!
+//! * Result: `hash(s, name, canonical args, every readable reachable slot)`;
+//!   a reference-returning extern returns a reachable object of the return type
+//!   (or `null`) picked by that hash.
+//! * Writes: each writable `i64` slot is rewritten with probability ~9/10 to
+//!   `hash(step seed, object number, slot, old value)` (never equal to the old
+//!   value); each writable reference slot is rewired with probability ~1/4 to a
+//!   reachable object of the slot's exact type, or `null`.
+//! * An extern with declared effects only follows (and hashes) reference slots
+//!   it may read — reaching an object through a field is reading that field —
+//!   and only writes slots in its `writes` set. Externs without declared effects
+//!   and `volatile` steps read and write everything in reach.
+//!
+//! The step is exposed as the C-ABI function [`loadstar_env_step`] so that
+//! native code can call the very same logic on the very same arena.
+
+use crate::access::{AccessKind, AccessLoc};
+use crate::hash::{hash_name, mix, SEED};
+use crate::heap::{header_of_type, Layout, Shape, GLOBALS_BASE};
+use ir::{EffectLoc, ExternEffects, FieldRef, GlobalId, Module, StructId, Type};
+use rustc_hash::FxHashMap;
+
+/// The `callee` code of a volatile step in [`loadstar_env_step`].
+pub const VOLATILE: u32 = u32::MAX;
+
+/// The object number used for the globals block when hashing global slots.
+const GLOBALS_OBJ: u64 = u64::MAX - 1;
+/// How `null` is written into hashes.
+const NULL_CANON: u64 = u64::MAX;
+
+/// Which slots a step may touch (read or write).
+#[derive(Clone, Debug)]
+pub struct Perm {
+    all: bool,
+    fields: Vec<Vec<bool>>,
+    elems: Vec<Type>,
+    globals: Vec<bool>,
+}
+
+impl Perm {
+    fn everything() -> Perm {
+        Perm {
+            all: true,
+            fields: Vec::new(),
+            elems: Vec::new(),
+            globals: Vec::new(),
+        }
+    }
+
+    fn from_locs(layout: &Layout, locs: &[EffectLoc]) -> Perm {
+        let mut p = Perm {
+            all: false,
+            fields: layout.fields.iter().map(|f| vec![false; f.len()]).collect(),
+            elems: Vec::new(),
+            globals: vec![false; layout.globals.len()],
+        };
+        for loc in locs {
+            match *loc {
+                EffectLoc::Field(f) => {
+                    if let Some(slot) = p
+                        .fields
+                        .get_mut(f.ty.index())
+                        .and_then(|s| s.get_mut(f.index as usize))
+                    {
+                        *slot = true;
+                    }
+                }
+                EffectLoc::Elements(e) => p.elems.push(e),
+                EffectLoc::Global(g) => {
+                    if let Some(slot) = p.globals.get_mut(g.index()) {
+                        *slot = true;
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    fn slot(&self, shape: Shape, k: usize) -> bool {
+        self.all
+            || match shape {
+                Shape::Struct(s) => self.fields[s.index()][k],
+                Shape::Array(e) => self.elems.contains(&e),
+            }
+    }
+
+    fn global(&self, g: usize) -> bool {
+        self.all || self.globals[g]
+    }
+}
+
+/// What the environment knows about one extern.
+#[derive(Clone, Debug)]
+pub struct ExternInfo {
+    name_hash: u64,
+    param_ref_mask: u64,
+    ret: Option<Type>,
+    reads: Perm,
+    writes: Perm,
+}
+
+/// Everything a step needs to know about the module, computed once per program.
+#[derive(Clone, Debug)]
+pub struct EnvInfo {
+    /// Field and global types.
+    pub layout: Layout,
+    externs: Vec<ExternInfo>,
+    volatile_hash: u64,
+}
+
+impl EnvInfo {
+    /// The environment description of `m`.
+    pub fn new(m: &Module) -> EnvInfo {
+        let layout = Layout::new(m);
+        let externs = m
+            .externs
+            .iter()
+            .map(|e| {
+                let (reads, writes) = match &e.effects {
+                    None => (Perm::everything(), Perm::everything()),
+                    Some(ExternEffects { reads, writes }) => (
+                        Perm::from_locs(&layout, reads),
+                        Perm::from_locs(&layout, writes),
+                    ),
+                };
+                ExternInfo {
+                    name_hash: hash_name(&e.name),
+                    param_ref_mask: ref_mask(&e.params),
+                    ret: e.ret,
+                    reads,
+                    writes,
+                }
+            })
+            .collect();
+        EnvInfo {
+            layout,
+            externs,
+            volatile_hash: hash_name("volatile"),
+        }
+    }
+}
+
+/// Bit `i` set when parameter `i` (of the first 64) is a reference.
+pub fn ref_mask(types: &[Type]) -> u64 {
+    types
+        .iter()
+        .take(64)
+        .enumerate()
+        .filter(|(_, t)| t.is_ref())
+        .fold(0, |m, (i, _)| m | 1 << i)
+}
+
+/// The environment's state during one execution, shared with native code.
+#[repr(C)]
+pub struct EnvContext {
+    /// The arena (set by the executor before every step; a step never allocates).
+    pub heap: *mut u64,
+    /// The arena's length in words.
+    pub heap_len: usize,
+    /// The module's environment description.
+    pub info: *const EnvInfo,
+    /// The next step's sequence number.
+    pub seq: u64,
+    /// The function's reference arguments at entry (roots for the whole execution).
+    pub entry_roots: Vec<u64>,
+    /// Every object escaped so far, in escape order.
+    pub escaped: Vec<u64>,
+    /// Whether steps record their accesses into `accesses`.
+    pub log_enabled: bool,
+    /// The accesses of the last step (filled only when `log_enabled`).
+    pub accesses: Vec<(AccessKind, AccessLoc)>,
+}
+
+impl EnvContext {
+    /// A context for an execution of a function with these entry roots.
+    pub fn new(info: &EnvInfo, entry_roots: Vec<u64>) -> EnvContext {
+        EnvContext {
+            heap: std::ptr::null_mut(),
+            heap_len: 0,
+            info,
+            seq: 0,
+            entry_roots,
+            escaped: Vec::new(),
+            log_enabled: false,
+            accesses: Vec::new(),
+        }
+    }
+}
+
+/// Take one environment step.
+///
+/// `callee` is an extern index, or [`VOLATILE`]; `args` points at `nargs`
+/// argument words. For externs the reference arguments are those the
+/// declaration types as references; for volatile steps bit `i` of `ref_mask`
+/// marks argument `i` as a reference. Returns the step's result word (an
+/// integer, or a reference/0 for reference-returning externs, 0 when void).
+///
+/// # Safety
+/// `ctx` must point to a live [`EnvContext`] whose `heap`/`heap_len` describe
+/// the current arena and whose `info` is live; `args` must point to `nargs`
+/// readable words; every reference word must be a valid object of the arena.
+#[no_mangle]
+pub unsafe extern "C" fn loadstar_env_step(
+    ctx: *mut EnvContext,
+    callee: u32,
+    args: *const u64,
+    nargs: u32,
+    ref_mask: u64,
+) -> u64 {
+    let ctx = &mut *ctx;
+    let heap = std::slice::from_raw_parts_mut(ctx.heap, ctx.heap_len);
+    let info = &*ctx.info;
+    let args = if nargs == 0 {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(args, nargs as usize)
+    };
+    step(ctx, info, heap, callee, args, ref_mask)
+}
+
+/// How one step sees the heap: the permissions and the reached objects.
+struct Reach {
+    order: Vec<u64>,
+    number: FxHashMap<u64, u64>,
+}
+
+impl Reach {
+    fn visit(&mut self, obj: u64) {
+        if obj != 0 && !self.number.contains_key(&obj) {
+            self.number.insert(obj, self.order.len() as u64);
+            self.order.push(obj);
+        }
+    }
+
+    fn canon(&self, word: u64, is_ref: bool) -> u64 {
+        if !is_ref {
+            word
+        } else if word == 0 {
+            NULL_CANON
+        } else {
+            // Unreached references (not readable) hash to one marker.
+            self.number
+                .get(&word)
+                .map_or(NULL_CANON - 1, |&n| n | 1 << 62)
+        }
+    }
+}
+
+fn slot_loc(shape: Shape, k: usize) -> AccessLoc {
+    AccessLoc::Heap(match shape {
+        Shape::Struct(s) => EffectLoc::Field(FieldRef {
+            ty: StructId(s.0),
+            index: k as u32,
+        }),
+        Shape::Array(e) => EffectLoc::Elements(e),
+    })
+}
+
+fn global_loc(g: usize) -> AccessLoc {
+    AccessLoc::Heap(EffectLoc::Global(GlobalId::new(g)))
+}
+
+fn step(
+    ctx: &mut EnvContext,
+    info: &EnvInfo,
+    heap: &mut [u64],
+    callee: u32,
+    args: &[u64],
+    volatile_mask: u64,
+) -> u64 {
+    let everything = Perm::everything();
+    let (name_hash, arg_mask, ret, reads, writes) = if callee == VOLATILE {
+        (
+            info.volatile_hash,
+            volatile_mask,
+            None,
+            &everything,
+            &everything,
+        )
+    } else {
+        let e = &info.externs[callee as usize];
+        (e.name_hash, e.param_ref_mask, e.ret, &e.reads, &e.writes)
+    };
+    let s = ctx.seq;
+    ctx.seq += 1;
+    let log = ctx.log_enabled;
+    ctx.accesses.clear();
+    let layout = &info.layout;
+    let is_arg_ref = |i: usize| i < 64 && arg_mask >> i & 1 == 1;
+
+    // Reach: roots in fixed order, then breadth-first over readable reference slots.
+    let mut reach = Reach {
+        order: Vec::new(),
+        number: FxHashMap::default(),
+    };
+    for (g, ty) in layout.globals.iter().enumerate() {
+        if ty.is_ref() && reads.global(g) {
+            if log {
+                ctx.accesses.push((AccessKind::Read, global_loc(g)));
+            }
+            reach.visit(heap[GLOBALS_BASE + g]);
+        }
+    }
+    for &r in &ctx.entry_roots {
+        reach.visit(r);
+    }
+    for (i, &a) in args.iter().enumerate() {
+        if is_arg_ref(i) {
+            reach.visit(a);
+        }
+    }
+    for &r in &ctx.escaped {
+        reach.visit(r);
+    }
+    let mut next = 0;
+    while next < reach.order.len() {
+        let obj = reach.order[next];
+        next += 1;
+        let (shape, first, n) = layout.slots(heap, obj);
+        for k in 0..n {
+            if layout.slot_type(shape, k).is_ref() && reads.slot(shape, k) {
+                if log {
+                    ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
+                }
+                reach.visit(heap[first + k]);
+            }
+        }
+    }
+
+    // The step's seed: sequence number, name, canonical arguments.
+    let mut seed = mix(mix(SEED, s), name_hash);
+    for (i, &a) in args.iter().enumerate() {
+        seed = mix(seed, reach.canon(a, is_arg_ref(i)));
+    }
+
+    // The result depends on every readable slot in reach.
+    let mut result = seed;
+    for (g, &ty) in layout.globals.iter().enumerate() {
+        if reads.global(g) {
+            if log {
+                ctx.accesses.push((AccessKind::Read, global_loc(g)));
+            }
+            result = mix(
+                mix(result, g as u64),
+                reach.canon(heap[GLOBALS_BASE + g], ty.is_ref()),
+            );
+        }
+    }
+    for (n, &obj) in reach.order.iter().enumerate() {
+        let (shape, first, len) = layout.slots(heap, obj);
+        result = mix(mix(result, n as u64), heap[obj as usize]);
+        if matches!(shape, Shape::Array(_)) {
+            result = mix(result, len as u64);
+        }
+        for k in 0..len {
+            if reads.slot(shape, k) {
+                if log {
+                    ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
+                }
+                let ty = layout.slot_type(shape, k);
+                result = mix(
+                    mix(result, k as u64),
+                    reach.canon(heap[first + k], ty.is_ref()),
+                );
+            }
+        }
+    }
+
+    // Candidates for reference slots and results: reached objects by header.
+    let mut by_header: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
+    for &obj in &reach.order {
+        by_header.entry(heap[obj as usize]).or_default().push(obj);
+    }
+    let pick = |h: u64, ty: Type| -> u64 {
+        let cands = header_of_type(ty).and_then(|hd| by_header.get(&hd));
+        let n = cands.map_or(0, |c| c.len());
+        let i = (h % (n as u64 + 1)) as usize;
+        if i < n {
+            cands.map_or(0, |c| c[i])
+        } else {
+            0
+        }
+    };
+    let rewrite = |word: &mut u64,
+                   ty: Type,
+                   obj_no: u64,
+                   k: usize,
+                   loc: AccessLoc,
+                   acc: &mut Vec<(AccessKind, AccessLoc)>| {
+        let c = mix(mix(seed, obj_no), k as u64);
+        let changed = if ty.is_ref() {
+            if c % 4 == 0 {
+                *word = pick(mix(c, 0x5eed), ty);
+                true
+            } else {
+                false
+            }
+        } else if c % 10 != 0 {
+            let old = *word;
+            let mut new = mix(c, old);
+            if new == old {
+                new ^= 1;
+            }
+            *word = new;
+            true
+        } else {
+            false
+        };
+        if changed && log {
+            acc.push((AccessKind::Write, loc));
+        }
+    };
+    let mut acc = std::mem::take(&mut ctx.accesses);
+    for (g, &ty) in layout.globals.iter().enumerate() {
+        if writes.global(g) {
+            rewrite(
+                &mut heap[GLOBALS_BASE + g],
+                ty,
+                GLOBALS_OBJ,
+                g,
+                global_loc(g),
+                &mut acc,
+            );
+        }
+    }
+    for (n, &obj) in reach.order.iter().enumerate() {
+        let (shape, first, len) = layout.slots(heap, obj);
+        for k in 0..len {
+            if writes.slot(shape, k) {
+                let ty = layout.slot_type(shape, k);
+                rewrite(
+                    &mut heap[first + k],
+                    ty,
+                    n as u64,
+                    k,
+                    slot_loc(shape, k),
+                    &mut acc,
+                );
+            }
+        }
+    }
+    ctx.accesses = acc;
+
+    match ret {
+        None => 0,
+        Some(ty) if ty.is_int() => result,
+        Some(ty) => pick(result, ty),
+    }
+}

@@ -1,0 +1,598 @@
+//! The bytecode executor: [`Program`] caches a module's lowered functions and
+//! runs them with the exact semantics of IR.md §4 and §7.
+
+use crate::access::{AccessKind, AccessLoc, AccessObserver, NoObserver, Site};
+use crate::config::{Config, TrapKind};
+use crate::env::{loadstar_env_step, EnvContext, EnvInfo, VOLATILE};
+use crate::heap::{build_initial, validate_inputs, Heap, Layout};
+use crate::lower::{
+    lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF,
+};
+use crate::observe::{observe, Behaviour, RawValue};
+use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
+
+pub use crate::heap::InputError;
+
+/// The result of one execution.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Execution {
+    /// What an observer sees.
+    pub behaviour: Behaviour,
+    /// Fuel units spent (taken branches and calls).
+    pub fuel_used: u64,
+    /// IR instructions executed (phis included; a trapping instruction counts).
+    pub steps: u64,
+}
+
+/// A module lowered for execution; lower once, run many times.
+pub struct Program<'m> {
+    module: &'m Module,
+    funcs: Vec<LoweredFunc>,
+    tables: Tables,
+    env_info: EnvInfo,
+}
+
+struct Frame {
+    func: u32,
+    ret_pc: usize,
+    fp: usize,
+    dst: u32,
+}
+
+struct Machine<'p, 'o, O: AccessObserver> {
+    prog: &'p Program<'p>,
+    heap: Heap,
+    regs: Vec<u64>,
+    frames: Vec<Frame>,
+    env: EnvContext,
+    trace: Vec<RawValue>,
+    args: Vec<u64>,
+    observer: &'o mut O,
+    max_depth: usize,
+    steps: u64,
+    fuel: u64,
+}
+
+impl<'m> Program<'m> {
+    /// Lower every function of `module`.
+    pub fn new(module: &'m Module) -> Program<'m> {
+        let (funcs, tables) = lower_module(module);
+        Program {
+            module,
+            funcs,
+            tables,
+            env_info: EnvInfo::new(module),
+        }
+    }
+
+    /// The module this program runs.
+    pub fn module(&self) -> &'m Module {
+        self.module
+    }
+
+    /// The environment description (for native executors sharing the step function).
+    pub fn env_info(&self) -> &EnvInfo {
+        &self.env_info
+    }
+
+    /// Run `func` on `inputs`. Panics when the inputs do not fit the function
+    /// (a resolved [`InputSpec`] always does; see [`Program::try_run`]).
+    pub fn run(&self, func: FuncId, inputs: &InputSpec, config: &Config) -> Execution {
+        match self.try_run(func, inputs, config) {
+            Ok(e) => e,
+            Err(e) => panic!("inputs do not fit @{}: {e}", self.module.func(func).name),
+        }
+    }
+
+    /// Run `func` on `inputs`, or say why the inputs do not fit it.
+    pub fn try_run(
+        &self,
+        func: FuncId,
+        inputs: &InputSpec,
+        config: &Config,
+    ) -> Result<Execution, InputError> {
+        self.run_observed(func, inputs, config, &mut NoObserver)
+    }
+
+    /// Run `func`, reporting every memory access to `observer`.
+    pub fn run_observed<O: AccessObserver>(
+        &self,
+        func: FuncId,
+        inputs: &InputSpec,
+        config: &Config,
+        observer: &mut O,
+    ) -> Result<Execution, InputError> {
+        let f = self
+            .module
+            .funcs
+            .get(func.index())
+            .ok_or_else(|| InputError(format!("no function {func:?}")))?;
+        let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
+        validate_inputs(self.module, &param_types, inputs)?;
+        let lf = &self.funcs[func.index()];
+        let layout = &self.env_info.layout;
+        let (heap, params) = match build_initial(layout, inputs, config.heap_words) {
+            Ok(init) => (init.heap, init.params),
+            Err(trap) => {
+                // The inputs alone exceed the heap budget.
+                let empty = Heap {
+                    words: vec![0; 1 + layout.globals.len()],
+                    budget: 0,
+                };
+                let behaviour = observe(
+                    self.module,
+                    layout,
+                    &empty.words,
+                    &[],
+                    None,
+                    &[],
+                    &[],
+                    Some(trap),
+                );
+                return Ok(Execution {
+                    behaviour,
+                    fuel_used: 0,
+                    steps: 0,
+                });
+            }
+        };
+        let entry_roots: Vec<u64> = params
+            .iter()
+            .zip(&lf.param_is_ref)
+            .filter(|(&w, &r)| r && w != 0)
+            .map(|(&w, _)| w)
+            .collect();
+        let mut m = Machine {
+            prog: self,
+            heap,
+            regs: Vec::new(),
+            frames: Vec::new(),
+            env: EnvContext::new(&self.env_info, entry_roots.clone()),
+            trace: Vec::new(),
+            args: Vec::new(),
+            observer,
+            max_depth: config.max_depth,
+            steps: 0,
+            fuel: config.fuel,
+        };
+        let result = m.exec(func.0, &params);
+        let (returned, trap) = match result {
+            Ok(None) => (None, None),
+            Ok(Some(w)) => (
+                Some(if lf.returns_ref {
+                    RawValue::Ref(w)
+                } else {
+                    RawValue::Int(w as i64)
+                }),
+                None,
+            ),
+            Err(t) => (None, Some(t)),
+        };
+        let behaviour = observe(
+            self.module,
+            layout,
+            &m.heap.words,
+            &entry_roots,
+            returned,
+            &m.env.escaped,
+            &m.trace,
+            trap,
+        );
+        Ok(Execution {
+            behaviour,
+            fuel_used: config.fuel - m.fuel,
+            steps: m.steps,
+        })
+    }
+}
+
+/// Run `func` of `m` on `inputs` (lowers the module first; cache a [`Program`] to run often).
+pub fn run(m: &Module, func: FuncId, inputs: &InputSpec, config: &Config) -> Execution {
+    Program::new(m).run(func, inputs, config)
+}
+
+impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
+    /// The chain of active instructions, outermost first (observers only).
+    fn stack(&self, cur: u32, pc: usize) -> Vec<Site> {
+        let funcs = &self.prog.funcs;
+        let mut s: Vec<Site> = self
+            .frames
+            .iter()
+            .map(|fr| Site {
+                func: FuncId(fr.func),
+                inst: funcs[fr.func as usize].op_inst[fr.ret_pc - 1],
+            })
+            .collect();
+        s.push(Site {
+            func: FuncId(cur),
+            inst: funcs[cur as usize].op_inst[pc],
+        });
+        s
+    }
+
+    fn report(&mut self, cur: u32, pc: usize, accesses: &[(AccessKind, AccessLoc)]) {
+        if accesses.is_empty() {
+            return;
+        }
+        let stack = self.stack(cur, pc);
+        for &(k, l) in accesses {
+            self.observer.access(&stack, k, l);
+        }
+    }
+
+    /// One environment step through the shared C entry point.
+    fn env_step(&mut self, callee: u32, mask: u64, cur: u32, pc: usize) -> u64 {
+        self.env.heap = self.heap.words.as_mut_ptr();
+        self.env.heap_len = self.heap.words.len();
+        self.env.log_enabled = O::ENABLED;
+        // SAFETY: the context describes the live arena and the program's env
+        // info; `args` holds `len` words; references are valid object offsets.
+        let r = unsafe {
+            loadstar_env_step(
+                &mut self.env,
+                callee,
+                self.args.as_ptr(),
+                self.args.len() as u32,
+                mask,
+            )
+        };
+        if O::ENABLED {
+            let acc = std::mem::take(&mut self.env.accesses);
+            self.report(cur, pc, &acc);
+        }
+        r
+    }
+
+    /// The reads an `escape` of `obj` makes: every slot of its reach.
+    fn escape_reads(&self, obj: u64) -> Vec<(AccessKind, AccessLoc)> {
+        let layout: &Layout = &self.prog.env_info.layout;
+        let words = &self.heap.words;
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut queue = vec![obj];
+        let mut out = Vec::new();
+        seen.insert(obj);
+        while let Some(o) = queue.pop() {
+            let (shape, first, n) = layout.slots(words, o);
+            for k in 0..n {
+                let loc = match shape {
+                    crate::heap::Shape::Struct(s) => EffectLoc::Field(FieldRef {
+                        ty: StructId(s.0),
+                        index: k as u32,
+                    }),
+                    crate::heap::Shape::Array(e) => EffectLoc::Elements(e),
+                };
+                out.push((AccessKind::Read, AccessLoc::Heap(loc)));
+                let t = words[first + k];
+                if layout.slot_type(shape, k).is_ref() && t != 0 && seen.insert(t) {
+                    queue.push(t);
+                }
+            }
+        }
+        out
+    }
+
+    fn exec(&mut self, entry: u32, params: &[u64]) -> Result<Option<u64>, TrapKind> {
+        let prog = self.prog;
+        let funcs = &prog.funcs;
+        let mut cur_idx = entry;
+        let mut cur: &LoweredFunc = &funcs[entry as usize];
+        self.regs.resize(cur.frame_size.max(1024), 0);
+        self.regs[..cur.frame_size].copy_from_slice(&cur.template);
+        for (&slot, &w) in cur.params.iter().zip(params) {
+            self.regs[slot as usize] = w;
+        }
+        let mut code: &[Op] = &cur.code;
+        let mut pc: usize = 0;
+        let mut fp: usize = 0;
+        let mut r: *mut u64 = self.regs.as_mut_ptr();
+        let mut fuel = self.fuel;
+        let mut steps = cur.entry_steps[0] as u64;
+
+        // SAFETY (for `rd!`/`wr!`): every slot in the code is below its
+        // function's frame size (lowering guarantees it), and `regs` always
+        // holds at least `fp + frame_size` words for the current frame; `r`
+        // is re-derived whenever `regs` may have moved.
+        macro_rules! rd {
+            ($s:expr) => {
+                unsafe { *r.add($s as usize) }
+            };
+        }
+        macro_rules! wr {
+            ($s:expr, $v:expr) => {{
+                let v = $v;
+                unsafe { *r.add($s as usize) = v }
+            }};
+        }
+        macro_rules! bin {
+            ($d:expr, $a:expr, $b:expr, |$x:ident, $y:ident| $e:expr) => {{
+                let $x = rd!($a);
+                let $y = rd!($b);
+                wr!($d, $e)
+            }};
+        }
+        macro_rules! observe_op {
+            () => {
+                if O::ENABLED {
+                    if let Some(acc) = cur.op_access[pc - 1] {
+                        self.report(cur_idx, pc - 1, &[acc]);
+                    }
+                }
+            };
+        }
+
+        let result: Result<Option<u64>, TrapKind> = 'run: loop {
+            let op = code[pc];
+            pc += 1;
+            macro_rules! trap {
+                ($k:expr) => {
+                    break 'run Err($k)
+                };
+            }
+            match op {
+                Op::Add { d, a, b } => bin!(d, a, b, |x, y| x.wrapping_add(y)),
+                Op::Sub { d, a, b } => bin!(d, a, b, |x, y| x.wrapping_sub(y)),
+                Op::Mul { d, a, b } => bin!(d, a, b, |x, y| x.wrapping_mul(y)),
+                Op::And { d, a, b } => bin!(d, a, b, |x, y| x & y),
+                Op::Or { d, a, b } => bin!(d, a, b, |x, y| x | y),
+                Op::Xor { d, a, b } => bin!(d, a, b, |x, y| x ^ y),
+                Op::Shl { d, a, b } => bin!(d, a, b, |x, y| x << (y & 63)),
+                Op::Lshr { d, a, b } => bin!(d, a, b, |x, y| x >> (y & 63)),
+                Op::Ashr { d, a, b } => bin!(d, a, b, |x, y| ((x as i64) >> (y & 63)) as u64),
+                Op::Sdiv { d, a, b } => {
+                    let y = rd!(b) as i64;
+                    if y == 0 {
+                        trap!(TrapKind::DivByZero);
+                    }
+                    wr!(d, (rd!(a) as i64).wrapping_div(y) as u64)
+                }
+                Op::Srem { d, a, b } => {
+                    let y = rd!(b) as i64;
+                    if y == 0 {
+                        trap!(TrapKind::DivByZero);
+                    }
+                    wr!(d, (rd!(a) as i64).wrapping_rem(y) as u64)
+                }
+                Op::Eq { d, a, b } => bin!(d, a, b, |x, y| (x == y) as u64),
+                Op::Ne { d, a, b } => bin!(d, a, b, |x, y| (x != y) as u64),
+                Op::Slt { d, a, b } => bin!(d, a, b, |x, y| ((x as i64) < (y as i64)) as u64),
+                Op::Sle { d, a, b } => bin!(d, a, b, |x, y| ((x as i64) <= (y as i64)) as u64),
+                Op::Sgt { d, a, b } => bin!(d, a, b, |x, y| ((x as i64) > (y as i64)) as u64),
+                Op::Sge { d, a, b } => bin!(d, a, b, |x, y| ((x as i64) >= (y as i64)) as u64),
+                Op::Ult { d, a, b } => bin!(d, a, b, |x, y| (x < y) as u64),
+                Op::Ule { d, a, b } => bin!(d, a, b, |x, y| (x <= y) as u64),
+                Op::Ugt { d, a, b } => bin!(d, a, b, |x, y| (x > y) as u64),
+                Op::Uge { d, a, b } => bin!(d, a, b, |x, y| (x >= y) as u64),
+                Op::Neg { d, a } => wr!(d, rd!(a).wrapping_neg()),
+                Op::Not { d, a } => wr!(d, !rd!(a)),
+                Op::Mov { d, a } => wr!(d, rd!(a)),
+                Op::Select { d, c, a, b } => {
+                    let v = if rd!(c) != 0 { rd!(a) } else { rd!(b) };
+                    wr!(d, v)
+                }
+                Op::New { d, sid, n } => {
+                    observe_op!();
+                    match self.heap.alloc_struct(StructId(sid), n as usize) {
+                        Ok(o) => wr!(d, o),
+                        Err(t) => trap!(t),
+                    }
+                }
+                Op::NewArray { d, len, shape } => {
+                    observe_op!();
+                    let h = prog.tables.array_headers[shape as usize];
+                    match self.heap.alloc_array_with_header(h, rd!(len) as i64) {
+                        Ok(o) => wr!(d, o),
+                        Err(t) => trap!(t),
+                    }
+                }
+                Op::LoadField { d, o, off } => {
+                    let base = rd!(o) as usize;
+                    if base == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                    observe_op!();
+                    wr!(d, self.heap.words[base + off as usize])
+                }
+                Op::StoreField { o, off, v } => {
+                    let base = rd!(o) as usize;
+                    if base == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                    observe_op!();
+                    self.heap.words[base + off as usize] = rd!(v);
+                }
+                Op::LoadElem { d, a, i } => {
+                    let base = rd!(a) as usize;
+                    if base == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                    let idx = rd!(i);
+                    if idx >= self.heap.words[base + 1] {
+                        trap!(TrapKind::OutOfBounds);
+                    }
+                    observe_op!();
+                    wr!(d, self.heap.words[base + 2 + idx as usize])
+                }
+                Op::StoreElem { a, i, v } => {
+                    let base = rd!(a) as usize;
+                    if base == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                    let idx = rd!(i);
+                    if idx >= self.heap.words[base + 1] {
+                        trap!(TrapKind::OutOfBounds);
+                    }
+                    observe_op!();
+                    self.heap.words[base + 2 + idx as usize] = rd!(v);
+                }
+                Op::Len { d, a } => {
+                    let base = rd!(a) as usize;
+                    if base == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                    wr!(d, self.heap.words[base + 1])
+                }
+                Op::LoadGlobal { d, w } => {
+                    observe_op!();
+                    wr!(d, self.heap.words[w as usize])
+                }
+                Op::StoreGlobal { w, v } => {
+                    observe_op!();
+                    self.heap.words[w as usize] = rd!(v);
+                }
+                Op::Volatile {
+                    base,
+                    index,
+                    value,
+                    flags,
+                } => {
+                    self.args.clear();
+                    let mut mask = 0u64;
+                    if flags & VF_BASE != 0 {
+                        mask |= 1 << self.args.len();
+                        self.args.push(rd!(base));
+                    }
+                    if flags & VF_INDEX != 0 {
+                        self.args.push(rd!(index));
+                    }
+                    if flags & VF_VALUE != 0 {
+                        if flags & VF_VALUE_REF != 0 {
+                            mask |= 1 << self.args.len();
+                        }
+                        self.args.push(rd!(value));
+                    }
+                    self.env_step(VOLATILE, mask, cur_idx, pc - 1);
+                }
+                Op::Call { d, func, args, n } => {
+                    if fuel == 0 {
+                        trap!(TrapKind::OutOfFuel);
+                    }
+                    fuel -= 1;
+                    if self.frames.len() + 1 >= self.max_depth {
+                        trap!(TrapKind::StackOverflow);
+                    }
+                    let callee = &funcs[func as usize];
+                    let new_fp = fp + cur.frame_size;
+                    let need = new_fp + callee.frame_size;
+                    if self.regs.len() < need {
+                        let grown = need.max(self.regs.len() * 2);
+                        self.regs.resize(grown, 0);
+                    }
+                    self.regs[new_fp..need].copy_from_slice(&callee.template);
+                    let arg_slots = &cur.arg_pool[args as usize..(args + n) as usize];
+                    for (&src, &dst) in arg_slots.iter().zip(&callee.params) {
+                        self.regs[new_fp + dst as usize] = self.regs[fp + src as usize];
+                    }
+                    self.frames.push(Frame {
+                        func: cur_idx,
+                        ret_pc: pc,
+                        fp,
+                        dst: d,
+                    });
+                    cur_idx = func;
+                    cur = callee;
+                    code = &cur.code;
+                    pc = 0;
+                    fp = new_fp;
+                    // SAFETY: `regs` holds at least `need` words.
+                    r = unsafe { self.regs.as_mut_ptr().add(fp) };
+                    steps += cur.entry_steps[0] as u64;
+                }
+                Op::CallExtern { d, ext, args, n } => {
+                    if fuel == 0 {
+                        trap!(TrapKind::OutOfFuel);
+                    }
+                    fuel -= 1;
+                    self.args.clear();
+                    for &s in &cur.arg_pool[args as usize..(args + n) as usize] {
+                        self.args.push(rd!(s));
+                    }
+                    let res = self.env_step(ext, 0, cur_idx, pc - 1);
+                    if d != NONE {
+                        wr!(d, res);
+                    }
+                }
+                Op::Escape { v, is_ref } => {
+                    let w = rd!(v);
+                    if O::ENABLED {
+                        let mut acc = vec![(AccessKind::Write, AccessLoc::Output)];
+                        if is_ref && w != 0 {
+                            acc.extend(self.escape_reads(w));
+                        }
+                        self.report(cur_idx, pc - 1, &acc);
+                    }
+                    if is_ref {
+                        self.trace.push(RawValue::Ref(w));
+                        if w != 0 {
+                            self.env.escaped.push(w);
+                        }
+                    } else {
+                        self.trace.push(RawValue::Int(w as i64));
+                    }
+                }
+                Op::Guard { c } => {
+                    if rd!(c) == 0 {
+                        trap!(TrapKind::GuardFailed);
+                    }
+                }
+                Op::Jmp { t } => {
+                    if fuel == 0 {
+                        trap!(TrapKind::OutOfFuel);
+                    }
+                    fuel -= 1;
+                    pc = t as usize;
+                    steps += cur.entry_steps[pc] as u64;
+                }
+                Op::Br { c, t, e } => {
+                    if fuel == 0 {
+                        trap!(TrapKind::OutOfFuel);
+                    }
+                    fuel -= 1;
+                    pc = if rd!(c) != 0 { t } else { e } as usize;
+                    steps += cur.entry_steps[pc] as u64;
+                }
+                Op::Goto { t } => pc = t as usize,
+                Op::Ret { v } => {
+                    let val = rd!(v);
+                    match self.frames.pop() {
+                        None => break 'run Ok(Some(val)),
+                        Some(fr) => {
+                            cur_idx = fr.func;
+                            cur = &funcs[cur_idx as usize];
+                            code = &cur.code;
+                            pc = fr.ret_pc;
+                            fp = fr.fp;
+                            // SAFETY: the caller's frame lies inside `regs`.
+                            r = unsafe { self.regs.as_mut_ptr().add(fp) };
+                            if fr.dst != NONE {
+                                wr!(fr.dst, val);
+                            }
+                        }
+                    }
+                }
+                Op::RetVoid => match self.frames.pop() {
+                    None => break 'run Ok(None),
+                    Some(fr) => {
+                        cur_idx = fr.func;
+                        cur = &funcs[cur_idx as usize];
+                        code = &cur.code;
+                        pc = fr.ret_pc;
+                        fp = fr.fp;
+                        // SAFETY: the caller's frame lies inside `regs`.
+                        r = unsafe { self.regs.as_mut_ptr().add(fp) };
+                    }
+                },
+                Op::Unreachable => trap!(TrapKind::Unreachable),
+            }
+        };
+        if result.is_err() {
+            // Instructions after the trapping one were counted at block entry.
+            steps -= cur.remaining[pc - 1] as u64;
+            for fr in &self.frames {
+                steps -= funcs[fr.func as usize].remaining[fr.ret_pc - 1] as u64;
+            }
+        }
+        self.steps = steps;
+        self.fuel = fuel;
+        result
+    }
+}

@@ -1,0 +1,304 @@
+//! The heap: one flat arena of `u64` words that native code can share.
+//!
+//! Layout: word 0 is reserved (reference 0 is `null`); words `1..1+G` are the
+//! globals block (global `g` lives at word `1+g`); objects follow. A reference
+//! is the word offset of an object's header. A struct object is its header
+//! followed by one word per field; an array is its header, its length, then one
+//! word per element. Every word starts at zero (`0` / `null`).
+//!
+//! Header encoding: a struct of type `s` is `s << 1`; an array of type `[E]`
+//! (with `[E]` = base `b`, `d` brackets) is `1 | d << 1 | code(b) << 9` where
+//! `code(i64) = 0` and `code(T) = T + 1`.
+
+use crate::config::{TrapKind, MAX_ARRAY_LEN};
+use ir::{Base, InputObject, InputSpec, InputValue, Module, StructId, Type};
+
+/// The word where the globals block starts.
+pub const GLOBALS_BASE: usize = 1;
+
+/// The header word of a struct object of type `s`.
+pub fn struct_header(s: StructId) -> u64 {
+    (s.0 as u64) << 1
+}
+
+/// The header word of an array whose elements have type `elem`.
+pub fn array_header(elem: Type) -> u64 {
+    let arr = elem.array_of();
+    let code = match arr.base {
+        Base::Struct(s) => s.0 as u64 + 1,
+        _ => 0,
+    };
+    1 | (arr.dims as u64) << 1 | code << 9
+}
+
+/// The header word of objects of reference type `ty` (`None` for `i64`/`null`).
+pub fn header_of_type(ty: Type) -> Option<u64> {
+    if let Some(s) = ty.as_struct() {
+        Some(struct_header(s))
+    } else {
+        ty.elem().map(array_header)
+    }
+}
+
+/// What a header word says about its object.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Shape {
+    /// A struct object of this type.
+    Struct(StructId),
+    /// An array with this element type.
+    Array(Type),
+}
+
+/// Decode a header word.
+pub fn decode_header(h: u64) -> Shape {
+    if h & 1 == 0 {
+        Shape::Struct(StructId((h >> 1) as u32))
+    } else {
+        let dims = ((h >> 1) & 0xff) as u8;
+        let code = h >> 9;
+        let base = if code == 0 {
+            Base::I64
+        } else {
+            Base::Struct(StructId((code - 1) as u32))
+        };
+        Shape::Array(Type {
+            base,
+            dims: dims - 1,
+        })
+    }
+}
+
+/// The field types of every struct and the types of the globals, for walking the heap.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// Per struct, its field types in order.
+    pub fields: Vec<Vec<Type>>,
+    /// Per global, its type.
+    pub globals: Vec<Type>,
+}
+
+impl Layout {
+    /// The layout of `m`'s types and globals.
+    pub fn new(m: &Module) -> Layout {
+        Layout {
+            fields: m
+                .structs
+                .iter()
+                .map(|s| s.fields.iter().map(|f| f.ty).collect())
+                .collect(),
+            globals: m.globals.iter().map(|g| g.ty).collect(),
+        }
+    }
+
+    /// The slots of the object at `obj`: its shape, the word of slot 0 and the slot count.
+    pub fn slots(&self, words: &[u64], obj: u64) -> (Shape, usize, usize) {
+        let o = obj as usize;
+        let shape = decode_header(words[o]);
+        match shape {
+            Shape::Struct(s) => (shape, o + 1, self.fields[s.index()].len()),
+            Shape::Array(_) => (shape, o + 2, words[o + 1] as usize),
+        }
+    }
+
+    /// The type of slot `k` of an object with shape `shape`.
+    pub fn slot_type(&self, shape: Shape, k: usize) -> Type {
+        match shape {
+            Shape::Struct(s) => self.fields[s.index()][k],
+            Shape::Array(e) => e,
+        }
+    }
+}
+
+/// The arena and its budget.
+#[derive(Clone, Debug)]
+pub struct Heap {
+    /// Every word of the arena.
+    pub words: Vec<u64>,
+    /// The most words the arena may hold.
+    pub budget: usize,
+}
+
+impl Heap {
+    /// A heap holding only the reserved word and a zeroed globals block.
+    pub fn new(globals: usize, budget: usize) -> Result<Heap, TrapKind> {
+        let size = GLOBALS_BASE + globals;
+        if size > budget {
+            return Err(TrapKind::HeapExhausted);
+        }
+        Ok(Heap {
+            words: vec![0; size],
+            budget,
+        })
+    }
+
+    fn bump(&mut self, size: usize, header: u64) -> Result<u64, TrapKind> {
+        let at = self.words.len();
+        if size > self.budget - at {
+            return Err(TrapKind::HeapExhausted);
+        }
+        self.words.resize(at + size, 0);
+        self.words[at] = header;
+        Ok(at as u64)
+    }
+
+    /// `new T` for a struct with `nfields` fields.
+    pub fn alloc_struct(&mut self, s: StructId, nfields: usize) -> Result<u64, TrapKind> {
+        self.bump(1 + nfields, struct_header(s))
+    }
+
+    /// `newarray E, len` with a pre-computed header.
+    #[inline]
+    pub fn alloc_array_with_header(&mut self, header: u64, len: i64) -> Result<u64, TrapKind> {
+        if !(0..=MAX_ARRAY_LEN).contains(&len) {
+            return Err(TrapKind::BadLength);
+        }
+        let at = self.bump(2 + len as usize, header)?;
+        self.words[at as usize + 1] = len as u64;
+        Ok(at)
+    }
+
+    /// `newarray elem, len`.
+    pub fn alloc_array(&mut self, elem: Type, len: i64) -> Result<u64, TrapKind> {
+        self.alloc_array_with_header(array_header(elem), len)
+    }
+}
+
+/// The initial state built from an input spec: the heap and the parameter words.
+pub struct InitialState {
+    /// The heap with the globals and the input objects.
+    pub heap: Heap,
+    /// One word per parameter.
+    pub params: Vec<u64>,
+}
+
+/// Why an input spec does not fit a function.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+fn check_value(
+    spec: &InputSpec,
+    v: InputValue,
+    ty: Type,
+    what: &dyn Fn() -> String,
+) -> Result<(), InputError> {
+    let ok = match v {
+        InputValue::Int(_) => ty.is_int(),
+        InputValue::Null => ty.is_ref(),
+        InputValue::Obj(i) => match spec.objects.get(i) {
+            Some(InputObject::Struct { ty: s, .. }) => ty.as_struct() == Some(*s),
+            Some(InputObject::Array { elem, .. }) => ty.elem() == Some(*elem),
+            None => false,
+        },
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(InputError(format!(
+            "{}: value {v:?} does not fit type {ty:?}",
+            what()
+        )))
+    }
+}
+
+/// Check that `spec` fits `param_types` and the module's globals and objects.
+pub fn validate_inputs(
+    m: &Module,
+    param_types: &[Type],
+    spec: &InputSpec,
+) -> Result<(), InputError> {
+    if spec.params.len() != param_types.len() {
+        return Err(InputError(format!(
+            "expected {} parameters, the input binds {}",
+            param_types.len(),
+            spec.params.len()
+        )));
+    }
+    if !spec.globals.is_empty() && spec.globals.len() != m.globals.len() {
+        return Err(InputError(format!(
+            "expected {} globals, the input gives {}",
+            m.globals.len(),
+            spec.globals.len()
+        )));
+    }
+    for (i, (&v, &ty)) in spec.params.iter().zip(param_types).enumerate() {
+        check_value(spec, v, ty, &|| format!("parameter {i}"))?;
+    }
+    for (i, (&v, g)) in spec.globals.iter().zip(&m.globals).enumerate() {
+        check_value(spec, v, g.ty, &|| format!("global {i}"))?;
+    }
+    for (i, obj) in spec.objects.iter().enumerate() {
+        match obj {
+            InputObject::Struct { ty, fields } => {
+                let decl = m
+                    .structs
+                    .get(ty.index())
+                    .ok_or_else(|| InputError(format!("object {i}: unknown type")))?;
+                if fields.len() != decl.fields.len() {
+                    return Err(InputError(format!("object {i}: wrong field count")));
+                }
+                for (k, (&v, f)) in fields.iter().zip(&decl.fields).enumerate() {
+                    check_value(spec, v, f.ty, &|| format!("object {i} field {k}"))?;
+                }
+            }
+            InputObject::Array { elem, elems } => {
+                if elems.len() as i64 > MAX_ARRAY_LEN {
+                    return Err(InputError(format!("object {i}: array too long")));
+                }
+                if let Base::Struct(s) = elem.base {
+                    if s.index() >= m.structs.len() {
+                        return Err(InputError(format!("object {i}: unknown type")));
+                    }
+                }
+                for (k, &v) in elems.iter().enumerate() {
+                    check_value(spec, v, *elem, &|| format!("object {i} element {k}"))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Build the initial heap and parameter words from a validated spec.
+/// Fails with `heap_exhausted` when the inputs do not fit the budget.
+pub fn build_initial(
+    layout: &Layout,
+    spec: &InputSpec,
+    budget: usize,
+) -> Result<InitialState, TrapKind> {
+    let mut heap = Heap::new(layout.globals.len(), budget)?;
+    let mut addrs = Vec::with_capacity(spec.objects.len());
+    for obj in &spec.objects {
+        let a = match obj {
+            InputObject::Struct { ty, fields } => heap.alloc_struct(*ty, fields.len())?,
+            InputObject::Array { elem, elems } => heap.alloc_array(*elem, elems.len() as i64)?,
+        };
+        addrs.push(a);
+    }
+    let word = |v: InputValue| match v {
+        InputValue::Int(i) => i as u64,
+        InputValue::Null => 0,
+        InputValue::Obj(i) => addrs[i],
+    };
+    for (obj, &a) in spec.objects.iter().zip(&addrs) {
+        let (first, vals) = match obj {
+            InputObject::Struct { fields, .. } => (a as usize + 1, fields),
+            InputObject::Array { elems, .. } => (a as usize + 2, elems),
+        };
+        for (k, &v) in vals.iter().enumerate() {
+            heap.words[first + k] = word(v);
+        }
+    }
+    for (g, &v) in spec.globals.iter().enumerate() {
+        heap.words[GLOBALS_BASE + g] = word(v);
+    }
+    let params = spec.params.iter().map(|&v| word(v)).collect();
+    Ok(InitialState { heap, params })
+}

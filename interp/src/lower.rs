@@ -1,0 +1,788 @@
+//! Lowering: each function becomes a compact linear bytecode once per module.
+//!
+//! Every SSA value gets the register slot with its own index (plus one scratch
+//! slot for breaking phi-copy cycles); constants are pre-loaded into a frame
+//! template; field accesses carry resolved word offsets; branch targets are
+//! program counters; phis become parallel copies on the edges (inline before a
+//! `jmp`, or in a trampoline after the code for a `br` edge).
+//!
+//! Step accounting: `entry_steps[pc]` is the number of IR instructions of the
+//! block that starts at `pc` (a block start or a trampoline), added when a
+//! branch lands there; `remaining[pc]` is the number of IR instructions of the
+//! block after the one at `pc`, subtracted again when an execution stops there.
+
+use crate::access::{AccessKind, AccessLoc};
+use crate::env::ref_mask;
+use crate::heap::array_header;
+use ir::{
+    Addr, BinOp, Block, Callee, EffectLoc, Function, Inst, InstKind, Module, Type, UnOp, ValueDef,
+};
+
+/// An absent slot.
+pub const NONE: u32 = u32::MAX;
+
+/// Volatile-step flags: which arguments the step has.
+pub const VF_BASE: u32 = 1;
+/// The step has an index argument.
+pub const VF_INDEX: u32 = 2;
+/// The step has a stored-value argument.
+pub const VF_VALUE: u32 = 4;
+/// The stored value is a reference.
+pub const VF_VALUE_REF: u32 = 8;
+
+/// One bytecode instruction; all `u32` operands are frame slots unless noted.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Op {
+    Add {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sub {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Mul {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    And {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Or {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Xor {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Shl {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Lshr {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ashr {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sdiv {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Srem {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Eq {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ne {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Slt {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sle {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sgt {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sge {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ult {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ule {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ugt {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Uge {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Neg {
+        d: u32,
+        a: u32,
+    },
+    Not {
+        d: u32,
+        a: u32,
+    },
+    /// `copy`, and the moves of phi copies (not an IR step by itself).
+    Mov {
+        d: u32,
+        a: u32,
+    },
+    Select {
+        d: u32,
+        c: u32,
+        a: u32,
+        b: u32,
+    },
+    /// `new`: `sid` is the struct, `n` its field count.
+    New {
+        d: u32,
+        sid: u32,
+        n: u32,
+    },
+    /// `newarray`: `shape` indexes [`crate::Program`]'s array headers.
+    NewArray {
+        d: u32,
+        len: u32,
+        shape: u32,
+    },
+    /// `off` is the word offset from the header (field index + 1).
+    LoadField {
+        d: u32,
+        o: u32,
+        off: u32,
+    },
+    StoreField {
+        o: u32,
+        off: u32,
+        v: u32,
+    },
+    LoadElem {
+        d: u32,
+        a: u32,
+        i: u32,
+    },
+    StoreElem {
+        a: u32,
+        i: u32,
+        v: u32,
+    },
+    Len {
+        d: u32,
+        a: u32,
+    },
+    /// `w` is the arena word of the global.
+    LoadGlobal {
+        d: u32,
+        w: u32,
+    },
+    StoreGlobal {
+        w: u32,
+        v: u32,
+    },
+    /// The environment step before a volatile access (flags `VF_*`).
+    Volatile {
+        base: u32,
+        index: u32,
+        value: u32,
+        flags: u32,
+    },
+    /// `call @f`: `args` indexes the function's argument pool, `n` arguments.
+    Call {
+        d: u32,
+        func: u32,
+        args: u32,
+        n: u32,
+    },
+    CallExtern {
+        d: u32,
+        ext: u32,
+        args: u32,
+        n: u32,
+    },
+    Escape {
+        v: u32,
+        is_ref: bool,
+    },
+    Guard {
+        c: u32,
+    },
+    /// `jmp`: `t` is a pc.
+    Jmp {
+        t: u32,
+    },
+    Br {
+        c: u32,
+        t: u32,
+        e: u32,
+    },
+    /// The free jump at the end of a trampoline (no fuel, no steps).
+    Goto {
+        t: u32,
+    },
+    Ret {
+        v: u32,
+    },
+    RetVoid,
+    Unreachable,
+}
+
+/// A function in bytecode form.
+#[derive(Clone, Debug)]
+pub struct LoweredFunc {
+    /// The code.
+    pub code: Vec<Op>,
+    /// Slots per frame.
+    pub frame_size: usize,
+    /// The initial contents of a frame (constants pre-loaded).
+    pub template: Vec<u64>,
+    /// The slots of the parameters, in order.
+    pub params: Vec<u32>,
+    /// Which parameters are references.
+    pub param_is_ref: Vec<bool>,
+    /// Argument slots of the calls, indexed by `Call::args`.
+    pub arg_pool: Vec<u32>,
+    /// Per pc: IR instructions added when a branch lands here.
+    pub entry_steps: Vec<u32>,
+    /// Per pc: IR instructions of the block after this op.
+    pub remaining: Vec<u32>,
+    /// Per pc: the IR instruction this op comes from.
+    pub op_inst: Vec<Inst>,
+    /// Per pc: the access the op itself makes (for observers).
+    pub op_access: Vec<Option<(AccessKind, AccessLoc)>>,
+    /// Whether the function returns a reference.
+    pub returns_ref: bool,
+}
+
+/// Module-level tables the bytecode refers to.
+#[derive(Default)]
+pub struct Tables {
+    /// Array headers used by `newarray`.
+    pub array_headers: Vec<u64>,
+    /// Per extern, which parameters are references.
+    pub extern_ref_masks: Vec<u64>,
+}
+
+impl Tables {
+    fn array_shape(&mut self, elem: Type) -> u32 {
+        let h = array_header(elem);
+        match self.array_headers.iter().position(|&x| x == h) {
+            Some(i) => i as u32,
+            None => {
+                self.array_headers.push(h);
+                (self.array_headers.len() - 1) as u32
+            }
+        }
+    }
+}
+
+/// Label of a branch target before resolution: a block or a trampoline.
+#[derive(Copy, Clone)]
+enum Label {
+    Block(Block),
+    Tramp(usize),
+}
+
+struct Lowerer<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    tables: &'a mut Tables,
+    code: Vec<Op>,
+    remaining: Vec<u32>,
+    op_inst: Vec<Inst>,
+    op_access: Vec<Option<(AccessKind, AccessLoc)>>,
+    arg_pool: Vec<u32>,
+    fixups: Vec<(usize, [Option<Label>; 2])>,
+    scratch: u32,
+}
+
+fn slot(v: ir::Value) -> u32 {
+    v.0
+}
+
+impl<'a> Lowerer<'a> {
+    fn emit(
+        &mut self,
+        op: Op,
+        inst: Inst,
+        remaining: u32,
+        access: Option<(AccessKind, AccessLoc)>,
+    ) -> usize {
+        self.code.push(op);
+        self.remaining.push(remaining);
+        self.op_inst.push(inst);
+        self.op_access.push(access);
+        self.code.len() - 1
+    }
+
+    fn addr_loc(&self, addr: &Addr) -> AccessLoc {
+        AccessLoc::Heap(match *addr {
+            Addr::Field { field, .. } => EffectLoc::Field(field),
+            Addr::Elem { base, .. } => {
+                EffectLoc::Elements(self.f.value_type(base).elem().unwrap_or(Type::I64))
+            }
+            Addr::Global(g) => EffectLoc::Global(g),
+        })
+    }
+
+    /// The parallel copy of the phis of `to` along the edge `from → to`, sequentialised.
+    fn phi_moves(&self, from: Block, to: Block) -> Vec<(u32, u32)> {
+        let mut moves = Vec::new();
+        for &i in &self.f.blocks[to.index()].insts {
+            let data = self.f.inst(i);
+            if let InstKind::Phi(entries) = &data.kind {
+                if let (Some(r), Some(&(_, v))) =
+                    (data.result, entries.iter().find(|(b, _)| *b == from))
+                {
+                    if r != v {
+                        moves.push((slot(r), slot(v)));
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+        sequentialize(moves, self.scratch)
+    }
+
+    fn lower_block(&mut self, b: Block, tramps: &mut Vec<(Block, Block, Inst)>) {
+        let insts = &self.f.blocks[b.index()].insts;
+        let n = insts.len() as u32;
+        let mut terminated = false;
+        for (k, &i) in insts.iter().enumerate() {
+            let rem = n - 1 - k as u32;
+            let data = self.f.inst(i);
+            let d = data.result.map_or(NONE, slot);
+            let op = match &data.kind {
+                InstKind::Phi(_) => continue,
+                InstKind::Binary(op, a, bb) => {
+                    let (a, b2) = (slot(*a), slot(*bb));
+                    bin_op(*op, d, a, b2)
+                }
+                InstKind::Unary(op, a) => {
+                    let a = slot(*a);
+                    match op {
+                        UnOp::Neg => Op::Neg { d, a },
+                        UnOp::Not => Op::Not { d, a },
+                        UnOp::Copy => Op::Mov { d, a },
+                    }
+                }
+                InstKind::Select(c, a, bb) => Op::Select {
+                    d,
+                    c: slot(*c),
+                    a: slot(*a),
+                    b: slot(*bb),
+                },
+                InstKind::New(s) => {
+                    let n = self.m.structs.get(s.index()).map_or(0, |s| s.fields.len());
+                    self.emit(
+                        Op::New {
+                            d,
+                            sid: s.0,
+                            n: n as u32,
+                        },
+                        i,
+                        rem,
+                        Some((AccessKind::Write, AccessLoc::Alloc)),
+                    );
+                    continue;
+                }
+                InstKind::NewArray { elem, len } => {
+                    let shape = self.tables.array_shape(*elem);
+                    self.emit(
+                        Op::NewArray {
+                            d,
+                            len: slot(*len),
+                            shape,
+                        },
+                        i,
+                        rem,
+                        Some((AccessKind::Write, AccessLoc::Alloc)),
+                    );
+                    continue;
+                }
+                InstKind::Load { addr, volatile } => {
+                    if *volatile {
+                        self.emit_volatile(addr, None, i, rem);
+                    }
+                    let acc = Some((AccessKind::Read, self.addr_loc(addr)));
+                    let op = match *addr {
+                        Addr::Field { base, field } => Op::LoadField {
+                            d,
+                            o: slot(base),
+                            off: field.index + 1,
+                        },
+                        Addr::Elem { base, index } => Op::LoadElem {
+                            d,
+                            a: slot(base),
+                            i: slot(index),
+                        },
+                        Addr::Global(g) => Op::LoadGlobal {
+                            d,
+                            w: crate::heap::GLOBALS_BASE as u32 + g.0,
+                        },
+                    };
+                    self.emit(op, i, rem, acc);
+                    continue;
+                }
+                InstKind::Store {
+                    addr,
+                    value,
+                    volatile,
+                } => {
+                    if *volatile {
+                        self.emit_volatile(addr, Some(*value), i, rem);
+                    }
+                    let acc = Some((AccessKind::Write, self.addr_loc(addr)));
+                    let v = slot(*value);
+                    let op = match *addr {
+                        Addr::Field { base, field } => Op::StoreField {
+                            o: slot(base),
+                            off: field.index + 1,
+                            v,
+                        },
+                        Addr::Elem { base, index } => Op::StoreElem {
+                            a: slot(base),
+                            i: slot(index),
+                            v,
+                        },
+                        Addr::Global(g) => Op::StoreGlobal {
+                            w: crate::heap::GLOBALS_BASE as u32 + g.0,
+                            v,
+                        },
+                    };
+                    self.emit(op, i, rem, acc);
+                    continue;
+                }
+                InstKind::Len(a) => Op::Len { d, a: slot(*a) },
+                InstKind::Call { callee, args } => {
+                    let start = self.arg_pool.len() as u32;
+                    self.arg_pool.extend(args.iter().map(|&v| slot(v)));
+                    let n = args.len() as u32;
+                    match callee {
+                        Callee::Func(f) => Op::Call {
+                            d,
+                            func: f.0,
+                            args: start,
+                            n,
+                        },
+                        Callee::Extern(e) => Op::CallExtern {
+                            d,
+                            ext: e.0,
+                            args: start,
+                            n,
+                        },
+                    }
+                }
+                InstKind::Escape(v) => {
+                    let is_ref = self.f.value_type(*v).is_ref();
+                    self.emit(
+                        Op::Escape {
+                            v: slot(*v),
+                            is_ref,
+                        },
+                        i,
+                        rem,
+                        Some((AccessKind::Write, AccessLoc::Output)),
+                    );
+                    continue;
+                }
+                InstKind::Guard(c) => Op::Guard { c: slot(*c) },
+                InstKind::Jmp(t) => {
+                    for (dst, src) in self.phi_moves(b, *t) {
+                        self.emit(Op::Mov { d: dst, a: src }, i, rem, None);
+                    }
+                    let pc = self.emit(Op::Jmp { t: 0 }, i, rem, None);
+                    self.fixups.push((pc, [Some(Label::Block(*t)), None]));
+                    terminated = true;
+                    break;
+                }
+                InstKind::Br(c, t, e) => {
+                    let label = |to: Block, tramps: &mut Vec<(Block, Block, Inst)>| {
+                        if self.phi_moves(b, to).is_empty() {
+                            Label::Block(to)
+                        } else {
+                            tramps.push((b, to, i));
+                            Label::Tramp(tramps.len() - 1)
+                        }
+                    };
+                    let (lt, le) = (label(*t, tramps), label(*e, tramps));
+                    let pc = self.emit(
+                        Op::Br {
+                            c: slot(*c),
+                            t: 0,
+                            e: 0,
+                        },
+                        i,
+                        rem,
+                        None,
+                    );
+                    self.fixups.push((pc, [Some(lt), Some(le)]));
+                    terminated = true;
+                    break;
+                }
+                InstKind::Ret(v) => {
+                    let op = match v {
+                        Some(v) => Op::Ret { v: slot(*v) },
+                        None => Op::RetVoid,
+                    };
+                    self.emit(op, i, rem, None);
+                    terminated = true;
+                    break;
+                }
+                InstKind::Unreachable => {
+                    self.emit(Op::Unreachable, i, rem, None);
+                    terminated = true;
+                    break;
+                }
+            };
+            self.emit(op, i, rem, None);
+        }
+        if !terminated {
+            // An ill-formed block without a terminator: never fall through.
+            self.emit(Op::Unreachable, Inst::new(0), 0, None);
+        }
+    }
+
+    fn emit_volatile(&mut self, addr: &Addr, value: Option<ir::Value>, i: Inst, rem: u32) {
+        let (mut base, mut index, mut flags) = (NONE, NONE, 0);
+        match *addr {
+            Addr::Field { base: b, .. } => {
+                base = slot(b);
+                flags |= VF_BASE;
+            }
+            Addr::Elem { base: b, index: x } => {
+                base = slot(b);
+                index = slot(x);
+                flags |= VF_BASE | VF_INDEX;
+            }
+            Addr::Global(_) => {}
+        }
+        let mut vs = NONE;
+        if let Some(v) = value {
+            vs = slot(v);
+            flags |= VF_VALUE;
+            if self.f.value_type(v).is_ref() {
+                flags |= VF_VALUE_REF;
+            }
+        }
+        // The step's own pc never traps by itself; its remaining count is the access's.
+        self.emit(
+            Op::Volatile {
+                base,
+                index,
+                value: vs,
+                flags,
+            },
+            i,
+            rem + 1,
+            None,
+        );
+    }
+}
+
+fn bin_op(op: BinOp, d: u32, a: u32, b: u32) -> Op {
+    match op {
+        BinOp::Add => Op::Add { d, a, b },
+        BinOp::Sub => Op::Sub { d, a, b },
+        BinOp::Mul => Op::Mul { d, a, b },
+        BinOp::And => Op::And { d, a, b },
+        BinOp::Or => Op::Or { d, a, b },
+        BinOp::Xor => Op::Xor { d, a, b },
+        BinOp::Shl => Op::Shl { d, a, b },
+        BinOp::Lshr => Op::Lshr { d, a, b },
+        BinOp::Ashr => Op::Ashr { d, a, b },
+        BinOp::Sdiv => Op::Sdiv { d, a, b },
+        BinOp::Srem => Op::Srem { d, a, b },
+        BinOp::Eq => Op::Eq { d, a, b },
+        BinOp::Ne => Op::Ne { d, a, b },
+        BinOp::Slt => Op::Slt { d, a, b },
+        BinOp::Sle => Op::Sle { d, a, b },
+        BinOp::Sgt => Op::Sgt { d, a, b },
+        BinOp::Sge => Op::Sge { d, a, b },
+        BinOp::Ult => Op::Ult { d, a, b },
+        BinOp::Ule => Op::Ule { d, a, b },
+        BinOp::Ugt => Op::Ugt { d, a, b },
+        BinOp::Uge => Op::Uge { d, a, b },
+    }
+}
+
+/// Turn a parallel copy (distinct destinations) into a sequence of moves,
+/// breaking cycles through `scratch`.
+pub fn sequentialize(mut pending: Vec<(u32, u32)>, scratch: u32) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    while !pending.is_empty() {
+        let ready = pending
+            .iter()
+            .position(|&(d, _)| !pending.iter().any(|&(_, s)| s == d));
+        match ready {
+            Some(k) => out.push(pending.remove(k)),
+            None => {
+                // Every destination is still needed as a source: a cycle.
+                let (d, s) = pending[0];
+                out.push((scratch, s));
+                pending[0] = (d, scratch);
+                // `s` is now free to be overwritten only after its readers ran;
+                // replacing the source lets the cycle unwind.
+            }
+        }
+    }
+    out
+}
+
+/// Lower function `f` of module `m`.
+pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredFunc {
+    // Every slot named by a placed instruction must lie inside the frame.
+    let mut slots = f.values.len();
+    for i in f.inst_iter() {
+        let data = f.inst(i);
+        data.kind
+            .for_each_operand(|v| slots = slots.max(v.index() + 1));
+        if let Some(r) = data.result {
+            slots = slots.max(r.index() + 1);
+        }
+    }
+    let scratch = slots as u32;
+    let frame_size = slots + 1;
+    let mut template = vec![0u64; frame_size];
+    for (i, v) in f.values.iter().enumerate() {
+        if let ValueDef::Const(c) = v.def {
+            template[i] = c as u64;
+        }
+    }
+    let mut l = Lowerer {
+        m,
+        f,
+        tables,
+        code: Vec::new(),
+        remaining: Vec::new(),
+        op_inst: Vec::new(),
+        op_access: Vec::new(),
+        arg_pool: Vec::new(),
+        fixups: Vec::new(),
+        scratch,
+    };
+    let mut block_pc = vec![usize::MAX; f.blocks.len()];
+    let mut tramps = Vec::new();
+    for &b in &f.layout {
+        block_pc[b.index()] = l.code.len();
+        l.lower_block(b, &mut tramps);
+    }
+    let mut tramp_pc = Vec::new();
+    for &(from, to, inst) in &tramps {
+        tramp_pc.push(l.code.len());
+        for (d, s) in l.phi_moves(from, to) {
+            l.emit(Op::Mov { d, a: s }, inst, 0, None);
+        }
+        let pc = l.emit(Op::Goto { t: 0 }, inst, 0, None);
+        l.fixups.push((pc, [Some(Label::Block(to)), None]));
+    }
+    // A branch to a block outside the layout (ill-formed) lands on a trap.
+    let bad_target = l.code.len();
+    l.emit(Op::Unreachable, Inst::new(0), 0, None);
+    let resolve = |lab: Option<Label>| -> u32 {
+        match lab {
+            Some(Label::Block(b)) => match block_pc.get(b.index()) {
+                Some(&pc) if pc != usize::MAX => pc as u32,
+                _ => bad_target as u32,
+            },
+            Some(Label::Tramp(t)) => tramp_pc[t] as u32,
+            None => bad_target as u32,
+        }
+    };
+    let fixups = std::mem::take(&mut l.fixups);
+    for (pc, [a, b]) in fixups {
+        match &mut l.code[pc] {
+            Op::Jmp { t } | Op::Goto { t } => *t = resolve(a),
+            Op::Br { t, e, .. } => {
+                *t = resolve(a);
+                *e = resolve(b);
+            }
+            _ => {}
+        }
+    }
+    let mut entry_steps = vec![0u32; l.code.len()];
+    for &b in &f.layout {
+        entry_steps[block_pc[b.index()]] = f.blocks[b.index()].insts.len() as u32;
+    }
+    for (k, &(_, to, _)) in tramps.iter().enumerate() {
+        entry_steps[tramp_pc[k]] = f.blocks[to.index()].insts.len() as u32;
+    }
+    let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
+    LoweredFunc {
+        code: l.code,
+        frame_size,
+        template,
+        params: f.params.iter().map(|&p| slot(p)).collect(),
+        param_is_ref: param_types.iter().map(|t| t.is_ref()).collect(),
+        arg_pool: l.arg_pool,
+        entry_steps,
+        remaining: l.remaining,
+        op_inst: l.op_inst,
+        op_access: l.op_access,
+        returns_ref: f.ret.is_some_and(|t| t.is_ref()),
+    }
+}
+
+/// Lower every function of `m`.
+pub fn lower_module(m: &Module) -> (Vec<LoweredFunc>, Tables) {
+    let mut tables = Tables {
+        array_headers: Vec::new(),
+        extern_ref_masks: m.externs.iter().map(|e| ref_mask(&e.params)).collect(),
+    };
+    let funcs = m
+        .funcs
+        .iter()
+        .map(|f| lower_function(m, f, &mut tables))
+        .collect();
+    (funcs, tables)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sequentialize;
+
+    fn run(moves: &[(u32, u32)], init: &[u64]) -> Vec<u64> {
+        let mut regs = init.to_vec();
+        for &(d, s) in &sequentialize(moves.to_vec(), (init.len() - 1) as u32) {
+            regs[d as usize] = regs[s as usize];
+        }
+        regs
+    }
+
+    #[test]
+    fn swap_uses_scratch() {
+        let r = run(&[(0, 1), (1, 0)], &[10, 20, 0]);
+        assert_eq!(&r[..2], &[20, 10]);
+    }
+
+    #[test]
+    fn rotation_and_chain() {
+        let r = run(&[(0, 1), (1, 2), (2, 0), (3, 0)], &[1, 2, 3, 0, 0]);
+        assert_eq!(&r[..4], &[2, 3, 1, 1]);
+    }
+}

@@ -1,0 +1,252 @@
+//! Observable behaviour (IR.md §7): the outcome, the output trace and the final
+//! heap as seen from the roots, with objects named `#0, #1, …` in the order of
+//! the canonical breadth-first walk.
+
+use crate::config::TrapKind;
+use crate::heap::{Layout, Shape, GLOBALS_BASE};
+use ir::Module;
+use rustc_hash::FxHashMap;
+use std::fmt;
+
+/// A value as an observer sees it: references only by walk number.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Observed {
+    /// An integer.
+    Int(i64),
+    /// `null`.
+    Null,
+    /// The object the heap walk numbered `#n`.
+    Obj(u32),
+}
+
+impl fmt::Display for Observed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Observed::Int(i) => write!(f, "{i}"),
+            Observed::Null => f.write_str("null"),
+            Observed::Obj(n) => write!(f, "#{n}"),
+        }
+    }
+}
+
+/// How an execution ended.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Outcome {
+    /// `ret v` (`None` for a void `ret`).
+    Return(Option<Observed>),
+    /// A trap.
+    Trap(TrapKind),
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Return(None) => f.write_str("return"),
+            Outcome::Return(Some(v)) => write!(f, "return {v}"),
+            Outcome::Trap(t) => write!(f, "trap {t}"),
+        }
+    }
+}
+
+/// One entry of the heap line.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum HeapEntry {
+    /// `@name = value`.
+    Global {
+        /// The global's name without `@`.
+        name: String,
+        /// Its final value.
+        value: Observed,
+    },
+    /// `#n = Type{field: value, …}`.
+    Struct {
+        /// The walk number.
+        id: u32,
+        /// The type's name.
+        ty: String,
+        /// Field names and values, in declaration order.
+        fields: Vec<(String, Observed)>,
+    },
+    /// `#n = [E]{v, …}`.
+    Array {
+        /// The walk number.
+        id: u32,
+        /// The array type's name, e.g. `[i64]`.
+        ty: String,
+        /// The elements.
+        elems: Vec<Observed>,
+    },
+}
+
+impl fmt::Display for HeapEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeapEntry::Global { name, value } => write!(f, "@{name} = {value}"),
+            HeapEntry::Struct { id, ty, fields } => {
+                write!(f, "#{id} = {ty}{{")?;
+                for (k, (name, v)) in fields.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name}: {v}")?;
+                }
+                f.write_str("}")
+            }
+            HeapEntry::Array { id, ty, elems } => {
+                write!(f, "#{id} = {ty}{{")?;
+                for (k, v) in elems.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// The observable behaviour of one execution. Two executions are equivalent
+/// exactly when their behaviours are equal (`==`), equivalently when their
+/// three printed lines are equal.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Behaviour {
+    /// Return or trap.
+    pub outcome: Outcome,
+    /// The values passed to `escape`, in order.
+    pub trace: Vec<Observed>,
+    /// Globals in declaration order, then every object the walk meets, in walk order.
+    pub heap: Vec<HeapEntry>,
+}
+
+fn write_list<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    label: &str,
+    sep: &str,
+    items: &[T],
+) -> fmt::Result {
+    f.write_str(label)?;
+    for (k, it) in items.iter().enumerate() {
+        f.write_str(if k == 0 { " " } else { sep })?;
+        write!(f, "{it}")?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for Behaviour {
+    /// Exactly three lines: `outcome: …`, `trace: …`, `heap: …` (no trailing newline).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "outcome: {}", self.outcome)?;
+        write_list(f, "trace:", ", ", &self.trace)?;
+        f.write_str("\n")?;
+        write_list(f, "heap:", "; ", &self.heap)
+    }
+}
+
+/// A raw value at the end of an execution, before numbering.
+#[derive(Copy, Clone, Debug)]
+pub enum RawValue {
+    /// An integer.
+    Int(i64),
+    /// A reference word (0 = null).
+    Ref(u64),
+}
+
+/// Observe the final state: walk from the roots and name every object.
+pub fn observe(
+    m: &Module,
+    layout: &Layout,
+    words: &[u64],
+    entry_roots: &[u64],
+    returned: Option<RawValue>,
+    escaped: &[u64],
+    raw_trace: &[RawValue],
+    trap: Option<TrapKind>,
+) -> Behaviour {
+    let mut number: FxHashMap<u64, u32> = FxHashMap::default();
+    let mut order: Vec<u64> = Vec::new();
+    let visit = |o: u64, number: &mut FxHashMap<u64, u32>, order: &mut Vec<u64>| {
+        if o != 0 && !number.contains_key(&o) {
+            number.insert(o, order.len() as u32);
+            order.push(o);
+        }
+    };
+    for (g, ty) in layout.globals.iter().enumerate() {
+        if ty.is_ref() {
+            visit(words[GLOBALS_BASE + g], &mut number, &mut order);
+        }
+    }
+    for &r in entry_roots {
+        visit(r, &mut number, &mut order);
+    }
+    if let Some(RawValue::Ref(r)) = returned {
+        visit(r, &mut number, &mut order);
+    }
+    for &r in escaped {
+        visit(r, &mut number, &mut order);
+    }
+    let mut next = 0;
+    while next < order.len() {
+        let obj = order[next];
+        next += 1;
+        let (shape, first, n) = layout.slots(words, obj);
+        for k in 0..n {
+            if layout.slot_type(shape, k).is_ref() {
+                visit(words[first + k], &mut number, &mut order);
+            }
+        }
+    }
+    let obs = |v: RawValue| match v {
+        RawValue::Int(i) => Observed::Int(i),
+        RawValue::Ref(0) => Observed::Null,
+        // Every traced or returned reference is a root, hence numbered.
+        RawValue::Ref(r) => number.get(&r).map_or(Observed::Null, |&n| Observed::Obj(n)),
+    };
+    let word = |w: u64, is_ref: bool| {
+        if is_ref {
+            obs(RawValue::Ref(w))
+        } else {
+            Observed::Int(w as i64)
+        }
+    };
+    let mut heap = Vec::new();
+    for (g, decl) in m.globals.iter().enumerate() {
+        heap.push(HeapEntry::Global {
+            name: decl.name.clone(),
+            value: word(words[GLOBALS_BASE + g], decl.ty.is_ref()),
+        });
+    }
+    for (id, &obj) in order.iter().enumerate() {
+        let (shape, first, n) = layout.slots(words, obj);
+        let id = id as u32;
+        heap.push(match shape {
+            Shape::Struct(s) => {
+                let decl = m.struct_decl(s);
+                HeapEntry::Struct {
+                    id,
+                    ty: decl.name.clone(),
+                    fields: decl
+                        .fields
+                        .iter()
+                        .enumerate()
+                        .map(|(k, fd)| (fd.name.clone(), word(words[first + k], fd.ty.is_ref())))
+                        .collect(),
+                }
+            }
+            Shape::Array(e) => HeapEntry::Array {
+                id,
+                ty: m.type_name(e.array_of()),
+                elems: (0..n).map(|k| word(words[first + k], e.is_ref())).collect(),
+            },
+        });
+    }
+    let outcome = match trap {
+        Some(t) => Outcome::Trap(t),
+        None => Outcome::Return(returned.map(obs)),
+    };
+    Behaviour {
+        outcome,
+        trace: raw_trace.iter().map(|&v| obs(v)).collect(),
+        heap,
+    }
+}
