@@ -247,7 +247,9 @@ impl Reach {
             NULL_CANON
         } else {
             // Unreached references (not readable) hash to one marker.
-            self.number.get(&word).map_or(NULL_CANON - 1, |&n| n | 1 << 62)
+            self.number
+                .get(&word)
+                .map_or(NULL_CANON - 1, |&n| n | 1 << 62)
         }
     }
 }
@@ -276,7 +278,13 @@ fn step(
 ) -> u64 {
     let everything = Perm::everything();
     let (name_hash, arg_mask, ret, reads, writes) = if callee == VOLATILE {
-        (info.volatile_hash, volatile_mask, None, &everything, &everything)
+        (
+            info.volatile_hash,
+            volatile_mask,
+            None,
+            &everything,
+            &everything,
+        )
     } else {
         let e = &info.externs[callee as usize];
         (e.name_hash, e.param_ref_mask, e.ret, &e.reads, &e.writes)
@@ -340,7 +348,10 @@ fn step(
             if log {
                 ctx.accesses.push((AccessKind::Read, global_loc(g)));
             }
-            result = mix(mix(result, g as u64), reach.canon(heap[GLOBALS_BASE + g], ty.is_ref()));
+            result = mix(
+                mix(result, g as u64),
+                reach.canon(heap[GLOBALS_BASE + g], ty.is_ref()),
+            );
         }
     }
     for (n, &obj) in reach.order.iter().enumerate() {
@@ -355,7 +366,10 @@ fn step(
                     ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
                 }
                 let ty = layout.slot_type(shape, k);
-                result = mix(mix(result, k as u64), reach.canon(heap[first + k], ty.is_ref()));
+                result = mix(
+                    mix(result, k as u64),
+                    reach.canon(heap[first + k], ty.is_ref()),
+                );
             }
         }
     }
@@ -375,16 +389,21 @@ fn step(
             0
         }
     };
-    let rewrite = |word: &mut u64, ty: Type, obj_no: u64, k: usize, loc: AccessLoc, acc: &mut Vec<(AccessKind, AccessLoc)>| {
+    let rewrite = |word: &mut u64,
+                   ty: Type,
+                   obj_no: u64,
+                   k: usize,
+                   loc: AccessLoc,
+                   acc: &mut Vec<(AccessKind, AccessLoc)>| {
         let c = mix(mix(seed, obj_no), k as u64);
         let changed = if ty.is_ref() {
-            if c % 4 == 0 {
+            if c.is_multiple_of(4) {
                 *word = pick(mix(c, 0x5eed), ty);
                 true
             } else {
                 false
             }
-        } else if c % 10 != 0 {
+        } else if !c.is_multiple_of(10) {
             let old = *word;
             let mut new = mix(c, old);
             if new == old {
@@ -402,7 +421,14 @@ fn step(
     let mut acc = std::mem::take(&mut ctx.accesses);
     for (g, &ty) in layout.globals.iter().enumerate() {
         if writes.global(g) {
-            rewrite(&mut heap[GLOBALS_BASE + g], ty, GLOBALS_OBJ, g, global_loc(g), &mut acc);
+            rewrite(
+                &mut heap[GLOBALS_BASE + g],
+                ty,
+                GLOBALS_OBJ,
+                g,
+                global_loc(g),
+                &mut acc,
+            );
         }
     }
     for (n, &obj) in reach.order.iter().enumerate() {
@@ -410,7 +436,14 @@ fn step(
         for k in 0..len {
             if writes.slot(shape, k) {
                 let ty = layout.slot_type(shape, k);
-                rewrite(&mut heap[first + k], ty, n as u64, k, slot_loc(shape, k), &mut acc);
+                rewrite(
+                    &mut heap[first + k],
+                    ty,
+                    n as u64,
+                    k,
+                    slot_loc(shape, k),
+                    &mut acc,
+                );
             }
         }
     }

@@ -5,8 +5,10 @@ use crate::access::{AccessKind, AccessLoc, AccessObserver, NoObserver, Site};
 use crate::config::{Config, TrapKind};
 use crate::env::{loadstar_env_step, EnvContext, EnvInfo, VOLATILE};
 use crate::heap::{build_initial, validate_inputs, Heap, Layout};
-use crate::lower::{lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF};
-use crate::observe::{observe, Behaviour, RawValue};
+use crate::lower::{
+    lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF,
+};
+use crate::observe::{observe, Behaviour, FinalState, RawValue};
 use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
 
 pub use crate::heap::InputError;
@@ -83,7 +85,12 @@ impl<'m> Program<'m> {
     }
 
     /// Run `func` on `inputs`, or say why the inputs do not fit it.
-    pub fn try_run(&self, func: FuncId, inputs: &InputSpec, config: &Config) -> Result<Execution, InputError> {
+    pub fn try_run(
+        &self,
+        func: FuncId,
+        inputs: &InputSpec,
+        config: &Config,
+    ) -> Result<Execution, InputError> {
         self.run_observed(func, inputs, config, &mut NoObserver)
     }
 
@@ -108,9 +115,27 @@ impl<'m> Program<'m> {
             Ok(init) => (init.heap, init.params),
             Err(trap) => {
                 // The inputs alone exceed the heap budget.
-                let empty = Heap { words: vec![0; 1 + layout.globals.len()], budget: 0 };
-                let behaviour = observe(self.module, layout, &empty.words, &[], None, &[], &[], Some(trap));
-                return Ok(Execution { behaviour, fuel_used: 0, steps: 0 });
+                let empty = Heap {
+                    words: vec![0; 1 + layout.globals.len()],
+                    budget: 0,
+                };
+                let behaviour = observe(
+                    self.module,
+                    layout,
+                    &FinalState {
+                        words: &empty.words,
+                        entry_roots: &[],
+                        returned: None,
+                        escaped: &[],
+                        trace: &[],
+                        trap: Some(trap),
+                    },
+                );
+                return Ok(Execution {
+                    behaviour,
+                    fuel_used: 0,
+                    steps: 0,
+                });
             }
         };
         let entry_roots: Vec<u64> = params
@@ -136,7 +161,11 @@ impl<'m> Program<'m> {
         let (returned, trap) = match result {
             Ok(None) => (None, None),
             Ok(Some(w)) => (
-                Some(if lf.returns_ref { RawValue::Ref(w) } else { RawValue::Int(w as i64) }),
+                Some(if lf.returns_ref {
+                    RawValue::Ref(w)
+                } else {
+                    RawValue::Int(w as i64)
+                }),
                 None,
             ),
             Err(t) => (None, Some(t)),
@@ -144,12 +173,14 @@ impl<'m> Program<'m> {
         let behaviour = observe(
             self.module,
             layout,
-            &m.heap.words,
-            &entry_roots,
-            returned,
-            &m.env.escaped,
-            &m.trace,
-            trap,
+            &FinalState {
+                words: &m.heap.words,
+                entry_roots: &entry_roots,
+                returned,
+                escaped: &m.env.escaped,
+                trace: &m.trace,
+                trap,
+            },
         );
         Ok(Execution {
             behaviour,
@@ -201,7 +232,13 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         // SAFETY: the context describes the live arena and the program's env
         // info; `args` holds `len` words; references are valid object offsets.
         let r = unsafe {
-            loadstar_env_step(&mut self.env, callee, self.args.as_ptr(), self.args.len() as u32, mask)
+            loadstar_env_step(
+                &mut self.env,
+                callee,
+                self.args.as_ptr(),
+                self.args.len() as u32,
+                mask,
+            )
         };
         if O::ENABLED {
             let acc = std::mem::take(&mut self.env.accesses);
@@ -222,7 +259,10 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             let (shape, first, n) = layout.slots(words, o);
             for k in 0..n {
                 let loc = match shape {
-                    crate::heap::Shape::Struct(s) => EffectLoc::Field(FieldRef { ty: StructId(s.0), index: k as u32 }),
+                    crate::heap::Shape::Struct(s) => EffectLoc::Field(FieldRef {
+                        ty: StructId(s.0),
+                        index: k as u32,
+                    }),
                     crate::heap::Shape::Array(e) => EffectLoc::Elements(e),
                 };
                 out.push((AccessKind::Read, AccessLoc::Heap(loc)));
@@ -403,7 +443,12 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                     observe_op!();
                     self.heap.words[w as usize] = rd!(v);
                 }
-                Op::Volatile { base, index, value, flags } => {
+                Op::Volatile {
+                    base,
+                    index,
+                    value,
+                    flags,
+                } => {
                     self.args.clear();
                     let mut mask = 0u64;
                     if flags & VF_BASE != 0 {
@@ -441,7 +486,12 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                     for (&src, &dst) in arg_slots.iter().zip(&callee.params) {
                         self.regs[new_fp + dst as usize] = self.regs[fp + src as usize];
                     }
-                    self.frames.push(Frame { func: cur_idx, ret_pc: pc, fp, dst: d });
+                    self.frames.push(Frame {
+                        func: cur_idx,
+                        ret_pc: pc,
+                        fp,
+                        dst: d,
+                    });
                     cur_idx = func;
                     cur = callee;
                     code = &cur.code;

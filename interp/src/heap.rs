@@ -183,7 +183,12 @@ impl std::fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
-fn check_value(spec: &InputSpec, v: InputValue, ty: Type, what: &dyn Fn() -> String) -> Result<(), InputError> {
+fn check_value(
+    spec: &InputSpec,
+    v: InputValue,
+    ty: Type,
+    what: &dyn Fn() -> String,
+) -> Result<(), InputError> {
     let ok = match v {
         InputValue::Int(_) => ty.is_int(),
         InputValue::Null => ty.is_ref(),
@@ -196,12 +201,19 @@ fn check_value(spec: &InputSpec, v: InputValue, ty: Type, what: &dyn Fn() -> Str
     if ok {
         Ok(())
     } else {
-        Err(InputError(format!("{}: value {v:?} does not fit type {ty:?}", what())))
+        Err(InputError(format!(
+            "{}: value {v:?} does not fit type {ty:?}",
+            what()
+        )))
     }
 }
 
 /// Check that `spec` fits `param_types` and the module's globals and objects.
-pub fn validate_inputs(m: &Module, param_types: &[Type], spec: &InputSpec) -> Result<(), InputError> {
+pub fn validate_inputs(
+    m: &Module,
+    param_types: &[Type],
+    spec: &InputSpec,
+) -> Result<(), InputError> {
     if spec.params.len() != param_types.len() {
         return Err(InputError(format!(
             "expected {} parameters, the input binds {}",
@@ -256,7 +268,11 @@ pub fn validate_inputs(m: &Module, param_types: &[Type], spec: &InputSpec) -> Re
 
 /// Build the initial heap and parameter words from a validated spec.
 /// Fails with `heap_exhausted` when the inputs do not fit the budget.
-pub fn build_initial(layout: &Layout, spec: &InputSpec, budget: usize) -> Result<InitialState, TrapKind> {
+pub fn build_initial(
+    layout: &Layout,
+    spec: &InputSpec,
+    budget: usize,
+) -> Result<InitialState, TrapKind> {
     let mut heap = Heap::new(layout.globals.len(), budget)?;
     let mut addrs = Vec::with_capacity(spec.objects.len());
     for obj in &spec.objects {

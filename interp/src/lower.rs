@@ -14,7 +14,9 @@
 use crate::access::{AccessKind, AccessLoc};
 use crate::env::ref_mask;
 use crate::heap::array_header;
-use ir::{Addr, BinOp, Block, Callee, EffectLoc, Function, Inst, InstKind, Module, Type, UnOp, ValueDef};
+use ir::{
+    Addr, BinOp, Block, Callee, EffectLoc, Function, Inst, InstKind, Module, Type, UnOp, ValueDef,
+};
 
 /// An absent slot.
 pub const NONE: u32 = u32::MAX;
@@ -32,58 +34,219 @@ pub const VF_VALUE_REF: u32 = 8;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum Op {
-    Add { d: u32, a: u32, b: u32 },
-    Sub { d: u32, a: u32, b: u32 },
-    Mul { d: u32, a: u32, b: u32 },
-    And { d: u32, a: u32, b: u32 },
-    Or { d: u32, a: u32, b: u32 },
-    Xor { d: u32, a: u32, b: u32 },
-    Shl { d: u32, a: u32, b: u32 },
-    Lshr { d: u32, a: u32, b: u32 },
-    Ashr { d: u32, a: u32, b: u32 },
-    Sdiv { d: u32, a: u32, b: u32 },
-    Srem { d: u32, a: u32, b: u32 },
-    Eq { d: u32, a: u32, b: u32 },
-    Ne { d: u32, a: u32, b: u32 },
-    Slt { d: u32, a: u32, b: u32 },
-    Sle { d: u32, a: u32, b: u32 },
-    Sgt { d: u32, a: u32, b: u32 },
-    Sge { d: u32, a: u32, b: u32 },
-    Ult { d: u32, a: u32, b: u32 },
-    Ule { d: u32, a: u32, b: u32 },
-    Ugt { d: u32, a: u32, b: u32 },
-    Uge { d: u32, a: u32, b: u32 },
-    Neg { d: u32, a: u32 },
-    Not { d: u32, a: u32 },
+    Add {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sub {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Mul {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    And {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Or {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Xor {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Shl {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Lshr {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ashr {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sdiv {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Srem {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Eq {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ne {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Slt {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sle {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sgt {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Sge {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ult {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ule {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Ugt {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Uge {
+        d: u32,
+        a: u32,
+        b: u32,
+    },
+    Neg {
+        d: u32,
+        a: u32,
+    },
+    Not {
+        d: u32,
+        a: u32,
+    },
     /// `copy`, and the moves of phi copies (not an IR step by itself).
-    Mov { d: u32, a: u32 },
-    Select { d: u32, c: u32, a: u32, b: u32 },
+    Mov {
+        d: u32,
+        a: u32,
+    },
+    Select {
+        d: u32,
+        c: u32,
+        a: u32,
+        b: u32,
+    },
     /// `new`: `sid` is the struct, `n` its field count.
-    New { d: u32, sid: u32, n: u32 },
+    New {
+        d: u32,
+        sid: u32,
+        n: u32,
+    },
     /// `newarray`: `shape` indexes [`crate::Program`]'s array headers.
-    NewArray { d: u32, len: u32, shape: u32 },
+    NewArray {
+        d: u32,
+        len: u32,
+        shape: u32,
+    },
     /// `off` is the word offset from the header (field index + 1).
-    LoadField { d: u32, o: u32, off: u32 },
-    StoreField { o: u32, off: u32, v: u32 },
-    LoadElem { d: u32, a: u32, i: u32 },
-    StoreElem { a: u32, i: u32, v: u32 },
-    Len { d: u32, a: u32 },
+    LoadField {
+        d: u32,
+        o: u32,
+        off: u32,
+    },
+    StoreField {
+        o: u32,
+        off: u32,
+        v: u32,
+    },
+    LoadElem {
+        d: u32,
+        a: u32,
+        i: u32,
+    },
+    StoreElem {
+        a: u32,
+        i: u32,
+        v: u32,
+    },
+    Len {
+        d: u32,
+        a: u32,
+    },
     /// `w` is the arena word of the global.
-    LoadGlobal { d: u32, w: u32 },
-    StoreGlobal { w: u32, v: u32 },
+    LoadGlobal {
+        d: u32,
+        w: u32,
+    },
+    StoreGlobal {
+        w: u32,
+        v: u32,
+    },
     /// The environment step before a volatile access (flags `VF_*`).
-    Volatile { base: u32, index: u32, value: u32, flags: u32 },
+    Volatile {
+        base: u32,
+        index: u32,
+        value: u32,
+        flags: u32,
+    },
     /// `call @f`: `args` indexes the function's argument pool, `n` arguments.
-    Call { d: u32, func: u32, args: u32, n: u32 },
-    CallExtern { d: u32, ext: u32, args: u32, n: u32 },
-    Escape { v: u32, is_ref: bool },
-    Guard { c: u32 },
+    Call {
+        d: u32,
+        func: u32,
+        args: u32,
+        n: u32,
+    },
+    CallExtern {
+        d: u32,
+        ext: u32,
+        args: u32,
+        n: u32,
+    },
+    Escape {
+        v: u32,
+        is_ref: bool,
+    },
+    Guard {
+        c: u32,
+    },
     /// `jmp`: `t` is a pc.
-    Jmp { t: u32 },
-    Br { c: u32, t: u32, e: u32 },
+    Jmp {
+        t: u32,
+    },
+    Br {
+        c: u32,
+        t: u32,
+        e: u32,
+    },
     /// The free jump at the end of a trampoline (no fuel, no steps).
-    Goto { t: u32 },
-    Ret { v: u32 },
+    Goto {
+        t: u32,
+    },
+    Ret {
+        v: u32,
+    },
     RetVoid,
     Unreachable,
 }
@@ -162,7 +325,13 @@ fn slot(v: ir::Value) -> u32 {
 }
 
 impl<'a> Lowerer<'a> {
-    fn emit(&mut self, op: Op, inst: Inst, remaining: u32, access: Option<(AccessKind, AccessLoc)>) -> usize {
+    fn emit(
+        &mut self,
+        op: Op,
+        inst: Inst,
+        remaining: u32,
+        access: Option<(AccessKind, AccessLoc)>,
+    ) -> usize {
         self.code.push(op);
         self.remaining.push(remaining);
         self.op_inst.push(inst);
@@ -230,12 +399,30 @@ impl<'a> Lowerer<'a> {
                 },
                 InstKind::New(s) => {
                     let n = self.m.structs.get(s.index()).map_or(0, |s| s.fields.len());
-                    self.emit(Op::New { d, sid: s.0, n: n as u32 }, i, rem, Some((AccessKind::Write, AccessLoc::Alloc)));
+                    self.emit(
+                        Op::New {
+                            d,
+                            sid: s.0,
+                            n: n as u32,
+                        },
+                        i,
+                        rem,
+                        Some((AccessKind::Write, AccessLoc::Alloc)),
+                    );
                     continue;
                 }
                 InstKind::NewArray { elem, len } => {
                     let shape = self.tables.array_shape(*elem);
-                    self.emit(Op::NewArray { d, len: slot(*len), shape }, i, rem, Some((AccessKind::Write, AccessLoc::Alloc)));
+                    self.emit(
+                        Op::NewArray {
+                            d,
+                            len: slot(*len),
+                            shape,
+                        },
+                        i,
+                        rem,
+                        Some((AccessKind::Write, AccessLoc::Alloc)),
+                    );
                     continue;
                 }
                 InstKind::Load { addr, volatile } => {
@@ -244,23 +431,49 @@ impl<'a> Lowerer<'a> {
                     }
                     let acc = Some((AccessKind::Read, self.addr_loc(addr)));
                     let op = match *addr {
-                        Addr::Field { base, field } => Op::LoadField { d, o: slot(base), off: field.index + 1 },
-                        Addr::Elem { base, index } => Op::LoadElem { d, a: slot(base), i: slot(index) },
-                        Addr::Global(g) => Op::LoadGlobal { d, w: crate::heap::GLOBALS_BASE as u32 + g.0 },
+                        Addr::Field { base, field } => Op::LoadField {
+                            d,
+                            o: slot(base),
+                            off: field.index + 1,
+                        },
+                        Addr::Elem { base, index } => Op::LoadElem {
+                            d,
+                            a: slot(base),
+                            i: slot(index),
+                        },
+                        Addr::Global(g) => Op::LoadGlobal {
+                            d,
+                            w: crate::heap::GLOBALS_BASE as u32 + g.0,
+                        },
                     };
                     self.emit(op, i, rem, acc);
                     continue;
                 }
-                InstKind::Store { addr, value, volatile } => {
+                InstKind::Store {
+                    addr,
+                    value,
+                    volatile,
+                } => {
                     if *volatile {
                         self.emit_volatile(addr, Some(*value), i, rem);
                     }
                     let acc = Some((AccessKind::Write, self.addr_loc(addr)));
                     let v = slot(*value);
                     let op = match *addr {
-                        Addr::Field { base, field } => Op::StoreField { o: slot(base), off: field.index + 1, v },
-                        Addr::Elem { base, index } => Op::StoreElem { a: slot(base), i: slot(index), v },
-                        Addr::Global(g) => Op::StoreGlobal { w: crate::heap::GLOBALS_BASE as u32 + g.0, v },
+                        Addr::Field { base, field } => Op::StoreField {
+                            o: slot(base),
+                            off: field.index + 1,
+                            v,
+                        },
+                        Addr::Elem { base, index } => Op::StoreElem {
+                            a: slot(base),
+                            i: slot(index),
+                            v,
+                        },
+                        Addr::Global(g) => Op::StoreGlobal {
+                            w: crate::heap::GLOBALS_BASE as u32 + g.0,
+                            v,
+                        },
                     };
                     self.emit(op, i, rem, acc);
                     continue;
@@ -271,13 +484,31 @@ impl<'a> Lowerer<'a> {
                     self.arg_pool.extend(args.iter().map(|&v| slot(v)));
                     let n = args.len() as u32;
                     match callee {
-                        Callee::Func(f) => Op::Call { d, func: f.0, args: start, n },
-                        Callee::Extern(e) => Op::CallExtern { d, ext: e.0, args: start, n },
+                        Callee::Func(f) => Op::Call {
+                            d,
+                            func: f.0,
+                            args: start,
+                            n,
+                        },
+                        Callee::Extern(e) => Op::CallExtern {
+                            d,
+                            ext: e.0,
+                            args: start,
+                            n,
+                        },
                     }
                 }
                 InstKind::Escape(v) => {
                     let is_ref = self.f.value_type(*v).is_ref();
-                    self.emit(Op::Escape { v: slot(*v), is_ref }, i, rem, Some((AccessKind::Write, AccessLoc::Output)));
+                    self.emit(
+                        Op::Escape {
+                            v: slot(*v),
+                            is_ref,
+                        },
+                        i,
+                        rem,
+                        Some((AccessKind::Write, AccessLoc::Output)),
+                    );
                     continue;
                 }
                 InstKind::Guard(c) => Op::Guard { c: slot(*c) },
@@ -300,7 +531,16 @@ impl<'a> Lowerer<'a> {
                         }
                     };
                     let (lt, le) = (label(*t, tramps), label(*e, tramps));
-                    let pc = self.emit(Op::Br { c: slot(*c), t: 0, e: 0 }, i, rem, None);
+                    let pc = self.emit(
+                        Op::Br {
+                            c: slot(*c),
+                            t: 0,
+                            e: 0,
+                        },
+                        i,
+                        rem,
+                        None,
+                    );
                     self.fixups.push((pc, [Some(lt), Some(le)]));
                     terminated = true;
                     break;
@@ -351,7 +591,17 @@ impl<'a> Lowerer<'a> {
             }
         }
         // The step's own pc never traps by itself; its remaining count is the access's.
-        self.emit(Op::Volatile { base, index, value: vs, flags }, i, rem + 1, None);
+        self.emit(
+            Op::Volatile {
+                base,
+                index,
+                value: vs,
+                flags,
+            },
+            i,
+            rem + 1,
+            None,
+        );
     }
 }
 
@@ -410,7 +660,8 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
     let mut slots = f.values.len();
     for i in f.inst_iter() {
         let data = f.inst(i);
-        data.kind.for_each_operand(|v| slots = slots.max(v.index() + 1));
+        data.kind
+            .for_each_operand(|v| slots = slots.max(v.index() + 1));
         if let Some(r) = data.result {
             slots = slots.max(r.index() + 1);
         }
@@ -503,7 +754,11 @@ pub fn lower_module(m: &Module) -> (Vec<LoweredFunc>, Tables) {
         array_headers: Vec::new(),
         extern_ref_masks: m.externs.iter().map(|e| ref_mask(&e.params)).collect(),
     };
-    let funcs = m.funcs.iter().map(|f| lower_function(m, f, &mut tables)).collect();
+    let funcs = m
+        .funcs
+        .iter()
+        .map(|f| lower_function(m, f, &mut tables))
+        .collect();
     (funcs, tables)
 }
 

@@ -113,7 +113,10 @@ fn unary_select_copy() {
         fx.show(f, &ints(&[i64::MIN, 0])),
         "outcome: return -1\ntrace: -9223372036854775808, -1, -1\nheap:"
     );
-    assert_eq!(fx.show(f, &ints(&[5, 7])), "outcome: return -5\ntrace: -5, -8, -5\nheap:");
+    assert_eq!(
+        fx.show(f, &ints(&[5, 7])),
+        "outcome: return -5\ntrace: -5, -8, -5\nheap:"
+    );
 }
 
 #[test]

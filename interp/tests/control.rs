@@ -33,11 +33,17 @@ fn loop_needs_exactly_one_fuel_per_taken_branch() {
     for n in [1i64, 2, 10, 1000] {
         let k = 1 + n as u64; // the entry jmp, then one br per iteration
         let ok = fx.run_with(f, &ints(&[n]), &Config::with_fuel(k));
-        assert_eq!(ok.behaviour.to_string(), format!("outcome: return {n}\ntrace:\nheap:"));
+        assert_eq!(
+            ok.behaviour.to_string(),
+            format!("outcome: return {n}\ntrace:\nheap:")
+        );
         assert_eq!(ok.fuel_used, k);
         assert_eq!(ok.steps, 1 + 4 * n as u64 + 1);
         let short = fx.run_with(f, &ints(&[n]), &Config::with_fuel(k - 1));
-        assert_eq!(short.behaviour.to_string(), "outcome: trap out_of_fuel\ntrace:\nheap:");
+        assert_eq!(
+            short.behaviour.to_string(),
+            "outcome: trap out_of_fuel\ntrace:\nheap:"
+        );
         assert_eq!(short.fuel_used, k - 1);
         assert!(TrapKind::OutOfFuel.is_inconclusive());
     }
@@ -90,9 +96,18 @@ fn phis_are_parallel_copies_on_br_and_jmp_edges() {
     for latch in [false, true] {
         let mut fx = Fx::new();
         let f = swapping_loop(&mut fx, latch);
-        assert_eq!(fx.show(f, &ints(&[1])), "outcome: return 1\ntrace: 1, 2\nheap:");
-        assert_eq!(fx.show(f, &ints(&[2])), "outcome: return 2\ntrace: 2, 1\nheap:");
-        assert_eq!(fx.show(f, &ints(&[3])), "outcome: return 3\ntrace: 1, 2\nheap:");
+        assert_eq!(
+            fx.show(f, &ints(&[1])),
+            "outcome: return 1\ntrace: 1, 2\nheap:"
+        );
+        assert_eq!(
+            fx.show(f, &ints(&[2])),
+            "outcome: return 2\ntrace: 2, 1\nheap:"
+        );
+        assert_eq!(
+            fx.show(f, &ints(&[3])),
+            "outcome: return 3\ntrace: 1, 2\nheap:"
+        );
     }
 }
 
@@ -113,7 +128,10 @@ fn br_on_any_nonzero_and_diamond_phi() {
         let r = b.phi(Type::I64, vec![(t, ten), (e, twenty)]);
         b.ret(Some(r));
     });
-    assert_eq!(fx.show(f, &ints(&[-5])), "outcome: return 10\ntrace:\nheap:");
+    assert_eq!(
+        fx.show(f, &ints(&[-5])),
+        "outcome: return 10\ntrace:\nheap:"
+    );
     assert_eq!(fx.show(f, &ints(&[0])), "outcome: return 20\ntrace:\nheap:");
     assert_eq!(fx.run(f, &ints(&[0])).fuel_used, 2);
 }
@@ -126,14 +144,23 @@ fn guard_and_unreachable_trap() {
         b.guard(p[0]);
         b.ret(Some(p[0]));
     });
-    assert_eq!(fx.show(g, &ints(&[3])), "outcome: return 3\ntrace: 3\nheap:");
-    assert_eq!(fx.show(g, &ints(&[0])), "outcome: trap guard_failed\ntrace: 0\nheap:");
+    assert_eq!(
+        fx.show(g, &ints(&[3])),
+        "outcome: return 3\ntrace: 3\nheap:"
+    );
+    assert_eq!(
+        fx.show(g, &ints(&[0])),
+        "outcome: trap guard_failed\ntrace: 0\nheap:"
+    );
     let u = fx.func("u", &[], None, |b, _| {
         let one = b.iconst(1);
         b.escape(one);
         b.unreachable();
     });
-    assert_eq!(fx.show(u, &ints(&[])), "outcome: trap unreachable\ntrace: 1\nheap:");
+    assert_eq!(
+        fx.show(u, &ints(&[])),
+        "outcome: trap unreachable\ntrace: 1\nheap:"
+    );
 }
 
 #[test]
@@ -164,7 +191,10 @@ fn calls_pass_arguments_and_return_values() {
         b.ret(dd);
     });
     let e = fx.run(main, &ints(&[5]));
-    assert_eq!(e.behaviour.to_string(), "outcome: return 20\ntrace: 10\nheap:");
+    assert_eq!(
+        e.behaviour.to_string(),
+        "outcome: return 20\ntrace: 10\nheap:"
+    );
     assert_eq!(e.fuel_used, 3, "one unit per call");
     assert_eq!(e.steps, 4 + 2 + 2 + 2);
 }
@@ -192,12 +222,27 @@ fn depth_fn(fx: &mut Fx) -> FuncId {
 fn recursion_up_to_64_frames_and_stack_overflow_beyond() {
     let mut fx = Fx::new();
     let f = depth_fn(&mut fx);
-    assert_eq!(fx.show(f, &ints(&[10])), "outcome: return 10\ntrace:\nheap:");
+    assert_eq!(
+        fx.show(f, &ints(&[10])),
+        "outcome: return 10\ntrace:\nheap:"
+    );
     // depth(63) uses 64 frames (the entry frame included).
-    assert_eq!(fx.show(f, &ints(&[63])), "outcome: return 63\ntrace:\nheap:");
-    assert_eq!(fx.show(f, &ints(&[64])), "outcome: trap stack_overflow\ntrace:\nheap:");
-    let small = Config { max_depth: 3, ..Config::default() };
-    assert_eq!(fx.run_with(f, &ints(&[2]), &small).behaviour.to_string(), "outcome: return 2\ntrace:\nheap:");
+    assert_eq!(
+        fx.show(f, &ints(&[63])),
+        "outcome: return 63\ntrace:\nheap:"
+    );
+    assert_eq!(
+        fx.show(f, &ints(&[64])),
+        "outcome: trap stack_overflow\ntrace:\nheap:"
+    );
+    let small = Config {
+        max_depth: 3,
+        ..Config::default()
+    };
+    assert_eq!(
+        fx.run_with(f, &ints(&[2]), &small).behaviour.to_string(),
+        "outcome: return 2\ntrace:\nheap:"
+    );
     assert_eq!(
         fx.run_with(f, &ints(&[3]), &small).behaviour.outcome,
         Outcome::Trap(TrapKind::StackOverflow)
@@ -221,10 +266,16 @@ fn trap_inside_a_callee_keeps_the_trace_and_step_count_is_exact() {
         b.ret(Some(r));
     });
     let ok = fx.run(main, &ints(&[2]));
-    assert_eq!(ok.behaviour.to_string(), "outcome: return 10\ntrace: 2, 3\nheap:");
+    assert_eq!(
+        ok.behaviour.to_string(),
+        "outcome: return 10\ntrace: 2, 3\nheap:"
+    );
     assert_eq!(ok.steps, 3 + 4);
     let bad = fx.run(main, &ints(&[0]));
-    assert_eq!(bad.behaviour.to_string(), "outcome: trap div_by_zero\ntrace: 0\nheap:");
+    assert_eq!(
+        bad.behaviour.to_string(),
+        "outcome: trap div_by_zero\ntrace: 0\nheap:"
+    );
     // main: call; div: escape, sdiv (the trapping one counts).
     assert_eq!(bad.steps, 3);
 }
@@ -235,9 +286,17 @@ fn fuel_boundary_with_calls() {
     let f = depth_fn(&mut fx);
     // depth(n): n calls, one br per frame (n + 1 frames).
     let k = 5 + 6;
-    assert_eq!(fx.run_with(f, &ints(&[5]), &Config::with_fuel(k)).behaviour.outcome.to_string(), "return 5");
     assert_eq!(
-        fx.run_with(f, &ints(&[5]), &Config::with_fuel(k - 1)).behaviour.outcome,
+        fx.run_with(f, &ints(&[5]), &Config::with_fuel(k))
+            .behaviour
+            .outcome
+            .to_string(),
+        "return 5"
+    );
+    assert_eq!(
+        fx.run_with(f, &ints(&[5]), &Config::with_fuel(k - 1))
+            .behaviour
+            .outcome,
         Outcome::Trap(TrapKind::OutOfFuel)
     );
 }

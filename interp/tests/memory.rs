@@ -57,9 +57,18 @@ fn newarray_length_limits() {
         b.ret(Some(n));
     });
     assert_eq!(fx.show(f, &ints(&[0])), "outcome: return 0\ntrace:\nheap:");
-    assert_eq!(fx.show(f, &ints(&[65536])), "outcome: return 65536\ntrace:\nheap:");
-    assert_eq!(fx.show(f, &ints(&[65537])), "outcome: trap bad_length\ntrace:\nheap:");
-    assert_eq!(fx.show(f, &ints(&[-1])), "outcome: trap bad_length\ntrace:\nheap:");
+    assert_eq!(
+        fx.show(f, &ints(&[65536])),
+        "outcome: return 65536\ntrace:\nheap:"
+    );
+    assert_eq!(
+        fx.show(f, &ints(&[65537])),
+        "outcome: trap bad_length\ntrace:\nheap:"
+    );
+    assert_eq!(
+        fx.show(f, &ints(&[-1])),
+        "outcome: trap bad_length\ntrace:\nheap:"
+    );
 }
 
 #[test]
@@ -125,7 +134,10 @@ fn out_of_bounds_both_sides() {
         let a = s.arr(Type::I64, vec![int(3), int(4)]);
         s.params(vec![a, int(i)])
     };
-    assert_eq!(fx.show(load, &inputs(1)), "outcome: return 4\ntrace:\nheap: #0 = [i64]{3, 4}");
+    assert_eq!(
+        fx.show(load, &inputs(1)),
+        "outcome: return 4\ntrace:\nheap: #0 = [i64]{3, 4}"
+    );
     for i in [2, -1, i64::MIN] {
         assert_eq!(
             fx.show(load, &inputs(i)),
@@ -136,7 +148,10 @@ fn out_of_bounds_both_sides() {
             "outcome: trap out_of_bounds\ntrace:\nheap: #0 = [i64]{3, 4}"
         );
     }
-    assert_eq!(fx.show(store, &inputs(0)), "outcome: return\ntrace:\nheap: #0 = [i64]{1, 4}");
+    assert_eq!(
+        fx.show(store, &inputs(0)),
+        "outcome: return\ntrace:\nheap: #0 = [i64]{1, 4}"
+    );
 }
 
 #[test]
@@ -276,11 +291,20 @@ fn heap_exhausted_with_a_small_budget() {
         b.ret(Some(n));
     });
     // 1 reserved word + (2 + n) array words + 3 object words must fit.
-    let config = Config { heap_words: 16, ..Config::default() };
+    let config = Config {
+        heap_words: 16,
+        ..Config::default()
+    };
     let e = fx.run_with(f, &ints(&[10]), &config);
-    assert_eq!(e.behaviour.to_string(), "outcome: return 10\ntrace: 10\nheap:");
+    assert_eq!(
+        e.behaviour.to_string(),
+        "outcome: return 10\ntrace: 10\nheap:"
+    );
     let e = fx.run_with(f, &ints(&[11]), &config);
-    assert_eq!(e.behaviour.to_string(), "outcome: trap heap_exhausted\ntrace: 11\nheap:");
+    assert_eq!(
+        e.behaviour.to_string(),
+        "outcome: trap heap_exhausted\ntrace: 11\nheap:"
+    );
     let e = fx.run_with(f, &ints(&[14]), &config);
     assert_eq!(e.behaviour.outcome, Outcome::Trap(TrapKind::HeapExhausted));
     assert_eq!(e.behaviour.trace.len(), 0, "the array itself did not fit");
@@ -308,7 +332,11 @@ fn volatile_step_reaches_its_own_argument_but_not_other_fresh_objects() {
     let e = fx.run(f, &ints(&[]));
     assert_eq!(e.behaviour.outcome.to_string(), "return 11");
     assert_eq!(e.behaviour.trace.len(), 1);
-    assert_eq!(e.behaviour, fx.run(f, &ints(&[])).behaviour, "deterministic");
+    assert_eq!(
+        e.behaviour,
+        fx.run(f, &ints(&[])).behaviour,
+        "deterministic"
+    );
 }
 
 #[test]
@@ -317,7 +345,13 @@ fn volatile_access_through_null_traps_after_its_step() {
     let (px, pt) = (fx.px(), fx.point_ty());
     let g = fx.global("g", Type::I64);
     let f = fx.func("main", &[pt], Some(Type::I64), |b, p| {
-        let r = b.load(Addr::Field { base: p[0], field: px }, true);
+        let r = b.load(
+            Addr::Field {
+                base: p[0],
+                field: px,
+            },
+            true,
+        );
         b.ret(Some(r));
     });
     let e = fx.run(f, &Spec::new().params(vec![InputValue::Null]));

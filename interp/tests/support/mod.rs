@@ -31,16 +31,28 @@ impl Fx {
     }
 
     pub fn px(&self) -> FieldRef {
-        FieldRef { ty: self.point, index: 0 }
+        FieldRef {
+            ty: self.point,
+            index: 0,
+        }
     }
     pub fn py(&self) -> FieldRef {
-        FieldRef { ty: self.point, index: 1 }
+        FieldRef {
+            ty: self.point,
+            index: 1,
+        }
     }
     pub fn val(&self) -> FieldRef {
-        FieldRef { ty: self.node, index: 0 }
+        FieldRef {
+            ty: self.node,
+            index: 0,
+        }
     }
     pub fn next(&self) -> FieldRef {
-        FieldRef { ty: self.node, index: 1 }
+        FieldRef {
+            ty: self.node,
+            index: 1,
+        }
     }
     pub fn point_ty(&self) -> Type {
         Type::object(self.point)
@@ -55,7 +67,12 @@ impl Fx {
 
     /// An extern without declared effects.
     pub fn ext(&mut self, name: &str, params: Vec<Type>, ret: Option<Type>) -> ir::ExternId {
-        self.m.add_extern(Extern { name: name.into(), params, ret, effects: None })
+        self.m.add_extern(Extern {
+            name: name.into(),
+            params,
+            ret,
+            effects: None,
+        })
     }
 
     /// An extern with declared effects.
@@ -158,7 +175,10 @@ fn obj_index(v: InputValue) -> usize {
 
 /// Inputs that are just integers.
 pub fn ints(vs: &[i64]) -> InputSpec {
-    InputSpec { params: vs.iter().map(|&v| InputValue::Int(v)).collect(), ..InputSpec::default() }
+    InputSpec {
+        params: vs.iter().map(|&v| InputValue::Int(v)).collect(),
+        ..InputSpec::default()
+    }
 }
 
 pub fn int(v: i64) -> InputValue {
