@@ -397,13 +397,13 @@ fn step(
                    acc: &mut Vec<(AccessKind, AccessLoc)>| {
         let c = mix(mix(seed, obj_no), k as u64);
         let changed = if ty.is_ref() {
-            if c % 4 == 0 {
+            if c.is_multiple_of(4) {
                 *word = pick(mix(c, 0x5eed), ty);
                 true
             } else {
                 false
             }
-        } else if c % 10 != 0 {
+        } else if !c.is_multiple_of(10) {
             let old = *word;
             let mut new = mix(c, old);
             if new == old {
