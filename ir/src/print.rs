@@ -253,19 +253,48 @@ fn type_text(m: &Module, t: Type) -> String {
     m.type_name(t)
 }
 
+/// The array type to write for a `null` element base: the load's result type
+/// or the stored value's type as element (a reference element type when the
+/// stored value is `null` too; any one fits, the access traps either way).
+fn null_array_type(m: &Module, f: &Function, data: &crate::function::InstData) -> Type {
+    let ty_of = |v: Value| f.values.get(v.index()).map_or(Type::NULL, |d| d.ty);
+    let elem = match &data.kind {
+        InstKind::Load { .. } => data.result.map_or(Type::NULL, ty_of),
+        InstKind::Store { value, .. } => ty_of(*value),
+        _ => Type::NULL,
+    };
+    if elem != Type::NULL {
+        return elem.array_of();
+    }
+    if m.structs.is_empty() {
+        Type::I64.array_of().array_of()
+    } else {
+        Type::object(crate::entities::StructId::new(0)).array_of()
+    }
+}
+
 /// Print one instruction on one line without indentation, e.g. `%c = add %a, 5`.
 pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String {
     let Some(data) = f.insts.get(inst.index()) else {
         return format!("<bad instruction {}>", inst.index());
     };
     let v = |x: Value| names.value(x).to_string();
+    // A null base prints with its type, `(null: T)`, so the field or element
+    // resolves when the text is parsed again (a pass may forward a stored null).
+    let base_text = |base: Value, ty: String| {
+        if f.values.get(base.index()).is_some_and(|d| d.def == ValueDef::Null) {
+            format!("(null: {ty})")
+        } else {
+            v(base)
+        }
+    };
     let addr = |a: &Addr| match *a {
         Addr::Field { base, field } => format!(
             "{}.{}",
-            v(base),
+            base_text(base, m.type_name(Type::object(field.ty))),
             field_text(m, field.ty.index(), field.index as usize, false)
         ),
-        Addr::Elem { base, index } => format!("{}[{}]", v(base), v(index)),
+        Addr::Elem { base, index } => format!("{}[{}]", base_text(base, m.type_name(null_array_type(m, f, data))), v(index)),
         Addr::Global(g) => global_name(m, g.index()),
     };
     let mn = data.kind.mnemonic();

@@ -26,6 +26,26 @@ pub struct TypeExpr {
     pub pos: Pos,
 }
 
+/// The base of a field or element address.
+#[derive(Clone, Debug)]
+pub enum AddrBase {
+    /// `%o`.
+    Value(Name),
+    /// `(null: T)`: the null constant at a declared type, so that the field or
+    /// element can be resolved (an access through it always traps).
+    Null(TypeExpr),
+}
+
+impl AddrBase {
+    /// Where the base was written.
+    pub fn pos(&self) -> Pos {
+        match self {
+            AddrBase::Value(n) => n.pos,
+            AddrBase::Null(t) => t.pos,
+        }
+    }
+}
+
 /// A whole file.
 #[derive(Default, Debug)]
 pub struct AstModule {
@@ -122,9 +142,9 @@ pub enum Operand {
 #[derive(Debug)]
 pub enum AstAddr {
     /// `%o.f`.
-    Field(Name, Name),
+    Field(AddrBase, Name),
     /// `%a[i]`.
-    Elem(Name, Operand),
+    Elem(AddrBase, Operand),
     /// `@g`.
     Global(Name),
 }

@@ -379,11 +379,18 @@ impl<'a> FuncResolver<'a> {
         Ok(())
     }
 
+    fn check_base(&self, b: &AddrBase) -> PResult<()> {
+        match b {
+            AddrBase::Value(n) => self.value(n).map(drop),
+            AddrBase::Null(t) => self.d.resolve_type(t).map(drop),
+        }
+    }
+
     fn check_addr(&self, a: &AstAddr) -> PResult<()> {
         match a {
-            AstAddr::Field(b, _) => self.value(b).map(drop),
+            AstAddr::Field(b, _) => self.check_base(b),
             AstAddr::Elem(b, i) => {
-                self.value(b)?;
+                self.check_base(b)?;
                 self.check_operand(i)
             }
             AstAddr::Global(g) => self.global(g).map(drop),
@@ -446,39 +453,51 @@ impl<'a> FuncResolver<'a> {
 
     /// A value's known type, for field and element resolution, with the
     /// errors of a base that has no fields or is no array.
-    fn base_struct(&self, base: &Name, field: &Name) -> PResult<Option<FieldRef>> {
-        let v = self.value(base)?;
-        let Some(t) = self.known[v.index()] else {
+    /// The static type of an address base (`None` while still unknown) and how
+    /// to name it in errors.
+    fn base_type(&self, base: &AddrBase) -> PResult<(Option<Type>, String)> {
+        match base {
+            AddrBase::Value(n) => {
+                let v = self.value(n)?;
+                Ok((self.known[v.index()], format!("%{}", n.text)))
+            }
+            AddrBase::Null(t) => {
+                let ty = self.d.resolve_type(t)?;
+                Ok((Some(ty), format!("(null: {})", self.m.type_name(ty))))
+            }
+        }
+    }
+
+    fn base_struct(&self, base: &AddrBase, field: &Name) -> PResult<Option<FieldRef>> {
+        let (Some(t), what) = self.base_type(base)? else {
             return Ok(None);
         };
         match t.as_struct() {
             Some(s) => field_of(self.d, self.m, s, field).map(Some),
             None => Err(self.err(
-                base.pos,
-                format!(
-                    "%{} has type {}, which has no fields",
-                    base.text,
-                    self.m.type_name(t)
-                ),
+                base.pos(),
+                format!("{what} has type {}, which has no fields", self.m.type_name(t)),
             )),
         }
     }
 
-    fn base_elem(&self, base: &Name) -> PResult<Option<Type>> {
-        let v = self.value(base)?;
-        let Some(t) = self.known[v.index()] else {
+    fn base_elem(&self, base: &AddrBase) -> PResult<Option<Type>> {
+        let (Some(t), what) = self.base_type(base)? else {
             return Ok(None);
         };
         match t.elem() {
             Some(e) => Ok(Some(e)),
             None => Err(self.err(
-                base.pos,
-                format!(
-                    "%{} has type {}, which is not an array",
-                    base.text,
-                    self.m.type_name(t)
-                ),
+                base.pos(),
+                format!("{what} has type {}, which is not an array", self.m.type_name(t)),
             )),
+        }
+    }
+
+    fn base_value(&mut self, base: &AddrBase) -> PResult<Value> {
+        match base {
+            AddrBase::Value(n) => self.value(n),
+            AddrBase::Null(_) => Ok(self.func.null()),
         }
     }
 
@@ -561,16 +580,16 @@ impl<'a> FuncResolver<'a> {
     fn addr(&mut self, a: &AstAddr) -> PResult<Addr> {
         Ok(match a {
             AstAddr::Field(b, f) => {
-                let base = self.value(b)?;
-                let field = self.base_struct(b, f)?.ok_or_else(|| {
-                    self.err(b.pos, format!("the type of %{} is unknown", b.text))
-                })?;
+                let base = self.base_value(b)?;
+                let field = self
+                    .base_struct(b, f)?
+                    .ok_or_else(|| self.err(b.pos(), "the type of the address base is unknown".to_string()))?;
                 Addr::Field { base, field }
             }
             AstAddr::Elem(b, i) => {
-                let base = self.value(b)?;
+                let base = self.base_value(b)?;
                 if self.base_elem(b)?.is_none() {
-                    return Err(self.err(b.pos, format!("the type of %{} is unknown", b.text)));
+                    return Err(self.err(b.pos(), "the type of the address base is unknown".to_string()));
                 }
                 let index = self.operand(i)?;
                 Addr::Elem { base, index }

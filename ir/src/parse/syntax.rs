@@ -295,10 +295,21 @@ fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
     if let Tok::Global(_) = c.peek().tok {
         return Ok(AstAddr::Global(expect_global(c, "a global")?));
     }
-    let base = expect_local(
-        c,
-        &format!("an address ('%o.field', '%a[index]' or '@global') after '{mn}'"),
-    )?;
+    let base = if c.eat_punct('(') {
+        let (word, pos) = c.expect_ident("'null' after '(' in an address")?;
+        if word != "null" {
+            return Err(c.error_at(pos, format!("expected 'null' after '(' in an address, found '{word}'")));
+        }
+        c.expect_punct(':', "after 'null' in '(null: T)'")?;
+        let ty = parse_type(c, "the type of the null base")?;
+        c.expect_punct(')', "to close '(null: T)'")?;
+        AddrBase::Null(ty)
+    } else {
+        AddrBase::Value(expect_local(
+            c,
+            &format!("an address ('%o.field', '%a[index]', '(null: T).field' or '@global') after '{mn}'"),
+        )?)
+    };
     if c.eat_punct('.') {
         let field = expect_name(c, "a field name after '.'")?;
         Ok(AstAddr::Field(base, field))

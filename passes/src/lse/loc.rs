@@ -50,18 +50,23 @@ impl Subst {
         v
     }
 
+    /// What `v` is replaced by (following replacements only, not copies): the
+    /// value every use of `v` must be rewritten to.
+    pub fn resolve_replaced(&self, mut v: Value) -> Value {
+        for _ in 0..=self.map.len() {
+            match self.map.get(v.index()).copied().flatten() {
+                Some(next) if next != v => v = next,
+                _ => return v,
+            }
+        }
+        v
+    }
+
     /// Whether any replacement was recorded.
     pub fn is_empty(&self) -> bool {
         self.map.iter().all(Option::is_none)
     }
 
-    /// Every recorded replacement, resolved.
-    pub fn pairs(&self, func: &Function) -> Vec<(Value, Value)> {
-        (0..self.map.len())
-            .filter(|&i| self.map[i].is_some())
-            .map(|i| (Value::new(i), self.resolve(func, Value::new(i))))
-            .collect()
-    }
 }
 
 impl Loc {

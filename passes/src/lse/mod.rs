@@ -16,7 +16,7 @@ use crate::alias::AliasAnalysis;
 use crate::manager::Pass;
 use crate::stats::Stats;
 use clobber::Clobbers;
-use ir::{Function, Inst, InstKind, Module};
+use ir::{Function, Inst, InstKind, Module, Value};
 
 /// How many locations LSE tracks at one program point (Panda tracks 32 per object).
 pub const DEFAULT_CAP: usize = 32;
@@ -60,9 +60,15 @@ impl Lse {
         for &inst in &fw.removed {
             func.remove_inst(inst);
         }
-        for (from, to) in fw.subst.pairs(func) {
-            if from != to {
-                func.replace_all_uses(from, to);
+        if !fw.subst.is_empty() {
+            // One pass over the function: every operand to what it stands for now.
+            let map: Vec<Value> = (0..func.values.len())
+                .map(|i| fw.subst.resolve_replaced(Value::new(i)))
+                .collect();
+            for b in func.layout.clone() {
+                for &inst in &func.blocks[b.index()].insts {
+                    func.insts[inst.index()].kind.for_each_operand_mut(|v| *v = map[v.index()]);
+                }
             }
         }
         let phis_kept = remove_unused_phis(func, &fw.created_phis);
@@ -91,7 +97,11 @@ fn remove_unused_phis(func: &mut Function, created: &[Inst]) -> u64 {
     if created.is_empty() {
         return 0;
     }
-    let is_created = |i: Inst| created.contains(&i);
+    let mut created_mask = vec![false; func.insts.len()];
+    for &i in created {
+        created_mask[i.index()] = true;
+    }
+    let is_created = |i: Inst| created_mask[i.index()];
     let mut live = vec![false; func.insts.len()];
     let mut work: Vec<Inst> = Vec::new();
     for inst in func.inst_iter() {
