@@ -10,7 +10,7 @@
 //! * Result: `hash(s, name, canonical args, every readable reachable slot)`;
 //!   a reference-returning extern returns a reachable object of the return type
 //!   (or `null`) picked by that hash.
-//! * Writes: each writable `i64` slot is rewritten with probability ~9/10 to
+//! * Writes: every writable `i64` slot is rewritten to
 //!   `hash(step seed, object number, slot, old value)` (never equal to the old
 //!   value); each writable reference slot is rewired with probability ~1/4 to a
 //!   reachable object of the slot's exact type, or `null`.
@@ -397,13 +397,15 @@ fn step(
                    acc: &mut Vec<(AccessKind, AccessLoc)>| {
         let c = mix(mix(seed, obj_no), k as u64);
         let changed = if ty.is_ref() {
-            if c % 4 == 0 {
+            if c.is_multiple_of(4) {
                 *word = pick(mix(c, 0x5eed), ty);
                 true
             } else {
                 false
             }
-        } else if c % 10 != 0 {
+        } else {
+            // IR.md §6: every writable i64 slot gets a new value, never the old
+            // one, so a stale copy of the old value is never accidentally right.
             let old = *word;
             let mut new = mix(c, old);
             if new == old {
@@ -411,8 +413,6 @@ fn step(
             }
             *word = new;
             true
-        } else {
-            false
         };
         if changed && log {
             acc.push((AccessKind::Write, loc));

@@ -8,7 +8,7 @@ use crate::heap::{build_initial, validate_inputs, Heap, Layout};
 use crate::lower::{
     lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF,
 };
-use crate::observe::{observe, Behaviour, RawValue};
+use crate::observe::{observe, Behaviour, FinalState, RawValue};
 use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
 
 pub use crate::heap::InputError;
@@ -122,12 +122,14 @@ impl<'m> Program<'m> {
                 let behaviour = observe(
                     self.module,
                     layout,
-                    &empty.words,
-                    &[],
-                    None,
-                    &[],
-                    &[],
-                    Some(trap),
+                    &FinalState {
+                        words: &empty.words,
+                        entry_roots: &[],
+                        returned: None,
+                        escaped: &[],
+                        trace: &[],
+                        trap: Some(trap),
+                    },
                 );
                 return Ok(Execution {
                     behaviour,
@@ -171,12 +173,14 @@ impl<'m> Program<'m> {
         let behaviour = observe(
             self.module,
             layout,
-            &m.heap.words,
-            &entry_roots,
-            returned,
-            &m.env.escaped,
-            &m.trace,
-            trap,
+            &FinalState {
+                words: &m.heap.words,
+                entry_roots: &entry_roots,
+                returned,
+                escaped: &m.env.escaped,
+                trace: &m.trace,
+                trap,
+            },
         );
         Ok(Execution {
             behaviour,

@@ -152,17 +152,32 @@ pub enum RawValue {
     Ref(u64),
 }
 
+/// The raw final state of an execution, before numbering.
+pub struct FinalState<'a> {
+    /// The arena.
+    pub words: &'a [u64],
+    /// The reference arguments at entry.
+    pub entry_roots: &'a [u64],
+    /// The returned value, if the function returned one.
+    pub returned: Option<RawValue>,
+    /// Escaped objects in escape order.
+    pub escaped: &'a [u64],
+    /// The output trace.
+    pub trace: &'a [RawValue],
+    /// The trap, if the execution trapped.
+    pub trap: Option<TrapKind>,
+}
+
 /// Observe the final state: walk from the roots and name every object.
-pub fn observe(
-    m: &Module,
-    layout: &Layout,
-    words: &[u64],
-    entry_roots: &[u64],
-    returned: Option<RawValue>,
-    escaped: &[u64],
-    raw_trace: &[RawValue],
-    trap: Option<TrapKind>,
-) -> Behaviour {
+pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
+    let FinalState {
+        words,
+        entry_roots,
+        returned,
+        escaped,
+        trace: raw_trace,
+        trap,
+    } = *st;
     let mut number: FxHashMap<u64, u32> = FxHashMap::default();
     let mut order: Vec<u64> = Vec::new();
     let visit = |o: u64, number: &mut FxHashMap<u64, u32>, order: &mut Vec<u64>| {

@@ -259,13 +259,21 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
 }
 
 /// What a call of extern `e` reads and writes: World/World without declared
-/// effects, else exactly the declared leaves.
+/// effects, else exactly the declared leaves, plus a read of `Output` (the set
+/// of escaped objects, which is part of every step's reach).
 pub fn extern_effects(m: &Module, e: ExternId) -> (HeapSet, HeapSet) {
     let declared = m.externs.get(e.index()).and_then(|x| x.effects.as_ref());
     match declared {
         None => (smallvec![HeapNode::World], smallvec![HeapNode::World]),
+        // Every environment step also reads which objects have escaped (its reach
+        // includes them, IR.md §6): that set is part of the output, so an extern
+        // never moves across an `escape`, whatever else it declares.
         Some(eff) => (
-            eff.reads.iter().map(|&l| effect_loc_node(l)).collect(),
+            eff.reads
+                .iter()
+                .map(|&l| effect_loc_node(l))
+                .chain(std::iter::once(HeapNode::Output))
+                .collect(),
             eff.writes.iter().map(|&l| effect_loc_node(l)).collect(),
         ),
     }

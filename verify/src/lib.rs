@@ -1,7 +1,8 @@
 //! loadstar's checking machinery and the library behind the `loadstar` binary:
-//! loading user files with positioned diagnostics, CFG rendering, and the
-//! command implementations.
+//! loading user files with positioned diagnostics, CFG rendering, the command
+//! implementations, and the filetest runner for the text corpus.
 
 pub mod commands;
 pub mod dot;
+pub mod filetest;
 pub mod load;

@@ -80,6 +80,21 @@ fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: 
                 ),
             );
         }
+        // `br %c, L, L` reaches L twice from one block: which edge was taken is
+        // not observable, so both entries must carry the same value.
+        let mut values = entries.iter().filter(|e| e.0 == l).map(|e| e.1);
+        if let Some(first) = values.next() {
+            if values.any(|v| v != first) {
+                cx.report(
+                    Some(b),
+                    Some(i),
+                    format!(
+                        "phi has different values for the edges from {}; entries for one predecessor block must agree",
+                        cx.label(l)
+                    ),
+                );
+            }
+        }
     }
     for p in cfg.unique_preds(b) {
         let have = entries.iter().filter(|e| e.0 == p).count();

@@ -1,0 +1,453 @@
+//! Running one test file against the parser, verifier, passes and interpreter,
+//! and collecting the failures (and, in bless mode, the rewritten file).
+
+use super::bless::{apply_edits, Edit};
+use super::directives::{parse_directives, Case, TestFile, TestKind};
+use super::matcher::match_checks;
+use ir::{FuncId, InputSpec, Module, SourceMap};
+
+/// What checking one file produced.
+pub(crate) struct Checked {
+    /// Every problem found.
+    pub failures: Vec<String>,
+    /// In bless mode, the file with its expectations rewritten.
+    pub blessed: Option<String>,
+}
+
+/// Outcomes after which the differential check is inconclusive (IR.md §7).
+const INCONCLUSIVE: [&str; 3] = [
+    "outcome: trap out_of_fuel",
+    "outcome: trap heap_exhausted",
+    "outcome: trap stack_overflow",
+];
+
+/// The three printed lines of an observable behaviour.
+type Lines = [String; 3];
+
+struct Ctx<'a> {
+    text: &'a str,
+    label: &'a str,
+    bless: bool,
+    failures: Vec<String>,
+    edits: Vec<Edit>,
+}
+
+impl Ctx<'_> {
+    fn fail(&mut self, line: usize, msg: impl AsRef<str>) {
+        self.failures
+            .push(format!("{}:{}: {}", self.label, line, msg.as_ref()));
+    }
+}
+
+/// Check the test in `text`.
+pub(crate) fn check_text(text: &str, label: &str, bless: bool) -> Checked {
+    let mut cx = Ctx {
+        text,
+        label,
+        bless,
+        failures: Vec::new(),
+        edits: Vec::new(),
+    };
+    match parse_directives(text) {
+        Err(e) => cx.fail(e.line, format!("bad directive: {}", e.message)),
+        Ok(tf) => match tf.kind.clone() {
+            TestKind::ParseError => check_parse_error(&mut cx, &tf),
+            TestKind::VerifyError => check_verify_error(&mut cx, &tf),
+            TestKind::InputError => check_input_error(&mut cx, &tf),
+            TestKind::Run => check_run(&mut cx, &tf),
+            TestKind::Opt(list) => check_opt(&mut cx, &tf, &list),
+        },
+    }
+    let blessed = (bless && !cx.edits.is_empty()).then(|| apply_edits(cx.text, &cx.edits));
+    Checked {
+        failures: cx.failures,
+        blessed,
+    }
+}
+
+/// Parse and verify the module; on failure record it and return `None`.
+fn load(cx: &mut Ctx, tf: &TestFile) -> Option<(Module, SourceMap, FuncId)> {
+    let (module, map) = match ir::parse_module(cx.text, cx.label) {
+        Ok(m) => m,
+        Err(e) => {
+            cx.failures.push(format!("{e}"));
+            return None;
+        }
+    };
+    if let Err(errs) = ir::verify::verify_module(&module) {
+        for e in render_verify_errors(cx.label, &map, &errs) {
+            cx.failures.push(e);
+        }
+        return None;
+    }
+    let func = match &tf.func {
+        Some(name) => module.func_by_name(name),
+        None => module
+            .func_by_name("main")
+            .or_else(|| (!module.funcs.is_empty()).then(|| FuncId::new(0))),
+    };
+    match func {
+        Some(f) => Some((module, map, f)),
+        None => {
+            let what = tf
+                .func
+                .as_deref()
+                .map_or("any function".into(), |f| format!("@{f}"));
+            cx.fail(tf.kind_line, format!("the module has no {what} to run"));
+            None
+        }
+    }
+}
+
+/// The verifier's errors as `file:line:col: error: ...` lines, positioned at
+/// the instruction (or else the function) the error is about.
+fn render_verify_errors(
+    label: &str,
+    map: &SourceMap,
+    errs: &[ir::verify::VerifyError],
+) -> Vec<String> {
+    errs.iter()
+        .map(|e| {
+            let pos = e.func.and_then(|f| {
+                e.inst
+                    .and_then(|i| map.inst_pos(f, i))
+                    .or_else(|| map.funcs.get(&f).copied())
+            });
+            match pos {
+                Some(p) => format!("{label}:{p}: error: {e}"),
+                None => format!("{label}: error: {e}"),
+            }
+        })
+        .collect()
+}
+
+/// `LINE:COL: message` of a positioned error.
+fn pos_message(e: &ir::ParseError) -> String {
+    format!("{}:{}: {}", e.pos.line, e.pos.col, e.message)
+}
+
+fn bless_errors(cx: &mut Ctx, tf: &TestFile, actual: &[String]) {
+    if cx.bless {
+        let old: Vec<usize> = tf.errors.iter().map(|e| e.line).collect();
+        let new = actual.iter().map(|a| format!("; error: {a}")).collect();
+        cx.edits.push(Edit::replace(&old, tf.kind_line, new));
+    }
+}
+
+fn check_parse_error(cx: &mut Ctx, tf: &TestFile) {
+    let err = match ir::parse_module(cx.text, cx.label) {
+        Ok(_) => {
+            return cx.fail(
+                tf.kind_line,
+                "expected a parse error, but the module parses",
+            )
+        }
+        Err(e) => e,
+    };
+    let actual = pos_message(&err);
+    bless_errors(cx, tf, std::slice::from_ref(&actual));
+    if cx.bless {
+        return;
+    }
+    if tf.errors.is_empty() {
+        cx.fail(
+            tf.kind_line,
+            format!("no `; error:` line; the error is `{actual}`"),
+        );
+    }
+    for want in &tf.errors {
+        let matches = match split_pos(&want.value) {
+            Some((line, col, rest)) => {
+                line == err.pos.line && col == err.pos.col && err.message.contains(rest)
+            }
+            None => false,
+        };
+        if !matches {
+            cx.fail(
+                want.line,
+                format!(
+                    "parse error mismatch\n  - expected: {}\n  + actual:   {actual}",
+                    want.value
+                ),
+            );
+        }
+    }
+}
+
+/// Split `LINE:COL: TEXT`.
+fn split_pos(s: &str) -> Option<(u32, u32, &str)> {
+    let (line, rest) = s.split_once(':')?;
+    let (col, rest) = rest.split_once(':')?;
+    Some((
+        line.trim().parse().ok()?,
+        col.trim().parse().ok()?,
+        rest.trim(),
+    ))
+}
+
+fn require_substrings(cx: &mut Ctx, tf: &TestFile, actual: &[String]) {
+    bless_errors(cx, tf, actual);
+    if cx.bless {
+        return;
+    }
+    let joined = actual.join("\n");
+    if tf.errors.is_empty() {
+        cx.fail(
+            tf.kind_line,
+            format!("no `; error:` line; the errors are:\n{joined}"),
+        );
+    }
+    for want in &tf.errors {
+        if !joined.contains(want.value.as_str()) {
+            cx.fail(
+                want.line,
+                format!(
+                    "error text not found\n  - expected: {}\n  + actual:   {}",
+                    want.value,
+                    joined.replace('\n', "\n              ")
+                ),
+            );
+        }
+    }
+}
+
+fn check_verify_error(cx: &mut Ctx, tf: &TestFile) {
+    let (module, map) = match ir::parse_module(cx.text, cx.label) {
+        Ok(m) => m,
+        Err(e) => {
+            return cx
+                .failures
+                .push(format!("expected a verifier error, but: {e}"))
+        }
+    };
+    match ir::verify::verify_module(&module) {
+        Ok(()) => cx.fail(
+            tf.kind_line,
+            "expected a verifier error, but the module verifies",
+        ),
+        Err(errs) => {
+            // Blessed lines drop the file name so they do not depend on where
+            // the corpus lives; they still match the full output as substrings.
+            let prefix = format!("{}:", cx.label);
+            let actual: Vec<String> = render_verify_errors(cx.label, &map, &errs)
+                .into_iter()
+                .map(|l| l.strip_prefix(&prefix).map_or(l.clone(), str::to_string))
+                .collect();
+            require_substrings(cx, tf, &actual);
+        }
+    }
+}
+
+fn check_input_error(cx: &mut Ctx, tf: &TestFile) {
+    let Some((module, _map, func)) = load(cx, tf) else {
+        return;
+    };
+    let mut actual = Vec::new();
+    for case in &tf.cases {
+        match parse_input(&module, func, case) {
+            Ok(_) => cx.fail(
+                case.anchor_line(),
+                format!("expected an input error, but `{}` is accepted", case.spec),
+            ),
+            Err(e) => actual.push(pos_message(&e)),
+        }
+    }
+    require_substrings(cx, tf, &actual);
+}
+
+fn parse_input(module: &Module, func: FuncId, case: &Case) -> Result<InputSpec, ir::ParseError> {
+    ir::input_text::parse_input_spec(&case.spec, "input", module, module.func(func))
+}
+
+/// Run `func` of `module` on `spec` with `fuel` (or the default); the behaviour
+/// lines and the fuel used.
+fn execute(module: &Module, func: FuncId, spec: &InputSpec, fuel: Option<u64>) -> (Lines, u64) {
+    let mut config = interp::Config::default();
+    if let Some(f) = fuel {
+        config.fuel = f;
+    }
+    let exec = interp::run(module, func, spec, &config);
+    let printed = exec.behaviour.to_string();
+    let mut lines = printed.lines().map(|l| l.trim_end().to_string());
+    let out = [
+        lines.next().unwrap_or_default(),
+        lines.next().unwrap_or_default(),
+        lines.next().unwrap_or_default(),
+    ];
+    (out, exec.fuel_used)
+}
+
+/// Compare `actual` with the case's expectation; record a diff-like failure.
+fn compare_expectation(cx: &mut Ctx, case: &Case, actual: &Lines, what: &str) {
+    let Some(expected) = case.expected() else {
+        cx.fail(
+            case.anchor_line(),
+            format!(
+                "no `; expect:` lines for input `{}` (run with LOADSTAR_BLESS=1); actual:\n  {}",
+                case.spec,
+                actual.join("\n  ")
+            ),
+        );
+        return;
+    };
+    if expected.iter().zip(actual).all(|(e, a)| e.trim_end() == a) {
+        return;
+    }
+    let mut msg = format!("{what} differs on input `{}`", case.spec);
+    for (e, a) in expected.iter().zip(actual) {
+        if e.trim_end() == a {
+            msg.push_str(&format!("\n    {a}"));
+        } else {
+            msg.push_str(&format!("\n  - {e}\n  + {a}"));
+        }
+    }
+    cx.fail(case.anchor_line(), msg);
+}
+
+fn bless_case(cx: &mut Ctx, tf: &TestFile, case: &Case, actual: &Lines) {
+    let old: Vec<usize> = case.expect.iter().map(|e| e.line).collect();
+    let after = case.input_lines.last().copied().unwrap_or(tf.kind_line);
+    let new = actual.iter().map(|l| format!("; expect: {l}")).collect();
+    cx.edits.push(Edit::replace(&old, after, new));
+}
+
+/// Optimize a copy of `module` with each pass of `list` in turn, verifying after each.
+fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result<Module, String> {
+    let mut m = module.clone();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let pm = passes::PassManager::from_list(name).map_err(|e| format!("{e}"))?;
+        pm.run(&mut m)
+            .map_err(|e| format!("pass `{name}` failed: {e}"))?;
+        if let Err(errs) = ir::verify::verify_module(&m) {
+            let rendered = render_verify_errors(label, map, &errs).join("\n  ");
+            return Err(format!(
+                "the module is ill-formed after pass `{name}`:\n  {rendered}\n{}",
+                ir::print::print_module(&m)
+            ));
+        }
+    }
+    Ok(m)
+}
+
+/// The pass lists of the free differential check: every pass alone, then the pipeline.
+fn differential_lists() -> Vec<String> {
+    let mut lists: Vec<String> = passes::PASS_NAMES.iter().map(|s| s.to_string()).collect();
+    if !lists.iter().any(|l| l == "pipeline") {
+        lists.push("pipeline".into());
+    }
+    lists
+}
+
+fn check_run(cx: &mut Ctx, tf: &TestFile) {
+    let Some((module, map, func)) = load(cx, tf) else {
+        return;
+    };
+    let mut runs = Vec::new();
+    for case in &tf.cases {
+        let spec = match parse_input(&module, func, case) {
+            Ok(s) => s,
+            Err(e) => {
+                cx.fail(
+                    case.anchor_line(),
+                    format!("bad input: {}", pos_message(&e)),
+                );
+                continue;
+            }
+        };
+        let (actual, fuel_used) = execute(&module, func, &spec, tf.fuel);
+        if cx.bless {
+            bless_case(cx, tf, case, &actual);
+        } else {
+            compare_expectation(cx, case, &actual, "behaviour");
+        }
+        runs.push((case, spec, actual, fuel_used));
+    }
+    for list in differential_lists() {
+        let optimized = match optimize(&module, &map, cx.label, &list) {
+            Ok(m) => m,
+            Err(e) => {
+                cx.fail(tf.kind_line, format!("differential `{list}`: {e}"));
+                continue;
+            }
+        };
+        for (case, spec, original, fuel_used) in &runs {
+            if INCONCLUSIVE.contains(&original[0].as_str()) {
+                continue;
+            }
+            let budget = fuel_used.saturating_mul(2).saturating_add(16);
+            let (after, _) = execute(&optimized, func, spec, Some(budget));
+            if &after != original {
+                let mut msg = format!(
+                    "after `{list}` the behaviour differs on input `{}`",
+                    case.spec
+                );
+                for (o, a) in original.iter().zip(&after) {
+                    if o == a {
+                        msg.push_str(&format!("\n    {o}"));
+                    } else {
+                        msg.push_str(&format!("\n  - {o}\n  + {a}"));
+                    }
+                }
+                msg.push_str(&format!(
+                    "\n  optimized module:\n{}",
+                    ir::print::print_module(&optimized)
+                ));
+                cx.fail(case.anchor_line(), msg);
+            }
+        }
+    }
+}
+
+fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
+    let Some((module, map, func)) = load(cx, tf) else {
+        return;
+    };
+    let optimized = match optimize(&module, &map, cx.label, list) {
+        Ok(m) => m,
+        Err(e) => return cx.fail(tf.kind_line, e),
+    };
+    let printed = ir::print::print_module(&optimized);
+    let check_failures = match_checks(&printed, &tf.checks);
+    if !check_failures.is_empty() {
+        let mut msg = check_failures.join("\n");
+        msg.push_str(&format!("\n  optimized module:\n{printed}"));
+        cx.fail(tf.kind_line, msg);
+    }
+    for case in tf
+        .cases
+        .iter()
+        .filter(|c| !c.input_lines.is_empty() || !c.expect.is_empty())
+    {
+        let spec = match parse_input(&module, func, case) {
+            Ok(s) => s,
+            Err(e) => {
+                cx.fail(
+                    case.anchor_line(),
+                    format!("bad input: {}", pos_message(&e)),
+                );
+                continue;
+            }
+        };
+        let (actual, _) = execute(&module, func, &spec, tf.fuel);
+        if cx.bless {
+            bless_case(cx, tf, case, &actual);
+        } else {
+            compare_expectation(cx, case, &actual, "behaviour of the original");
+        }
+        let (after, _) = execute(&optimized, func, &spec, tf.fuel);
+        if cx.bless {
+            if after != actual {
+                cx.fail(
+                    case.anchor_line(),
+                    format!(
+                        "the optimized module behaves differently:\n  - {}\n  + {}",
+                        actual.join("\n  - "),
+                        after.join("\n  + ")
+                    ),
+                );
+            }
+        } else {
+            compare_expectation(cx, case, &after, &format!("behaviour after `{list}`"));
+        }
+    }
+}
