@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod config;
+pub mod effect_check;
 pub mod env;
 pub mod exec;
 pub mod hash;
@@ -17,6 +18,7 @@ pub mod observe;
 
 pub use access::{AccessKind, AccessLoc, AccessLog, AccessObserver, NoObserver, Site};
 pub use config::{Config, TrapKind, MAX_ARRAY_LEN};
+pub use effect_check::{run_checked, run_checked_with, EffectViolation};
 pub use env::{loadstar_env_step, EnvContext, EnvInfo};
 pub use exec::{run, Execution, InputError, Program};
 pub use observe::{Behaviour, HeapEntry, Observed, Outcome};

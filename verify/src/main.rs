@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 use verify::commands::opt::{opt, Emit};
-use verify::commands::run::{run, RunOptions};
+use verify::commands::run::{run, run_checking_effects, RunOptions};
 
 #[derive(Parser)]
 #[command(
@@ -36,6 +36,10 @@ enum Command {
         /// Fuel budget: taken branches and calls.
         #[arg(long)]
         fuel: Option<u64>,
+        /// Check every memory access against the declared effects (IR.md §8);
+        /// violations are printed after the behaviour and make the exit status 1.
+        #[arg(long)]
+        check_effects: bool,
     },
     /// Optimize a module and print the result.
     Opt {
@@ -50,6 +54,28 @@ enum Command {
     },
 }
 
+/// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
+fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
+    match run_checking_effects(opts) {
+        Ok((behaviour, violations)) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{}", behaviour.trim_end());
+            for v in &violations {
+                let _ = writeln!(stdout, "{v}");
+            }
+            if violations.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -59,13 +85,20 @@ fn main() -> ExitCode {
             input,
             passes,
             fuel,
-        } => run(&RunOptions {
-            file,
-            func,
-            input,
-            passes,
-            fuel,
-        }),
+            check_effects,
+        } => {
+            let opts = RunOptions {
+                file,
+                func,
+                input,
+                passes,
+                fuel,
+            };
+            if check_effects {
+                return run_with_effect_check(&opts);
+            }
+            run(&opts)
+        }
         Command::Opt { file, passes, emit } => opt(&file, &passes, emit),
     };
     match result {

@@ -19,6 +19,41 @@ pub struct RunOptions {
 
 /// Run and return the three lines of observable behaviour.
 pub fn run(opts: &RunOptions) -> Result<String, Diagnostic> {
+    let prepared = prepare(opts)?;
+    let exec = interp::Program::new(&prepared.module)
+        .try_run(prepared.func, &prepared.inputs, &prepared.config)
+        .map_err(|e| Diagnostic(format!("<--input>: error: {e}")))?;
+    Ok(exec.behaviour.to_string())
+}
+
+/// `run --check-effects`: run under the effect checker of
+/// `interp::effect_check`; returns the three lines of observable behaviour
+/// and one line per access outside an instruction's declared effects.
+pub fn run_checking_effects(opts: &RunOptions) -> Result<(String, Vec<String>), Diagnostic> {
+    let prepared = prepare(opts)?;
+    let (exec, violations) = interp::run_checked(
+        &interp::Program::new(&prepared.module),
+        prepared.func,
+        &prepared.inputs,
+        &prepared.config,
+    )
+    .map_err(|e| Diagnostic(format!("<--input>: error: {e}")))?;
+    let lines = violations
+        .iter()
+        .map(|v| format!("{}: {v}", opts.file))
+        .collect();
+    Ok((exec.behaviour.to_string(), lines))
+}
+
+/// A loaded, optionally optimized module with the function and inputs to run.
+struct Prepared {
+    module: ir::Module,
+    func: ir::FuncId,
+    inputs: ir::InputSpec,
+    config: interp::Config,
+}
+
+fn prepare(opts: &RunOptions) -> Result<Prepared, Diagnostic> {
     let mut loaded = load_file(&opts.file)?;
     let fid = select_function(&loaded.module, opts.func.as_deref(), &opts.file)?;
     let inputs = parse_inputs(&opts.input, &loaded.module, loaded.module.func(fid))?;
@@ -31,8 +66,10 @@ pub fn run(opts: &RunOptions) -> Result<String, Diagnostic> {
     if let Some(fuel) = opts.fuel {
         config.fuel = fuel;
     }
-    let exec = interp::Program::new(&loaded.module)
-        .try_run(fid, &inputs, &config)
-        .map_err(|e| Diagnostic(format!("<--input>: error: {e}")))?;
-    Ok(exec.behaviour.to_string())
+    Ok(Prepared {
+        module: loaded.module,
+        func: fid,
+        inputs,
+        config,
+    })
 }

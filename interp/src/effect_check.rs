@@ -1,0 +1,231 @@
+//! Effect checking (IR.md §8): run a function while recording every memory
+//! access each executed instruction makes — its own, the environment's during
+//! a step it caused (extern calls, volatile accesses), and, for a `call`,
+//! everything the callee does — and report each access that lies outside the
+//! instruction's declared effects.
+//!
+//! A read must lie in some node of the instruction's `reads`, a write in some
+//! node of its `writes` (`HeapNode::contains`); allocation is a write of
+//! `Alloc`, `escape` a write of `Output`. The declarations come from
+//! [`ir::effects::inst_effects`] unless the caller supplies its own (which is
+//! how tests check that a too-small declaration is caught).
+//!
+//! Locations are reported at the granularity of the abstract heap tree
+//! (`Point.x`, `[i64] elements`, `@count`, `Alloc`, `Output`): that is what the
+//! access hook of [`crate::access`] reports and what effects are declared over.
+
+use crate::access::{AccessKind, AccessLoc, AccessObserver, Site};
+use crate::config::Config;
+use crate::exec::{Execution, InputError, Program};
+use ir::effects::{effect_loc_node, inst_effects, Effects, HeapNode};
+use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::fmt;
+
+/// One access an instruction made outside its declared effects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectViolation {
+    /// The instruction whose declaration is too small.
+    pub site: Site,
+    /// The function's name (without `@`).
+    pub func_name: String,
+    /// The instruction, printed with `ir::print_inst`.
+    pub inst_text: String,
+    /// Read or write.
+    pub kind: AccessKind,
+    /// The location accessed.
+    pub loc: AccessLoc,
+    /// The location in text form (`Point.x`, `[i64] elements`, `@count`, `Alloc`, `Output`).
+    pub loc_text: String,
+    /// The declared nodes of that kind, in text form.
+    pub declared_text: String,
+}
+
+impl fmt::Display for EffectViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (verb, set) = match self.kind {
+            AccessKind::Read => ("reads", "reads"),
+            AccessKind::Write => ("writes", "writes"),
+        };
+        write!(
+            f,
+            "effect violation in @{}: `{}` {} {}, outside its declared {} {}",
+            self.func_name, self.inst_text, verb, self.loc_text, set, self.declared_text
+        )
+    }
+}
+
+/// The abstract heap node an access location belongs to.
+pub fn access_node(loc: AccessLoc) -> HeapNode {
+    match loc {
+        AccessLoc::Heap(l) => effect_loc_node(l),
+        AccessLoc::Alloc => HeapNode::Alloc,
+        AccessLoc::Output => HeapNode::Output,
+    }
+}
+
+/// Whether an access of `kind` to `loc` lies inside `eff`.
+pub fn access_allowed(eff: &Effects, kind: AccessKind, loc: AccessLoc) -> bool {
+    let node = access_node(loc);
+    let declared = match kind {
+        AccessKind::Read => &eff.reads,
+        AccessKind::Write => &eff.writes,
+    };
+    declared.iter().any(|&n| n.contains(node))
+}
+
+/// The text form of an access location.
+pub fn loc_text(m: &Module, loc: AccessLoc) -> String {
+    match loc {
+        AccessLoc::Heap(EffectLoc::Field(f)) => field_text(m, f),
+        AccessLoc::Heap(EffectLoc::Elements(e)) => {
+            format!("{} elements", m.type_name(e.array_of()))
+        }
+        AccessLoc::Heap(EffectLoc::Global(g)) => m.globals.get(g.index()).map_or_else(
+            || format!("<global {}>", g.index()),
+            |gl| format!("@{}", gl.name),
+        ),
+        AccessLoc::Alloc => "Alloc".to_string(),
+        AccessLoc::Output => "Output".to_string(),
+    }
+}
+
+/// The text form of a heap node.
+pub fn node_text(m: &Module, n: HeapNode) -> String {
+    match n {
+        HeapNode::Field(f) => field_text(m, f),
+        HeapNode::Element(e) => format!("{} elements", m.type_name(e.array_of())),
+        HeapNode::Global(g) => loc_text(m, AccessLoc::Heap(EffectLoc::Global(g))),
+        other => format!("{other:?}"),
+    }
+}
+
+fn field_text(m: &Module, f: ir::FieldRef) -> String {
+    let known = m
+        .structs
+        .get(f.ty.index())
+        .is_some_and(|s| (f.index as usize) < s.fields.len());
+    if known {
+        m.field_name(f)
+    } else {
+        format!("<field {}.{}>", f.ty.index(), f.index)
+    }
+}
+
+/// An [`AccessObserver`] that checks every access against declared effects.
+pub struct EffectChecker<'m, F> {
+    module: &'m Module,
+    effects_of: F,
+    cache: FxHashMap<Site, Effects>,
+    seen: FxHashSet<(Site, AccessKind, AccessLoc)>,
+    violations: Vec<EffectViolation>,
+}
+
+impl<'m, F: FnMut(&Module, FuncId, Inst) -> Effects> EffectChecker<'m, F> {
+    /// A checker for `module` taking declarations from `effects_of`.
+    pub fn new(module: &'m Module, effects_of: F) -> Self {
+        EffectChecker {
+            module,
+            effects_of,
+            cache: FxHashMap::default(),
+            seen: FxHashSet::default(),
+            violations: Vec::new(),
+        }
+    }
+
+    /// The violations found so far, each (instruction, kind, location) once, in order of discovery.
+    pub fn into_violations(self) -> Vec<EffectViolation> {
+        self.violations
+    }
+
+    fn violation(
+        &self,
+        site: Site,
+        kind: AccessKind,
+        loc: AccessLoc,
+        eff: &Effects,
+    ) -> EffectViolation {
+        let m = self.module;
+        let (func_name, inst_text) = match m.funcs.get(site.func.index()) {
+            Some(f) => (f.name.clone(), print_one(m, f, site.inst)),
+            None => (format!("<func {}>", site.func.index()), String::new()),
+        };
+        let declared = match kind {
+            AccessKind::Read => &eff.reads,
+            AccessKind::Write => &eff.writes,
+        };
+        let declared_text = if declared.is_empty() {
+            "(none)".to_string()
+        } else {
+            let parts: Vec<String> = declared.iter().map(|&n| node_text(m, n)).collect();
+            format!("({})", parts.join(", "))
+        };
+        EffectViolation {
+            site,
+            func_name,
+            inst_text,
+            kind,
+            loc,
+            loc_text: loc_text(m, loc),
+            declared_text,
+        }
+    }
+}
+
+fn print_one(m: &Module, f: &Function, inst: Inst) -> String {
+    ir::print_inst(m, f, &Names::new(f), inst)
+}
+
+impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecker<'_, F> {
+    fn access(&mut self, stack: &[Site], kind: AccessKind, loc: AccessLoc) {
+        for &site in stack {
+            if !self.seen.insert((site, kind, loc)) {
+                continue;
+            }
+            let module = self.module;
+            let effects_of = &mut self.effects_of;
+            let eff = self
+                .cache
+                .entry(site)
+                .or_insert_with(|| effects_of(module, site.func, site.inst))
+                .clone();
+            if !access_allowed(&eff, kind, loc) {
+                let v = self.violation(site, kind, loc, &eff);
+                self.violations.push(v);
+            }
+        }
+    }
+}
+
+/// The declared effects of IR.md §8 for an instruction of `module`.
+pub fn declared_effects(module: &Module, func: FuncId, inst: Inst) -> Effects {
+    match module.funcs.get(func.index()) {
+        Some(f) => inst_effects(module, f, inst),
+        None => Effects::world(),
+    }
+}
+
+/// Run `func` of `program` on `inputs`, checking every access against the
+/// effects table; returns the execution and every violation found.
+pub fn run_checked(
+    program: &Program<'_>,
+    func: FuncId,
+    inputs: &InputSpec,
+    config: &Config,
+) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    run_checked_with(program, func, inputs, config, declared_effects)
+}
+
+/// Like [`run_checked`], with the declarations taken from `effects_of`
+/// (called once per executed instruction) instead of the effects table.
+pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
+    program: &Program<'_>,
+    func: FuncId,
+    inputs: &InputSpec,
+    config: &Config,
+    effects_of: F,
+) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    let mut checker = EffectChecker::new(program.module(), effects_of);
+    let exec = program.run_observed(func, inputs, config, &mut checker)?;
+    Ok((exec, checker.into_violations()))
+}
