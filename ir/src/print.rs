@@ -282,7 +282,10 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
     // A null base prints with its type, `(null: T)`, so the field or element
     // resolves when the text is parsed again (a pass may forward a stored null).
     let base_text = |base: Value, ty: String| {
-        if f.values.get(base.index()).is_some_and(|d| d.def == ValueDef::Null) {
+        if f.values
+            .get(base.index())
+            .is_some_and(|d| d.def == ValueDef::Null)
+        {
             format!("(null: {ty})")
         } else {
             v(base)
@@ -294,7 +297,11 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
             base_text(base, m.type_name(Type::object(field.ty))),
             field_text(m, field.ty.index(), field.index as usize, false)
         ),
-        Addr::Elem { base, index } => format!("{}[{}]", base_text(base, m.type_name(null_array_type(m, f, data))), v(index)),
+        Addr::Elem { base, index } => format!(
+            "{}[{}]",
+            base_text(base, m.type_name(null_array_type(m, f, data))),
+            v(index)
+        ),
         Addr::Global(g) => global_name(m, g.index()),
     };
     let mn = data.kind.mnemonic();

@@ -5,7 +5,9 @@
 //! function grows (the tracked-location cap bounds the work per instruction).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use ir::{BinOp, Callee, Extern, ExternEffects, EffectLoc, FieldRef, FunctionBuilder, Module, Type, Value};
+use ir::{
+    BinOp, Callee, EffectLoc, Extern, ExternEffects, FieldRef, FunctionBuilder, Module, Type, Value,
+};
 use passes::lse::Lse;
 use passes::{Pass, Stats};
 
@@ -14,7 +16,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -24,23 +29,45 @@ fn generate(target: usize) -> Module {
     let mut m = Module::new();
     let node = m.add_struct("Node", vec![]);
     m.structs[node.index()].fields = vec![
-        ir::FieldDecl { name: "a".into(), ty: Type::I64 },
-        ir::FieldDecl { name: "b".into(), ty: Type::I64 },
-        ir::FieldDecl { name: "c".into(), ty: Type::I64 },
-        ir::FieldDecl { name: "next".into(), ty: Type::object(node) },
+        ir::FieldDecl {
+            name: "a".into(),
+            ty: Type::I64,
+        },
+        ir::FieldDecl {
+            name: "b".into(),
+            ty: Type::I64,
+        },
+        ir::FieldDecl {
+            name: "c".into(),
+            ty: Type::I64,
+        },
+        ir::FieldDecl {
+            name: "next".into(),
+            ty: Type::object(node),
+        },
     ];
     let g = m.add_global("g", Type::I64);
     let ro = m.add_extern(Extern {
         name: "ro".into(),
         params: vec![Type::I64],
         ret: Some(Type::I64),
-        effects: Some(ExternEffects { reads: vec![EffectLoc::Field(FieldRef { ty: node, index: 0 })], writes: vec![] }),
+        effects: Some(ExternEffects {
+            reads: vec![EffectLoc::Field(FieldRef { ty: node, index: 0 })],
+            writes: vec![],
+        }),
     });
-    let any = m.add_extern(Extern { name: "any".into(), params: vec![Type::I64], ret: Some(Type::I64), effects: None });
+    let any = m.add_extern(Extern {
+        name: "any".into(),
+        params: vec![Type::I64],
+        ret: Some(Type::I64),
+        effects: None,
+    });
     let field = |i: u32| FieldRef { ty: node, index: i };
     let mut rng = Lcg(7);
     let mut b = FunctionBuilder::new(&m, "main", Some(Type::I64));
-    let params: Vec<Value> = (0..4).map(|i| b.param(&format!("p{i}"), Type::object(node))).collect();
+    let params: Vec<Value> = (0..4)
+        .map(|i| b.param(&format!("p{i}"), Type::object(node)))
+        .collect();
     let arr = b.param("arr", Type::I64.array_of());
     let n = b.param("n", Type::I64);
     b.block("entry");
@@ -136,17 +163,21 @@ fn bench_lse(c: &mut Criterion) {
         let module = generate(size);
         let insts = module.funcs[0].placed_inst_count() as u64;
         group.throughput(Throughput::Elements(insts));
-        group.bench_with_input(BenchmarkId::from_parameter(insts), &module, |bench, module| {
-            bench.iter_batched(
-                || module.clone(),
-                |mut m| {
-                    let mut stats = Stats::default();
-                    Lse::default().run(&mut m, &mut stats);
-                    stats
-                },
-                criterion::BatchSize::LargeInput,
-            )
-        });
+        group.bench_with_input(
+            BenchmarkId::from_parameter(insts),
+            &module,
+            |bench, module| {
+                bench.iter_batched(
+                    || module.clone(),
+                    |mut m| {
+                        let mut stats = Stats::default();
+                        Lse::default().run(&mut m, &mut stats);
+                        stats
+                    },
+                    criterion::BatchSize::LargeInput,
+                )
+            },
+        );
     }
     group.finish();
 }

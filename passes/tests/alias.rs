@@ -27,11 +27,16 @@ fn relation(src: &str, a: usize, b: usize) -> AliasResult {
     let acc = accesses(f);
     let aa = AliasAnalysis::new(f);
     let r = aa.addrs(f, &acc[a], &acc[b]);
-    assert_eq!(r, aa.addrs(f, &acc[b], &acc[a]), "alias answers are symmetric");
+    assert_eq!(
+        r,
+        aa.addrs(f, &acc[b], &acc[a]),
+        "alias answers are symmetric"
+    );
     r
 }
 
-const DECLS: &str = "type P { x: i64, y: i64, next: P }\ntype Q { x: i64 }\nglobal @g: i64\nglobal @h: i64\n";
+const DECLS: &str =
+    "type P { x: i64, y: i64, next: P }\ntype Q { x: i64 }\nglobal @g: i64\nglobal @h: i64\n";
 
 fn with_decls(body: &str) -> String {
     format!("{DECLS}{body}")
@@ -39,25 +44,32 @@ fn with_decls(body: &str) -> String {
 
 #[test]
 fn different_fields_never_alias() {
-    let src = with_decls("func @main(%p: P) {\nentry:\n  store %p.x, 1\n  store %p.y, 2\n  ret\n}\n");
+    let src =
+        with_decls("func @main(%p: P) {\nentry:\n  store %p.x, 1\n  store %p.y, 2\n  ret\n}\n");
     assert_eq!(relation(&src, 0, 1), AliasResult::No);
 }
 
 #[test]
 fn same_field_of_different_types_never_alias() {
-    let src = with_decls("func @main(%p: P, %q: Q) {\nentry:\n  store %p.x, 1\n  store %q.x, 2\n  ret\n}\n");
+    let src = with_decls(
+        "func @main(%p: P, %q: Q) {\nentry:\n  store %p.x, 1\n  store %q.x, 2\n  ret\n}\n",
+    );
     assert_eq!(relation(&src, 0, 1), AliasResult::No);
 }
 
 #[test]
 fn same_base_after_copies_and_same_field_must_alias() {
-    let src = with_decls("func @main(%p: P) {\nentry:\n  %c = copy %p\n  store %p.x, 1\n  store %c.x, 2\n  ret\n}\n");
+    let src = with_decls(
+        "func @main(%p: P) {\nentry:\n  %c = copy %p\n  store %p.x, 1\n  store %c.x, 2\n  ret\n}\n",
+    );
     assert_eq!(relation(&src, 0, 1), AliasResult::Must);
 }
 
 #[test]
 fn two_parameters_may_alias() {
-    let src = with_decls("func @main(%p: P, %q: P) {\nentry:\n  store %p.x, 1\n  store %q.x, 2\n  ret\n}\n");
+    let src = with_decls(
+        "func @main(%p: P, %q: P) {\nentry:\n  store %p.x, 1\n  store %q.x, 2\n  ret\n}\n",
+    );
     assert_eq!(relation(&src, 0, 1), AliasResult::May);
 }
 
@@ -114,10 +126,26 @@ fn a_volatile_access_hands_its_base_to_the_environment() {
 #[test]
 fn different_constant_indices_never_alias_same_index_must() {
     let src = "func @main(%a: [i64], %b: [i64], %i: i64) {\nentry:\n  store %a[1], 1\n  store %b[2], 2\n  store %a[%i], 3\n  store %a[%i], 4\n  store %b[1], 5\n  ret\n}\n";
-    assert_eq!(relation(src, 0, 1), AliasResult::No, "constant 1 vs constant 2");
-    assert_eq!(relation(src, 2, 3), AliasResult::Must, "same array, same index value");
-    assert_eq!(relation(src, 0, 2), AliasResult::May, "constant vs variable index");
-    assert_eq!(relation(src, 0, 4), AliasResult::May, "two arrays that may be the same, same index");
+    assert_eq!(
+        relation(src, 0, 1),
+        AliasResult::No,
+        "constant 1 vs constant 2"
+    );
+    assert_eq!(
+        relation(src, 2, 3),
+        AliasResult::Must,
+        "same array, same index value"
+    );
+    assert_eq!(
+        relation(src, 0, 2),
+        AliasResult::May,
+        "constant vs variable index"
+    );
+    assert_eq!(
+        relation(src, 0, 4),
+        AliasResult::May,
+        "two arrays that may be the same, same index"
+    );
 }
 
 #[test]
@@ -128,7 +156,9 @@ fn arrays_of_different_element_types_never_alias() {
 
 #[test]
 fn globals_alias_only_themselves() {
-    let src = with_decls("func @main() {\nentry:\n  store @g, 1\n  store @h, 2\n  store @g, 3\n  ret\n}\n");
+    let src = with_decls(
+        "func @main() {\nentry:\n  store @g, 1\n  store @h, 2\n  store @g, 3\n  ret\n}\n",
+    );
     assert_eq!(relation(&src, 0, 1), AliasResult::No);
     assert_eq!(relation(&src, 0, 2), AliasResult::Must);
 }

@@ -13,7 +13,10 @@ fn module(structs: usize, fields: usize, globals: usize, dims: u8) -> Module {
     let mut m = Module::new();
     for s in 0..structs {
         let names: Vec<String> = (0..fields).map(|f| format!("f{f}")).collect();
-        m.add_struct(&format!("T{s}"), names.iter().map(|n| (n.as_str(), Type::I64)).collect());
+        m.add_struct(
+            &format!("T{s}"),
+            names.iter().map(|n| (n.as_str(), Type::I64)).collect(),
+        );
     }
     for g in 0..globals {
         let mut ty = Type::I64;
@@ -110,9 +113,20 @@ fn world_covers_everything_and_siblings_are_disjoint() {
     for n in all_nodes(&m) {
         assert!(BitHeapSet::of(&tree, n).is_subset(&world), "{n:?}");
     }
-    let field = |s, i| HeapNode::Field(ir::FieldRef { ty: ir::StructId(s), index: i });
-    let (a, b) = (RangeHeapSet::of(&tree, field(0, 0)), RangeHeapSet::of(&tree, field(0, 1)));
-    assert!(!a.overlaps(&b), "two fields of one type are different heaps");
+    let field = |s, i| {
+        HeapNode::Field(ir::FieldRef {
+            ty: ir::StructId(s),
+            index: i,
+        })
+    };
+    let (a, b) = (
+        RangeHeapSet::of(&tree, field(0, 0)),
+        RangeHeapSet::of(&tree, field(0, 1)),
+    );
+    assert!(
+        !a.overlaps(&b),
+        "two fields of one type are different heaps"
+    );
     let alloc = RangeHeapSet::of(&tree, HeapNode::Alloc);
     assert!(!alloc.overlaps(&RangeHeapSet::of(&tree, HeapNode::Heap)));
     assert!(RangeHeapSet::of(&tree, HeapNode::Fields).overlaps(&a));

@@ -476,7 +476,10 @@ impl<'a> FuncResolver<'a> {
             Some(s) => field_of(self.d, self.m, s, field).map(Some),
             None => Err(self.err(
                 base.pos(),
-                format!("{what} has type {}, which has no fields", self.m.type_name(t)),
+                format!(
+                    "{what} has type {}, which has no fields",
+                    self.m.type_name(t)
+                ),
             )),
         }
     }
@@ -489,7 +492,10 @@ impl<'a> FuncResolver<'a> {
             Some(e) => Ok(Some(e)),
             None => Err(self.err(
                 base.pos(),
-                format!("{what} has type {}, which is not an array", self.m.type_name(t)),
+                format!(
+                    "{what} has type {}, which is not an array",
+                    self.m.type_name(t)
+                ),
             )),
         }
     }
@@ -581,15 +587,21 @@ impl<'a> FuncResolver<'a> {
         Ok(match a {
             AstAddr::Field(b, f) => {
                 let base = self.base_value(b)?;
-                let field = self
-                    .base_struct(b, f)?
-                    .ok_or_else(|| self.err(b.pos(), "the type of the address base is unknown".to_string()))?;
+                let field = self.base_struct(b, f)?.ok_or_else(|| {
+                    self.err(
+                        b.pos(),
+                        "the type of the address base is unknown".to_string(),
+                    )
+                })?;
                 Addr::Field { base, field }
             }
             AstAddr::Elem(b, i) => {
                 let base = self.base_value(b)?;
                 if self.base_elem(b)?.is_none() {
-                    return Err(self.err(b.pos(), "the type of the address base is unknown".to_string()));
+                    return Err(self.err(
+                        b.pos(),
+                        "the type of the address base is unknown".to_string(),
+                    ));
                 }
                 let index = self.operand(i)?;
                 Addr::Elem { base, index }

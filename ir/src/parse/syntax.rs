@@ -298,7 +298,10 @@ fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
     let base = if c.eat_punct('(') {
         let (word, pos) = c.expect_ident("'null' after '(' in an address")?;
         if word != "null" {
-            return Err(c.error_at(pos, format!("expected 'null' after '(' in an address, found '{word}'")));
+            return Err(c.error_at(
+                pos,
+                format!("expected 'null' after '(' in an address, found '{word}'"),
+            ));
         }
         c.expect_punct(':', "after 'null' in '(null: T)'")?;
         let ty = parse_type(c, "the type of the null base")?;
@@ -307,7 +310,9 @@ fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
     } else {
         AddrBase::Value(expect_local(
             c,
-            &format!("an address ('%o.field', '%a[index]', '(null: T).field' or '@global') after '{mn}'"),
+            &format!(
+                "an address ('%o.field', '%a[index]', '(null: T).field' or '@global') after '{mn}'"
+            ),
         )?)
     };
     if c.eat_punct('.') {

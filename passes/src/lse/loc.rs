@@ -66,7 +66,6 @@ impl Subst {
     pub fn is_empty(&self) -> bool {
         self.map.iter().all(Option::is_none)
     }
-
 }
 
 impl Loc {

@@ -67,7 +67,9 @@ impl Lse {
                 .collect();
             for b in func.layout.clone() {
                 for &inst in &func.blocks[b.index()].insts {
-                    func.insts[inst.index()].kind.for_each_operand_mut(|v| *v = map[v.index()]);
+                    func.insts[inst.index()]
+                        .kind
+                        .for_each_operand_mut(|v| *v = map[v.index()]);
                 }
             }
         }

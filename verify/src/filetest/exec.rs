@@ -259,14 +259,33 @@ fn parse_input(module: &Module, func: FuncId, case: &Case) -> Result<InputSpec, 
     ir::input_text::parse_input_spec(&case.spec, "input", module, module.func(func))
 }
 
-/// Run `func` of `module` on `spec` with `fuel` (or the default); the behaviour
-/// lines and the fuel used.
-fn execute(module: &Module, func: FuncId, spec: &InputSpec, fuel: Option<u64>) -> (Lines, u64) {
+/// Run `func` of `module` on `spec` with `fuel` (or the default), with effect
+/// checking on: every access outside an instruction's declared effects is a
+/// failure at `line`. Returns the behaviour lines and the fuel used.
+fn execute(
+    cx: &mut Ctx,
+    line: usize,
+    module: &Module,
+    func: FuncId,
+    spec: &InputSpec,
+    fuel: Option<u64>,
+) -> (Lines, u64) {
     let mut config = interp::Config::default();
     if let Some(f) = fuel {
         config.fuel = f;
     }
-    let exec = interp::run(module, func, spec, &config);
+    let program = interp::Program::new(module);
+    let (exec, violations) = match interp::run_checked(&program, func, spec, &config) {
+        Ok(r) => r,
+        Err(e) => {
+            cx.fail(line, format!("the input does not fit the function: {e}"));
+            return (Default::default(), 0);
+        }
+    };
+    if !violations.is_empty() {
+        let list: Vec<String> = violations.iter().map(|v| format!("  {v}")).collect();
+        cx.fail(line, format!("effect violations:\n{}", list.join("\n")));
+    }
     let printed = exec.behaviour.to_string();
     let mut lines = printed.lines().map(|l| l.trim_end().to_string());
     let out = [
@@ -326,6 +345,21 @@ fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result
             ));
         }
     }
+    // The CLI contract: what `opt` prints parses again, to the same text.
+    let printed = ir::print::print_module(&m);
+    match ir::parse_module(&printed, "<optimized>") {
+        Ok((again, _)) if ir::print::print_module(&again) == printed => {}
+        Ok(_) => {
+            return Err(format!(
+            "after `{list}` the printed module prints differently once parsed again:\n{printed}"
+        ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "after `{list}` the printed module does not parse again: {e}\n{printed}"
+            ))
+        }
+    }
     Ok(m)
 }
 
@@ -354,7 +388,7 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
                 continue;
             }
         };
-        let (actual, fuel_used) = execute(&module, func, &spec, tf.fuel);
+        let (actual, fuel_used) = execute(cx, case.anchor_line(), &module, func, &spec, tf.fuel);
         if cx.bless {
             bless_case(cx, tf, case, &actual);
         } else {
@@ -375,7 +409,7 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
                 continue;
             }
             let budget = fuel_used.saturating_mul(2).saturating_add(16);
-            let (after, _) = execute(&optimized, func, spec, Some(budget));
+            let (after, _) = execute(cx, case.anchor_line(), &optimized, func, spec, Some(budget));
             if &after != original {
                 let mut msg = format!(
                     "after `{list}` the behaviour differs on input `{}`",
@@ -428,13 +462,13 @@ fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
                 continue;
             }
         };
-        let (actual, _) = execute(&module, func, &spec, tf.fuel);
+        let (actual, _) = execute(cx, case.anchor_line(), &module, func, &spec, tf.fuel);
         if cx.bless {
             bless_case(cx, tf, case, &actual);
         } else {
             compare_expectation(cx, case, &actual, "behaviour of the original");
         }
-        let (after, _) = execute(&optimized, func, &spec, tf.fuel);
+        let (after, _) = execute(cx, case.anchor_line(), &optimized, func, &spec, tf.fuel);
         if cx.bless {
             if after != actual {
                 cx.fail(
