@@ -95,7 +95,11 @@ pub fn parse_test(path: &Path) -> TextTest {
             t.confluent = false;
         }
     }
-    assert!(!t.passes.is_empty(), "{}: no `; test:` line", path.display());
+    assert!(
+        !t.passes.is_empty(),
+        "{}: no `; test:` line",
+        path.display()
+    );
     t
 }
 
@@ -173,10 +177,7 @@ pub fn run_test(t: &TextTest, seed: u64) -> Result<String, String> {
         }
         for e in &case.expect {
             if !before.lines().any(|l| l.trim_end() == e) {
-                return Err(format!(
-                    "expected {e:?} on {:?}, got\n{before}",
-                    case.input
-                ));
+                return Err(format!("expected {e:?} on {:?}, got\n{before}", case.input));
             }
         }
     }
