@@ -140,8 +140,8 @@ fn random_program(seed: u64) -> String {
     let mut g = Gen(seed);
     let mut vals: Vec<String> = vec!["%x".into(), "%y".into()];
     let mut body = String::new();
-    let mut operand = |g: &mut Gen, vals: &Vec<String>| -> String {
-        if g.next() % 3 == 0 {
+    let operand = |g: &mut Gen, vals: &Vec<String>| -> String {
+        if g.next().is_multiple_of(3) {
             g.pick(CONSTS).to_string()
         } else {
             vals[(g.next() % vals.len() as u64) as usize].clone()
@@ -167,7 +167,7 @@ fn random_program(seed: u64) -> String {
                 _ => {
                     let op = g.pick(OPS);
                     let a = operand(g, vals);
-                    let b = if g.next() % 4 == 0 {
+                    let b = if g.next().is_multiple_of(4) {
                         a.clone()
                     } else {
                         operand(g, vals)
