@@ -141,25 +141,52 @@ impl<'f> Engine<'f> {
         (None, cx.deps)
     }
 
-    /// Apply rules until the worklist is empty.
+    /// Apply rules until the worklist is empty. A pulled instruction's waiting
+    /// inputs are visited first (depth first, each taken off the list once), so
+    /// a chain like `((x + 1) + 1) + 1` re-associates in one step per link
+    /// instead of walking every link down the chain: linear, whatever the seed.
     fn drain(&mut self) -> Result<(), String> {
+        let mut stack: Vec<Inst> = Vec::new();
         while let Some(inst) = self.work.pop() {
-            if !self.placed(inst) {
-                continue;
-            }
-            let (found, deps) = self.find(inst);
-            for (distant, dependent) in deps {
-                let list = &mut self.deps[distant.index()];
-                if !list.contains(&dependent) {
-                    list.push(dependent);
+            stack.push(inst);
+            while let Some(&top) = stack.last() {
+                if self.placed(top) && !self.func.insts[top.index()].kind.is_phi() {
+                    let mut waiting = None;
+                    self.func.insts[top.index()].kind.for_each_operand(|v| {
+                        if waiting.is_none() {
+                            waiting = self.func.def_inst(v).filter(|&d| self.work.contains(d));
+                        }
+                    });
+                    if let Some(d) = waiting {
+                        self.work.remove(d);
+                        stack.push(d);
+                        continue;
+                    }
                 }
+                stack.pop();
+                self.visit(top)?;
             }
-            if let Some((k, change)) = found {
-                self.report.fired[k] += 1;
-                self.apply(inst, change);
-                if self.opts.check == CheckMode::EveryStep {
-                    self.check_fixed_point()?;
-                }
+        }
+        Ok(())
+    }
+
+    /// Try the rules on `inst` and apply the first that matches.
+    fn visit(&mut self, inst: Inst) -> Result<(), String> {
+        if !self.placed(inst) {
+            return Ok(());
+        }
+        let (found, deps) = self.find(inst);
+        for (distant, dependent) in deps {
+            let list = &mut self.deps[distant.index()];
+            if !list.contains(&dependent) {
+                list.push(dependent);
+            }
+        }
+        if let Some((k, change)) = found {
+            self.report.fired[k] += 1;
+            self.apply(inst, change);
+            if self.opts.check == CheckMode::EveryStep {
+                self.check_fixed_point()?;
             }
         }
         Ok(())

@@ -1,7 +1,8 @@
 //! The peephole worklist: a set of instructions with a dedup bitset, pulled in
 //! a pseudo-random order from a seeded generator so that no fixed visiting
 //! order can make a rewrite pattern go quadratic, and so that the same seed
-//! always gives the same result.
+//! always gives the same result. Instructions can also be taken out by name,
+//! so the engine can visit a waiting input before its user.
 
 use ir::Inst;
 
@@ -36,16 +37,19 @@ impl SplitMix64 {
 #[derive(Clone, Debug)]
 pub struct Worklist {
     items: Vec<Inst>,
-    on_list: Vec<bool>,
+    /// Per instruction: its position in `items`, or `NOT_ON_LIST`.
+    pos: Vec<u32>,
     rng: SplitMix64,
 }
+
+const NOT_ON_LIST: u32 = u32::MAX;
 
 impl Worklist {
     /// An empty worklist for a function with `num_insts` instruction slots.
     pub fn new(num_insts: usize, seed: u64) -> Worklist {
         Worklist {
             items: Vec::new(),
-            on_list: vec![false; num_insts],
+            pos: vec![NOT_ON_LIST; num_insts],
             rng: SplitMix64::new(seed),
         }
     }
@@ -53,12 +57,32 @@ impl Worklist {
     /// Add `inst` unless it is already waiting.
     pub fn push(&mut self, inst: Inst) {
         let i = inst.index();
-        if i >= self.on_list.len() {
-            self.on_list.resize(i + 1, false);
+        if i >= self.pos.len() {
+            self.pos.resize(i + 1, NOT_ON_LIST);
         }
-        if !self.on_list[i] {
-            self.on_list[i] = true;
+        if self.pos[i] == NOT_ON_LIST {
+            self.pos[i] = self.items.len() as u32;
             self.items.push(inst);
+        }
+    }
+
+    fn take_at(&mut self, k: usize) -> Inst {
+        let inst = self.items.swap_remove(k);
+        self.pos[inst.index()] = NOT_ON_LIST;
+        if let Some(&moved) = self.items.get(k) {
+            self.pos[moved.index()] = k as u32;
+        }
+        inst
+    }
+
+    /// Take `inst` off the list if it is waiting; returns whether it was.
+    pub fn remove(&mut self, inst: Inst) -> bool {
+        match self.pos.get(inst.index()) {
+            Some(&k) if k != NOT_ON_LIST => {
+                self.take_at(k as usize);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -68,14 +92,14 @@ impl Worklist {
             return None;
         }
         let k = self.rng.below(self.items.len());
-        let inst = self.items.swap_remove(k);
-        self.on_list[inst.index()] = false;
-        Some(inst)
+        Some(self.take_at(k))
     }
 
     /// Whether `inst` is waiting.
     pub fn contains(&self, inst: Inst) -> bool {
-        self.on_list.get(inst.index()).copied().unwrap_or(false)
+        self.pos
+            .get(inst.index())
+            .is_some_and(|&k| k != NOT_ON_LIST)
     }
 
     /// Whether nothing is waiting.
@@ -115,6 +139,18 @@ mod tests {
         };
         assert_eq!(order(3), order(3));
         assert_ne!(order(3), order(4));
+    }
+
+    #[test]
+    fn remove_takes_exactly_that_instruction() {
+        let mut w = Worklist::new(8, 1);
+        (0..8).for_each(|i| w.push(Inst::new(i)));
+        assert!(w.remove(Inst::new(3)));
+        assert!(!w.remove(Inst::new(3)));
+        assert!(!w.contains(Inst::new(3)));
+        let mut rest: Vec<usize> = std::iter::from_fn(|| w.pop()).map(|i| i.index()).collect();
+        rest.sort();
+        assert_eq!(rest, [0, 1, 2, 4, 5, 6, 7]);
     }
 
     #[test]
