@@ -8,8 +8,10 @@ pub mod alias;
 pub mod dce;
 pub mod effects;
 pub mod escape;
+pub mod gvn;
 pub mod lse;
 pub mod manager;
+pub mod peeps;
 pub mod stats;
 
 pub use manager::{expand_pass_list, Pass, PassError, PassManager, PASS_NAMES};

@@ -2,7 +2,9 @@
 //! the verifier after each one.
 
 use crate::dce::Dce;
+use crate::gvn::Gvn;
 use crate::lse::Lse;
+use crate::peeps::{CheckMode, Peeps};
 use crate::stats::Stats;
 use ir::verify::{verify_module, VerifyError};
 use ir::Module;
@@ -13,13 +15,22 @@ pub trait Pass {
     fn name(&self) -> &'static str;
     /// Transform `module`; record what was done in `stats`. Returns whether anything changed.
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool;
+    /// Like [`Pass::run`], but a pass that checks its own invariants reports a
+    /// violation (a bug in the pass) as `Err` instead of panicking.
+    fn run_checked(&self, module: &mut Module, stats: &mut Stats) -> Result<bool, String> {
+        Ok(self.run(module, stats))
+    }
 }
 
 /// Every pass name accepted in a pass list (`pipeline` expands to the default order).
-pub const PASS_NAMES: &[&str] = &["lse", "dce", "pipeline"];
+pub const PASS_NAMES: &[&str] = &["lse", "peeps", "gvn", "dce", "pipeline"];
 
 /// The passes `pipeline` stands for, in order.
-const PIPELINE: &[&str] = &["lse", "dce"];
+///
+/// LSE first turns loads into values the peepholes can fold; peeps canonicalizes
+/// (constants right, comparisons one way) so that GVN finds more equal keys;
+/// DCE then removes what became unused. The list repeats while anything changes.
+const PIPELINE: &[&str] = &["lse", "peeps", "gvn", "peeps", "dce"];
 
 /// How often the pipeline is repeated at most while something still changes.
 const PIPELINE_ROUNDS: usize = 4;
@@ -46,6 +57,14 @@ pub enum PassError {
         /// What the verifier found.
         errors: Vec<VerifyError>,
     },
+    /// A pass found its own invariant violated (e.g. the peephole fixed point): a bug in that pass.
+    #[error("pass '{pass}' broke its invariant: {message}")]
+    Invariant {
+        /// The pass.
+        pass: String,
+        /// What was found.
+        message: String,
+    },
 }
 
 fn render(errors: &[VerifyError]) -> String {
@@ -56,10 +75,18 @@ fn render(errors: &[VerifyError]) -> String {
         .join("\n")
 }
 
-fn make_pass(name: &str) -> Option<Box<dyn Pass>> {
+fn make_pass(name: &str, seed: u64, check: Option<CheckMode>) -> Option<Box<dyn Pass>> {
     match name {
         "dce" => Some(Box::new(Dce)),
         "lse" => Some(Box::new(Lse::default())),
+        "peeps" => {
+            let mut p = Peeps::new(seed);
+            if let Some(c) = check {
+                p.check = c;
+            }
+            Some(Box::new(p))
+        }
+        "gvn" => Some(Box::new(Gvn)),
         _ => None,
     }
 }
@@ -90,6 +117,8 @@ pub fn expand_pass_list(list: &str) -> Result<Vec<String>, PassError> {
 /// Runs a list of passes, verifying after each.
 pub struct PassManager {
     names: Vec<String>,
+    seed: u64,
+    check: Option<CheckMode>,
     /// Run the verifier after every pass (on by default; harness modes keep it on).
     pub verify: bool,
 }
@@ -99,8 +128,29 @@ impl PassManager {
     pub fn from_list(list: &str) -> Result<PassManager, PassError> {
         Ok(PassManager {
             names: expand_pass_list(list)?,
+            seed: 0,
+            check: None,
             verify: true,
         })
+    }
+
+    /// The same manager with the passes' own invariant checks (the peephole
+    /// fixed point) forced to `mode`; harness modes and tests use this, so the
+    /// checks run in release builds too.
+    pub fn with_invariant_checks(mut self, mode: CheckMode) -> PassManager {
+        self.check = Some(mode);
+        self
+    }
+
+    /// The same manager with peephole worklist seed `seed` (same seed, same result).
+    pub fn with_seed(mut self, seed: u64) -> PassManager {
+        self.seed = seed;
+        self
+    }
+
+    /// The peephole worklist seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
     }
 
     /// The pass names, as given.
@@ -135,11 +185,17 @@ impl PassManager {
         module: &mut Module,
         stats: &mut Stats,
     ) -> Result<bool, PassError> {
-        let pass = make_pass(name).ok_or_else(|| PassError::UnknownPass {
-            name: name.to_string(),
-            known: PASS_NAMES.join(", "),
-        })?;
-        let changed = pass.run(module, stats);
+        let pass =
+            make_pass(name, self.seed, self.check).ok_or_else(|| PassError::UnknownPass {
+                name: name.to_string(),
+                known: PASS_NAMES.join(", "),
+            })?;
+        let changed = pass
+            .run_checked(module, stats)
+            .map_err(|message| PassError::Invariant {
+                pass: name.to_string(),
+                message,
+            })?;
         if self.verify {
             verify_module(module).map_err(|errors| PassError::IllFormed {
                 pass: name.to_string(),

@@ -45,12 +45,15 @@ enum Command {
     Opt {
         /// The IR module.
         file: String,
-        /// Passes to run (comma-separated): dce, pipeline.
+        /// Passes to run (comma-separated): lse, peeps, gvn, dce, pipeline.
         #[arg(long)]
         passes: String,
         /// What to print.
         #[arg(long, value_enum, default_value_t = Emit::Ir)]
         emit: Emit,
+        /// Seed of the peephole worklist order (same seed, same result).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
     },
 }
 
@@ -99,7 +102,12 @@ fn main() -> ExitCode {
             }
             run(&opts)
         }
-        Command::Opt { file, passes, emit } => opt(&file, &passes, emit),
+        Command::Opt {
+            file,
+            passes,
+            emit,
+            seed,
+        } => opt(&file, &passes, emit, seed),
     };
     match result {
         Ok(out) => {

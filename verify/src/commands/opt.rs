@@ -15,10 +15,12 @@ pub enum Emit {
     Dot,
 }
 
-/// Optimize `file` with `passes` and render it as `emit` says.
-pub fn opt(file: &str, passes: &str, emit: Emit) -> Result<String, Diagnostic> {
+/// Optimize `file` with `passes` (peephole worklist seed `seed`) and render it as `emit` says.
+pub fn opt(file: &str, passes: &str, emit: Emit, seed: u64) -> Result<String, Diagnostic> {
     let mut loaded = load_file(file)?;
-    let pm = PassManager::from_list(passes).map_err(|e| Diagnostic(format!("error: {e}")))?;
+    let pm = PassManager::from_list(passes)
+        .map_err(|e| Diagnostic(format!("error: {e}")))?
+        .with_seed(seed);
     let stats = pm
         .run(&mut loaded.module)
         .map_err(|e| Diagnostic(format!("{file}: internal error: {e}")))?;

@@ -334,7 +334,9 @@ fn bless_case(cx: &mut Ctx, tf: &TestFile, case: &Case, actual: &Lines) {
 fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result<Module, String> {
     let mut m = module.clone();
     for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        let pm = passes::PassManager::from_list(name).map_err(|e| format!("{e}"))?;
+        let pm = passes::PassManager::from_list(name)
+            .map_err(|e| format!("{e}"))?
+            .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
         pm.run(&mut m)
             .map_err(|e| format!("pass `{name}` failed: {e}"))?;
         if let Err(errs) = ir::verify::verify_module(&m) {

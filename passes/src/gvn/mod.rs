@@ -1,0 +1,210 @@
+//! Global value numbering (`gvn`): hash-consing of pure instructions keyed on
+//! opcode and (normalized) inputs, scoped by the dominator tree, so an
+//! instruction is only ever replaced by an equivalent that dominates it — equal
+//! expressions in the two arms of a branch stay apart. Instructions that trap
+//! (a division by a variable, a `len` of a maybe-null array) are merged only
+//! with a dominating identical one, which has already not trapped. Loads are
+//! numbered within a block, as long as no instruction in between writes a heap
+//! leaf the load reads (per `ir::effects`) at an address that may alias (per
+//! [`crate::alias`]). Calls, allocations, volatile accesses and `escape` are
+//! never numbered.
+
+pub mod key;
+pub mod table;
+
+use crate::alias::{AliasAnalysis, AliasResult};
+use crate::manager::Pass;
+use crate::stats::Stats;
+use ir::cfg::Cfg;
+use ir::dom::DomTree;
+use ir::effects::{inst_effects, sets_overlap, Effects};
+use ir::{Block, Function, Inst, InstKind, Module};
+use key::{classify, Class, Key};
+use table::ScopedTable;
+
+/// How many loads one block keeps numbered at a time (the excess is forgotten).
+pub const LOAD_CAP: usize = 64;
+
+/// The `gvn` pass.
+pub struct Gvn;
+
+impl Pass for Gvn {
+    fn name(&self) -> &'static str {
+        "gvn"
+    }
+
+    fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
+        let mut changed = false;
+        for i in 0..module.funcs.len() {
+            let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
+            changed |= run_function(module, &mut func, stats);
+            module.funcs[i] = func;
+        }
+        changed
+    }
+}
+
+/// What one run merged.
+#[derive(Default)]
+struct Counts {
+    pure: u64,
+    phis: u64,
+    loads: u64,
+    guards: u64,
+}
+
+struct Walk<'a> {
+    module: &'a Module,
+    func: &'a mut Function,
+    alias: AliasAnalysis,
+    uses: Vec<Vec<Inst>>,
+    table: ScopedTable,
+    counts: Counts,
+}
+
+/// Number the instructions of `func` (taken out of `module` while edited).
+pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> bool {
+    if func.layout.is_empty() {
+        return false;
+    }
+    let cfg = Cfg::new(func);
+    let dom = DomTree::new(func, &cfg);
+    let mut w = Walk {
+        module,
+        alias: AliasAnalysis::new(func),
+        uses: func.compute_uses(),
+        table: ScopedTable::new(func.insts.len()),
+        func,
+        counts: Counts::default(),
+    };
+    enum Visit {
+        Enter(Block),
+        Exit,
+    }
+    let mut stack = vec![Visit::Enter(w.func.entry())];
+    while let Some(v) = stack.pop() {
+        match v {
+            Visit::Enter(b) => {
+                w.table.push_scope();
+                w.block(b);
+                stack.push(Visit::Exit);
+                stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
+            }
+            Visit::Exit => w.table.pop_scope(),
+        }
+    }
+    let c = &w.counts;
+    let total = c.pure + c.phis + c.loads + c.guards;
+    for (rule, n) in [
+        ("pure_merged", c.pure),
+        ("phis_merged", c.phis),
+        ("loads_merged", c.loads),
+        ("guards_merged", c.guards),
+    ] {
+        if n > 0 {
+            stats.add("gvn", rule, n);
+        }
+    }
+    if total > 0 {
+        let insts = &w.func.insts;
+        for b in &w.func.layout {
+            w.func.blocks[b.index()]
+                .insts
+                .retain(|i| insts[i.index()].block.is_some());
+        }
+    }
+    total > 0
+}
+
+impl Walk<'_> {
+    fn block(&mut self, b: Block) {
+        let mut loads: Vec<(Key, Inst)> = Vec::new();
+        for inst in self.func.blocks[b.index()].insts.clone() {
+            if self.func.insts[inst.index()].block.is_none() {
+                continue;
+            }
+            match classify(self.module, self.func, inst) {
+                Class::Skip => {}
+                Class::Scoped(key) => match self.table.find(&key) {
+                    Some(leader) if self.merge(inst, leader) => {
+                        let c = &mut self.counts;
+                        match self.func.insts[inst.index()].kind {
+                            InstKind::Phi(_) => c.phis += 1,
+                            InstKind::Guard(_) => c.guards += 1,
+                            _ => c.pure += 1,
+                        }
+                        continue;
+                    }
+                    Some(_) => {}
+                    None => self.table.insert(key, inst),
+                },
+                Class::Load(key) => match loads.iter().find(|(k, _)| *k == key) {
+                    Some(&(_, leader)) if self.merge(inst, leader) => {
+                        self.counts.loads += 1;
+                        continue;
+                    }
+                    Some(_) => {}
+                    None if loads.len() < LOAD_CAP => loads.push((key, inst)),
+                    None => {}
+                },
+            }
+            let eff = inst_effects(self.module, self.func, inst);
+            if !eff.writes_nothing() {
+                loads.retain(|&(_, load)| !self.clobbers(inst, &eff, load));
+            }
+        }
+    }
+
+    /// Whether `writer` (with effects `eff`) may change what `load` reads.
+    fn clobbers(&self, writer: Inst, eff: &Effects, load: Inst) -> bool {
+        let reads = inst_effects(self.module, self.func, load).reads;
+        if !sets_overlap(&eff.writes, &reads) {
+            return false;
+        }
+        match (
+            &self.func.insts[writer.index()].kind,
+            &self.func.insts[load.index()].kind,
+        ) {
+            (
+                InstKind::Store {
+                    addr: sa,
+                    volatile: false,
+                    ..
+                },
+                InstKind::Load { addr: la, .. },
+            ) => self.alias.addrs(self.func, sa, la) != AliasResult::No,
+            _ => true,
+        }
+    }
+
+    /// Replace `inst` by its dominating equivalent `leader`; false when their
+    /// result types differ (then both stay).
+    fn merge(&mut self, inst: Inst, leader: Inst) -> bool {
+        let old = self.func.insts[inst.index()].result;
+        let new = self.func.insts[leader.index()].result;
+        match (old, new) {
+            (Some(old), Some(new)) => {
+                if self.func.value_type(old) != self.func.value_type(new) {
+                    return false;
+                }
+                for u in std::mem::take(&mut self.uses[old.index()]) {
+                    if self.func.insts[u.index()].block.is_none() {
+                        continue;
+                    }
+                    // Edge lock: a numbered instruction leaves the table before it is edited.
+                    self.table.unlock(u);
+                    self.func.insts[u.index()].kind.for_each_operand_mut(|v| {
+                        if *v == old {
+                            *v = new;
+                        }
+                    });
+                    self.uses[new.index()].push(u);
+                }
+            }
+            (None, None) => {}
+            _ => return false,
+        }
+        self.func.insts[inst.index()].block = None;
+        true
+    }
+}

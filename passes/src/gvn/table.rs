@@ -1,0 +1,109 @@
+//! The scoped value table of GVN. Each entry's cached hash doubles as an edge
+//! lock: an instruction with a non-zero lock is in the table and must not be
+//! edited; [`ScopedTable::unlock`] takes it out first. Scopes follow the
+//! dominator tree: leaving a block forgets what was inserted inside it.
+
+use super::key::Key;
+use ir::Inst;
+use rustc_hash::{FxHashMap, FxHasher};
+use std::hash::{Hash, Hasher};
+
+/// A hash table of keys to their first (dominating) instruction, with scopes.
+#[derive(Default)]
+pub struct ScopedTable {
+    map: FxHashMap<Key, Inst>,
+    lock: Vec<u64>,
+    key_of: FxHashMap<Inst, Key>,
+    inserted: Vec<Inst>,
+    marks: Vec<usize>,
+}
+
+fn hash_key(k: &Key) -> u64 {
+    let mut h = FxHasher::default();
+    k.hash(&mut h);
+    h.finish().max(1)
+}
+
+impl ScopedTable {
+    /// A table for a function with `num_insts` instruction slots.
+    pub fn new(num_insts: usize) -> ScopedTable {
+        ScopedTable {
+            lock: vec![0; num_insts],
+            ..ScopedTable::default()
+        }
+    }
+
+    /// Open a scope.
+    pub fn push_scope(&mut self) {
+        self.marks.push(self.inserted.len());
+    }
+
+    /// Close the innermost scope, forgetting its insertions.
+    pub fn pop_scope(&mut self) {
+        let mark = self.marks.pop().unwrap_or(0);
+        while self.inserted.len() > mark {
+            if let Some(i) = self.inserted.pop() {
+                self.unlock(i);
+            }
+        }
+    }
+
+    /// The instruction already numbered under `key`, if any.
+    pub fn find(&self, key: &Key) -> Option<Inst> {
+        self.map.get(key).copied()
+    }
+
+    /// Number `inst` under `key` (locking its edges).
+    pub fn insert(&mut self, key: Key, inst: Inst) {
+        if inst.index() >= self.lock.len() {
+            self.lock.resize(inst.index() + 1, 0);
+        }
+        self.lock[inst.index()] = hash_key(&key);
+        self.key_of.insert(inst, key.clone());
+        self.map.insert(key, inst);
+        self.inserted.push(inst);
+    }
+
+    /// Whether `inst` is in the table (its edges are locked).
+    pub fn is_locked(&self, inst: Inst) -> bool {
+        self.lock.get(inst.index()).is_some_and(|&h| h != 0)
+    }
+
+    /// Take `inst` out of the table so that its edges may change.
+    pub fn unlock(&mut self, inst: Inst) {
+        if !self.is_locked(inst) {
+            return;
+        }
+        self.lock[inst.index()] = 0;
+        if let Some(key) = self.key_of.remove(&inst) {
+            if self.map.get(&key) == Some(&inst) {
+                self.map.remove(&key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::{InstKind, Value};
+
+    #[test]
+    fn scopes_forget_and_unlock_removes() {
+        let k = Key::Op(InstKind::Len(Value::new(0)));
+        let mut t = ScopedTable::new(4);
+        t.push_scope();
+        t.insert(k.clone(), Inst::new(1));
+        assert!(t.is_locked(Inst::new(1)));
+        t.push_scope();
+        assert_eq!(t.find(&k), Some(Inst::new(1)));
+        t.pop_scope();
+        assert_eq!(t.find(&k), Some(Inst::new(1)));
+        t.unlock(Inst::new(1));
+        assert_eq!(t.find(&k), None);
+        assert!(!t.is_locked(Inst::new(1)));
+        t.insert(k.clone(), Inst::new(2));
+        t.pop_scope();
+        assert_eq!(t.find(&k), None);
+    }
+}

@@ -1,0 +1,377 @@
+//! The iteration engine: pull an instruction, try the rules, apply the first
+//! change, and put the neighbourhood back on the worklist — the users, the
+//! former inputs, and every instruction that registered a dependency on the
+//! changed one. Runs until the worklist is empty, with CFG cleanup between
+//! rounds, and can check the invariant "every instruction is on the worklist
+//! or no rule applies to it".
+
+use super::rule::{Change, MatchCtx, Opnd};
+use super::rules::rules;
+use super::worklist::Worklist;
+use ir::cfg::Cfg;
+use ir::dom::DomTree;
+use ir::{Function, Inst, InstKind, UnOp, Value};
+
+/// When the fixed-point invariant is checked.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum CheckMode {
+    /// Never.
+    Off,
+    /// Once, when the worklist has run dry.
+    FixedPoint,
+    /// After every applied rule, and at the end (quadratic; for debugging rules).
+    EveryStep,
+}
+
+/// Options of one run of the engine.
+#[derive(Copy, Clone, Debug)]
+pub struct EngineOptions {
+    /// Seed of the worklist's pseudo-random pull.
+    pub seed: u64,
+    /// When to check the invariant.
+    pub check: CheckMode,
+    /// Test hook: the dependencies this rule registers are dropped.
+    pub drop_deps_of: Option<&'static str>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct EngineReport {
+    /// How often each rule of [`rules`] fired, by position in the table.
+    pub fired: Vec<u64>,
+    /// Unreachable blocks removed.
+    pub blocks_removed: u64,
+    /// Blocks merged into their single predecessor.
+    pub blocks_merged: u64,
+}
+
+impl EngineReport {
+    /// Whether anything changed.
+    pub fn changed(&self) -> bool {
+        self.blocks_removed + self.blocks_merged + self.fired.iter().sum::<u64>() > 0
+    }
+}
+
+/// `(distant, dependent)` pairs registered while matching.
+type Deps = Vec<(Inst, Inst)>;
+
+/// The state of one run over one function.
+pub(crate) struct Engine<'f> {
+    pub(crate) func: &'f mut Function,
+    pub(crate) dom: DomTree,
+    /// Per value: instructions that may use it (a superset; stale entries are skipped).
+    pub(crate) users: Vec<Vec<Inst>>,
+    /// Per instruction: instructions to revisit when it changes.
+    deps: Vec<Vec<Inst>>,
+    pub(crate) work: Worklist,
+    pub(crate) report: EngineReport,
+    /// A branch was folded since the last CFG cleanup.
+    pub(crate) cfg_dirty: bool,
+    opts: EngineOptions,
+}
+
+/// Run the peephole engine on `func` to its fixed point.
+pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineReport, String> {
+    if func.layout.is_empty() {
+        return Ok(EngineReport::default());
+    }
+    let mut e = Engine::new(func, opts);
+    loop {
+        e.drain()?;
+        e.compact();
+        if !e.cfg_dirty {
+            break;
+        }
+        e.cfg_dirty = false;
+        e.cleanup_cfg();
+        e.compact();
+        e.recompute_dom();
+    }
+    if opts.check != CheckMode::Off {
+        e.check_fixed_point()?;
+    }
+    Ok(e.report)
+}
+
+impl<'f> Engine<'f> {
+    fn new(func: &'f mut Function, opts: EngineOptions) -> Engine<'f> {
+        let cfg = Cfg::new(func);
+        let dom = DomTree::new(func, &cfg);
+        let mut users = vec![Vec::new(); func.values.len()];
+        let mut work = Worklist::new(func.insts.len(), opts.seed);
+        for inst in func.inst_iter() {
+            work.push(inst);
+            func.insts[inst.index()].kind.for_each_operand(|v| {
+                let u: &mut Vec<Inst> = &mut users[v.index()];
+                if u.last() != Some(&inst) {
+                    u.push(inst);
+                }
+            });
+        }
+        Engine {
+            deps: vec![Vec::new(); func.insts.len()],
+            func,
+            dom,
+            users,
+            work,
+            report: EngineReport {
+                fired: vec![0; rules().len()],
+                ..EngineReport::default()
+            },
+            // The first round always cleans the CFG up.
+            cfg_dirty: true,
+            opts,
+        }
+    }
+
+    pub(crate) fn placed(&self, inst: Inst) -> bool {
+        self.func.insts[inst.index()].block.is_some()
+    }
+
+    /// The first rule that applies to `inst`, and the dependencies registered while looking.
+    fn find(&self, inst: Inst) -> (Option<(usize, Change)>, Deps) {
+        let mut cx = MatchCtx::new(self.func, &self.dom, self.opts.drop_deps_of);
+        cx.set_current(inst);
+        for (k, rule) in rules().iter().enumerate() {
+            cx.rule = rule.name;
+            if let Some(change) = (rule.matcher)(&mut cx, inst) {
+                return (Some((k, change)), cx.deps);
+            }
+        }
+        (None, cx.deps)
+    }
+
+    /// Apply rules until the worklist is empty. A pulled instruction's waiting
+    /// inputs are visited first (depth first, each taken off the list once), so
+    /// a chain like `((x + 1) + 1) + 1` re-associates in one step per link
+    /// instead of walking every link down the chain: linear, whatever the seed.
+    fn drain(&mut self) -> Result<(), String> {
+        let mut stack: Vec<Inst> = Vec::new();
+        while let Some(inst) = self.work.pop() {
+            stack.push(inst);
+            while let Some(&top) = stack.last() {
+                if self.placed(top) && !self.func.insts[top.index()].kind.is_phi() {
+                    let mut waiting = None;
+                    self.func.insts[top.index()].kind.for_each_operand(|v| {
+                        if waiting.is_none() {
+                            waiting = self.func.def_inst(v).filter(|&d| self.work.contains(d));
+                        }
+                    });
+                    if let Some(d) = waiting {
+                        self.work.remove(d);
+                        stack.push(d);
+                        continue;
+                    }
+                }
+                stack.pop();
+                self.visit(top)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Try the rules on `inst` and apply the first that matches.
+    fn visit(&mut self, inst: Inst) -> Result<(), String> {
+        if !self.placed(inst) {
+            return Ok(());
+        }
+        let (found, deps) = self.find(inst);
+        for (distant, dependent) in deps {
+            let list = &mut self.deps[distant.index()];
+            if !list.contains(&dependent) {
+                list.push(dependent);
+            }
+        }
+        if let Some((k, change)) = found {
+            self.report.fired[k] += 1;
+            self.apply(inst, change);
+            if self.opts.check == CheckMode::EveryStep {
+                self.check_fixed_point()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn opnd(&mut self, o: Opnd) -> Value {
+        match o {
+            Opnd::Val(v) => v,
+            Opnd::Const(c) => self.func.iconst(c),
+        }
+    }
+
+    fn note_use(&mut self, v: Value, user: Inst) {
+        if v.index() >= self.users.len() {
+            self.users.resize(v.index() + 1, Vec::new());
+        }
+        let u = &mut self.users[v.index()];
+        if u.last() != Some(&user) {
+            u.push(user);
+        }
+    }
+
+    fn push_inputs(&mut self, inputs: &[Value]) {
+        for &v in inputs {
+            if let Some(d) = self.func.def_inst(v) {
+                self.work.push(d);
+            }
+        }
+    }
+
+    /// `inst` changed: revisit it, its users and its dependents.
+    pub(crate) fn changed(&mut self, inst: Inst) {
+        self.work.push(inst);
+        if let Some(r) = self.func.insts[inst.index()].result {
+            if let Some(us) = self.users.get(r.index()) {
+                for &u in us {
+                    self.work.push(u);
+                }
+            }
+        }
+        for d in std::mem::take(&mut self.deps[inst.index()]) {
+            self.work.push(d);
+        }
+    }
+
+    /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
+    pub(crate) fn replace_inst(&mut self, inst: Inst, v: Value) {
+        if let Some(r) = self.func.insts[inst.index()].result {
+            let us = std::mem::take(&mut self.users[r.index()]);
+            for u in us {
+                if u == inst || !self.placed(u) {
+                    continue;
+                }
+                let mut hit = false;
+                self.func.insts[u.index()].kind.for_each_operand_mut(|x| {
+                    if *x == r {
+                        *x = v;
+                        hit = true;
+                    }
+                });
+                if hit {
+                    self.note_use(v, u);
+                    self.changed(u);
+                }
+            }
+        }
+        self.detach(inst);
+    }
+
+    pub(crate) fn detach(&mut self, inst: Inst) {
+        self.func.insts[inst.index()].block = None;
+        for d in std::mem::take(&mut self.deps[inst.index()]) {
+            self.work.push(d);
+        }
+    }
+
+    fn apply(&mut self, inst: Inst, change: Change) {
+        let inputs = self.func.insts[inst.index()].kind.operands();
+        match change {
+            Change::Replace(o) => {
+                let v = self.opnd(o);
+                self.replace_inst(inst, v);
+            }
+            Change::Binary(op, a, b) => {
+                let (a, b) = (self.opnd(a), self.opnd(b));
+                self.note_use(a, inst);
+                self.note_use(b, inst);
+                self.func.insts[inst.index()].kind = InstKind::Binary(op, a, b);
+                self.changed(inst);
+            }
+            Change::Unary(op, a) => {
+                let a = self.opnd(a);
+                self.note_use(a, inst);
+                self.func.insts[inst.index()].kind = InstKind::Unary(op, a);
+                self.changed(inst);
+            }
+            Change::Jump { target, dropped } => {
+                let me = self.func.insts[inst.index()].block;
+                self.func.insts[inst.index()].kind = InstKind::Jmp(target);
+                if let Some(me) = me {
+                    self.drop_edge(me, dropped);
+                }
+                self.cfg_dirty = true;
+            }
+            Change::Remove => self.detach(inst),
+        }
+        self.push_inputs(&inputs);
+    }
+
+    /// The edge `from → to` is gone: remove one phi entry for it in `to`.
+    pub(crate) fn drop_edge(&mut self, from: ir::Block, to: ir::Block) {
+        let phis: Vec<Inst> = self.func.blocks[to.index()]
+            .insts
+            .iter()
+            .copied()
+            .filter(|&p| self.placed(p) && self.func.insts[p.index()].kind.is_phi())
+            .collect();
+        for p in phis {
+            if let InstKind::Phi(entries) = &mut self.func.insts[p.index()].kind {
+                if let Some(k) = entries.iter().rposition(|e| e.0 == from) {
+                    entries.remove(k);
+                }
+            }
+            self.changed(p);
+        }
+    }
+
+    /// Drop detached instructions from the blocks' lists.
+    pub(crate) fn compact(&mut self) {
+        let insts = &self.func.insts;
+        for b in &self.func.layout {
+            self.func.blocks[b.index()]
+                .insts
+                .retain(|i| insts[i.index()].block.is_some());
+        }
+    }
+
+    /// Recompute the dominator tree after the CFG changed, and revisit the
+    /// phis: `phi_same` is the one rule that asks the tree.
+    pub(crate) fn recompute_dom(&mut self) {
+        let cfg = Cfg::new(self.func);
+        self.dom = DomTree::new(self.func, &cfg);
+        let phis: Vec<Inst> = self
+            .func
+            .inst_iter()
+            .filter(|&i| self.func.insts[i.index()].kind.is_phi())
+            .collect();
+        for p in phis {
+            self.work.push(p);
+        }
+    }
+
+    /// Turn a phi whose block lost all but one predecessor into its value (or a
+    /// `copy` when the types differ, so that every use keeps its static type).
+    pub(crate) fn collapse_single_entry_phi(&mut self, phi: Inst, v: Value) {
+        let r = self.func.insts[phi.index()].result;
+        let same_type = r.is_some_and(|r| self.func.value_type(r) == self.func.value_type(v));
+        if same_type && r != Some(v) {
+            self.replace_inst(phi, v);
+        } else {
+            self.note_use(v, phi);
+            self.func.insts[phi.index()].kind = InstKind::Unary(UnOp::Copy, v);
+            self.changed(phi);
+        }
+    }
+
+    /// The invariant: every placed instruction is waiting or no rule applies.
+    pub(crate) fn check_fixed_point(&self) -> Result<(), String> {
+        for &b in &self.func.layout {
+            for &inst in &self.func.blocks[b.index()].insts {
+                if !self.placed(inst) || self.work.contains(inst) {
+                    continue;
+                }
+                if let (Some((k, change)), _) = self.find(inst) {
+                    return Err(format!(
+                        "peephole fixed point violated in @{}: rule '{}' still applies to {:?} ({:?} → {:?}), which is not on the worklist",
+                        self.func.name,
+                        rules()[k].name,
+                        inst,
+                        self.func.insts[inst.index()].kind,
+                        change
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,105 @@
+//! The peephole pass (`peeps`): rules kept as data ([`rules`]) applied by a
+//! worklist engine to a fixed point, with a seeded pseudo-random pull
+//! (`loadstar opt --seed N`), distant dependencies (`add_dep`), CFG cleanup
+//! after branches fold, and a check of the fixed-point invariant.
+
+pub mod cfg_cleanup;
+pub mod engine;
+pub mod rule;
+pub mod rules;
+pub mod worklist;
+
+pub use engine::{run_engine, CheckMode, EngineOptions, EngineReport};
+pub use rule::{Change, MatchCtx, Opnd, Rule};
+pub use rules::rules;
+
+use crate::manager::Pass;
+use crate::stats::Stats;
+use ir::{Function, Module};
+
+/// The environment variable that turns the fixed-point check on (`1`), off
+/// (`0`), or on after every step (`step`).
+pub const CHECK_ENV: &str = "LOADSTAR_CHECK_FIXPOINT";
+
+/// The `peeps` pass.
+#[derive(Clone, Debug)]
+pub struct Peeps {
+    /// Seed of the worklist order.
+    pub seed: u64,
+    /// When to check the fixed-point invariant.
+    pub check: CheckMode,
+    /// Test hook: drop the dependencies the named rule registers.
+    pub drop_deps_of: Option<&'static str>,
+}
+
+/// The check mode from `LOADSTAR_CHECK_FIXPOINT`, else on in debug builds.
+pub fn default_check_mode() -> CheckMode {
+    match std::env::var(CHECK_ENV).as_deref() {
+        Ok("0") | Ok("off") => CheckMode::Off,
+        Ok("step") => CheckMode::EveryStep,
+        Ok(_) => CheckMode::FixedPoint,
+        Err(_) if cfg!(debug_assertions) => CheckMode::FixedPoint,
+        Err(_) => CheckMode::Off,
+    }
+}
+
+impl Peeps {
+    /// The pass with worklist seed `seed` and the default check mode.
+    pub fn new(seed: u64) -> Peeps {
+        Peeps {
+            seed,
+            check: default_check_mode(),
+            drop_deps_of: None,
+        }
+    }
+
+    /// Run on one function; records rule counts in `stats`.
+    pub fn run_function(
+        &self,
+        func: &mut Function,
+        func_index: usize,
+        stats: &mut Stats,
+    ) -> Result<bool, String> {
+        let opts = EngineOptions {
+            seed: self
+                .seed
+                .wrapping_add((func_index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            check: self.check,
+            drop_deps_of: self.drop_deps_of,
+        };
+        let report = run_engine(func, opts)?;
+        for (rule, &n) in rules().iter().zip(&report.fired) {
+            if n > 0 {
+                stats.add("peeps", rule.name, n);
+            }
+        }
+        if report.blocks_removed > 0 {
+            stats.add("peeps", "cfg_blocks_removed", report.blocks_removed);
+        }
+        if report.blocks_merged > 0 {
+            stats.add("peeps", "cfg_blocks_merged", report.blocks_merged);
+        }
+        Ok(report.changed())
+    }
+}
+
+impl Pass for Peeps {
+    fn name(&self) -> &'static str {
+        "peeps"
+    }
+
+    fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
+        match self.run_checked(module, stats) {
+            Ok(changed) => changed,
+            Err(msg) => panic!("{msg}"),
+        }
+    }
+
+    fn run_checked(&self, module: &mut Module, stats: &mut Stats) -> Result<bool, String> {
+        let mut changed = false;
+        for (i, func) in module.funcs.iter_mut().enumerate() {
+            changed |= self.run_function(func, i, stats)?;
+        }
+        Ok(changed)
+    }
+}

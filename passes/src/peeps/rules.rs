@@ -1,0 +1,513 @@
+//! The peephole rule table. Every rule states its pattern, side condition and
+//! replacement as text (for listing and later SMT proofs) next to the matcher
+//! that implements exactly that. Integer semantics come from `ir::BinOp::eval`
+//! and `ir::UnOp::eval`; a division whose evaluation traps is never folded.
+//! Rules are tried in table order; the first that applies wins.
+
+use super::rule::{Change, MatchCtx, Opnd, Rule};
+use ir::{BinOp, Inst, InstKind, UnOp, Value};
+
+/// Every peephole rule, in the order they are tried.
+pub fn rules() -> &'static [Rule] {
+    RULES
+}
+
+macro_rules! rule {
+    ($name:literal, $pat:literal, $cond:literal, $rw:literal, $m:expr) => {
+        Rule {
+            name: $name,
+            pattern: $pat,
+            condition: $cond,
+            rewrite: $rw,
+            matcher: $m,
+        }
+    };
+}
+
+static RULES: &[Rule] = &[
+    rule!(
+        "fold_binary",
+        "(op #a #b)",
+        "(op a b) does not trap",
+        "(op a b)",
+        fold_binary
+    ),
+    rule!("fold_unary", "(neg|not #a)", "true", "(op a)", fold_unary),
+    rule!("copy", "(copy ?x)", "type(x) = type(result)", "?x", copy),
+    rule!("add_zero", "(add ?x 0)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Add,
+        0
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!("sub_zero", "(sub ?x 0)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Sub,
+        0
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!("mul_one", "(mul ?x 1)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Mul,
+        1
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!("mul_zero", "(mul ?x 0)", "true", "0", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Mul,
+        0
+    )
+    .and_then(|_| cx.replace_by_const(i, 0))),
+    rule!("and_zero", "(and ?x 0)", "true", "0", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::And,
+        0
+    )
+    .and_then(|_| cx.replace_by_const(i, 0))),
+    rule!("and_ones", "(and ?x -1)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::And,
+        -1
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!("or_zero", "(or ?x 0)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Or,
+        0
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!("or_ones", "(or ?x -1)", "true", "-1", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Or,
+        -1
+    )
+    .and_then(|_| cx.replace_by_const(i, -1))),
+    rule!("xor_zero", "(xor ?x 0)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Xor,
+        0
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!("sdiv_one", "(sdiv ?x 1)", "true", "?x", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Sdiv,
+        1
+    )
+    .and_then(|x| cx.replace_by(i, x))),
+    rule!(
+        "sdiv_minus_one",
+        "(sdiv ?x -1)",
+        "true",
+        "(neg ?x)",
+        |cx, i| bin_rhs(cx, i, BinOp::Sdiv, -1).map(|x| Change::Unary(UnOp::Neg, Opnd::Val(x)))
+    ),
+    rule!(
+        "srem_unit",
+        "(srem ?x #c)",
+        "c = 1 or c = -1",
+        "0",
+        srem_unit
+    ),
+    rule!("sub_self", "(sub ?x ?x)", "true", "0", |cx, i| {
+        same_operands(cx, i, &[BinOp::Sub]).and_then(|_| cx.replace_by_const(i, 0))
+    }),
+    rule!("xor_self", "(xor ?x ?x)", "true", "0", |cx, i| {
+        same_operands(cx, i, &[BinOp::Xor]).and_then(|_| cx.replace_by_const(i, 0))
+    }),
+    rule!("and_or_self", "(and|or ?x ?x)", "true", "?x", |cx, i| {
+        same_operands(cx, i, &[BinOp::And, BinOp::Or]).and_then(|x| cx.replace_by(i, x))
+    }),
+    rule!(
+        "cmp_self_true",
+        "(eq|sle|sge|ule|uge ?x ?x)",
+        "true",
+        "1",
+        |cx, i| same_operands(
+            cx,
+            i,
+            &[BinOp::Eq, BinOp::Sle, BinOp::Sge, BinOp::Ule, BinOp::Uge]
+        )
+        .and_then(|_| cx.replace_by_const(i, 1))
+    ),
+    rule!(
+        "cmp_self_false",
+        "(ne|slt|sgt|ult|ugt ?x ?x)",
+        "true",
+        "0",
+        |cx, i| same_operands(
+            cx,
+            i,
+            &[BinOp::Ne, BinOp::Slt, BinOp::Sgt, BinOp::Ult, BinOp::Ugt]
+        )
+        .and_then(|_| cx.replace_by_const(i, 0))
+    ),
+    rule!(
+        "shift_zero",
+        "(shl|lshr|ashr ?x #c)",
+        "c & 63 = 0",
+        "?x",
+        shift_zero
+    ),
+    rule!(
+        "shift_mask",
+        "(shl|lshr|ashr ?x #c)",
+        "c & 63 != c",
+        "(op ?x (c & 63))",
+        shift_mask
+    ),
+    rule!("double_neg", "(neg (neg ?x))", "true", "?x", |cx, i| {
+        double_unary(cx, i, UnOp::Neg)
+    }),
+    rule!("double_not", "(not (not ?x))", "true", "?x", |cx, i| {
+        double_unary(cx, i, UnOp::Not)
+    }),
+    rule!(
+        "select_const",
+        "(select #c ?a ?b)",
+        "true",
+        "c != 0 ? ?a : ?b",
+        select_const
+    ),
+    rule!(
+        "select_same",
+        "(select ?c ?a ?a)",
+        "true",
+        "?a",
+        select_same
+    ),
+    rule!(
+        "commute_const_right",
+        "(op #c ?x)",
+        "op commutative, x not a constant",
+        "(op ?x #c)",
+        commute_const_right
+    ),
+    rule!(
+        "cmp_flip",
+        "(sgt|sge|ugt|uge ?a ?b)",
+        "true",
+        "(slt|sle|ult|ule ?b ?a)",
+        cmp_flip
+    ),
+    rule!(
+        "sub_const",
+        "(sub ?x #c)",
+        "x not a constant, c != 0",
+        "(add ?x -c)",
+        sub_const
+    ),
+    rule!(
+        "stacked_const",
+        "(op (op ?x #c1) #c2)",
+        "op in add mul and or xor",
+        "(op ?x (op c1 c2))",
+        stacked_const
+    ),
+    rule!(
+        "phi_same",
+        "(phi [L: ?v | self] ...)",
+        "def(v) strictly dominates the phi's block",
+        "?v",
+        phi_same
+    ),
+    rule!(
+        "phi_const_web",
+        "(op (phi* #k1 .. #kn) #c)",
+        "(op ki c) all equal, none traps",
+        "(op k1 c)",
+        phi_const_web
+    ),
+    rule!(
+        "br_const",
+        "(br #c T F)",
+        "true",
+        "(jmp c != 0 ? T : F)",
+        br_const
+    ),
+    rule!(
+        "guard_const",
+        "(guard #c)",
+        "c != 0",
+        "(removed)",
+        guard_const
+    ),
+];
+
+/// The binary operation of `inst` and its operands.
+fn binary(cx: &MatchCtx<'_>, inst: Inst) -> Option<(BinOp, Value, Value)> {
+    match *cx.kind(inst) {
+        InstKind::Binary(op, a, b) => Some((op, a, b)),
+        _ => None,
+    }
+}
+
+/// `x` when `inst` is `(op x c)`.
+fn bin_rhs(cx: &MatchCtx<'_>, inst: Inst, op: BinOp, c: i64) -> Option<Value> {
+    let (o, a, b) = binary(cx, inst)?;
+    (o == op && cx.konst(b) == Some(c)).then_some(a)
+}
+
+/// `x` when `inst` is `(op x x)` for one of `ops`.
+fn same_operands(cx: &MatchCtx<'_>, inst: Inst, ops: &[BinOp]) -> Option<Value> {
+    let (o, a, b) = binary(cx, inst)?;
+    (ops.contains(&o) && a == b).then_some(a)
+}
+
+fn fold_binary(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    let v = op.eval(cx.konst(a)?, cx.konst(b)?)?;
+    cx.replace_by_const(inst, v)
+}
+
+fn fold_unary(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    match *cx.kind(inst) {
+        InstKind::Unary(op @ (UnOp::Neg | UnOp::Not), a) => {
+            cx.replace_by_const(inst, op.eval(cx.konst(a)?))
+        }
+        _ => None,
+    }
+}
+
+fn copy(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    match *cx.kind(inst) {
+        InstKind::Unary(UnOp::Copy, a) => cx.replace_by(inst, a),
+        _ => None,
+    }
+}
+
+fn srem_unit(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, _, b) = binary(cx, inst)?;
+    let c = cx.konst(b)?;
+    (op == BinOp::Srem && (c == 1 || c == -1)).then_some(())?;
+    cx.replace_by_const(inst, 0)
+}
+
+fn is_shift(op: BinOp) -> bool {
+    matches!(op, BinOp::Shl | BinOp::Lshr | BinOp::Ashr)
+}
+
+fn shift_zero(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    (is_shift(op) && cx.konst(b)? & 63 == 0).then_some(())?;
+    cx.replace_by(inst, a)
+}
+
+fn shift_mask(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    let c = cx.konst(b)?;
+    (is_shift(op) && c & 63 != c).then_some(Change::Binary(op, Opnd::Val(a), Opnd::Const(c & 63)))
+}
+
+fn double_unary(cx: &mut MatchCtx<'_>, inst: Inst, op: UnOp) -> Option<Change> {
+    let InstKind::Unary(o, a) = *cx.kind(inst) else {
+        return None;
+    };
+    if o != op {
+        return None;
+    }
+    match *cx.kind(cx.def(a)?) {
+        InstKind::Unary(inner, x) if inner == op => cx.replace_by(inst, x),
+        _ => None,
+    }
+}
+
+fn select_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let InstKind::Select(c, a, b) = *cx.kind(inst) else {
+        return None;
+    };
+    let pick = if cx.konst(c)? != 0 { a } else { b };
+    cx.replace_by(inst, pick)
+}
+
+fn select_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    match *cx.kind(inst) {
+        InstKind::Select(_, a, b) if a == b => cx.replace_by(inst, a),
+        _ => None,
+    }
+}
+
+fn commute_const_right(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    let ca = cx.konst(a)?;
+    (op.is_commutative() && cx.konst(b).is_none()).then_some(Change::Binary(
+        op,
+        Opnd::Val(b),
+        Opnd::Const(ca),
+    ))
+}
+
+fn cmp_flip(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    let flipped = match op {
+        BinOp::Sgt => BinOp::Slt,
+        BinOp::Sge => BinOp::Sle,
+        BinOp::Ugt => BinOp::Ult,
+        BinOp::Uge => BinOp::Ule,
+        _ => return None,
+    };
+    Some(Change::Binary(flipped, Opnd::Val(b), Opnd::Val(a)))
+}
+
+fn sub_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    let c = cx.konst(b)?;
+    (op == BinOp::Sub && c != 0 && cx.konst(a).is_none())
+        .then(|| Change::Binary(BinOp::Add, Opnd::Val(a), Opnd::Const(c.wrapping_neg())))
+}
+
+fn stacked_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    if !matches!(
+        op,
+        BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor
+    ) {
+        return None;
+    }
+    let c2 = cx.konst(b)?;
+    let inner = cx.def(a)?;
+    match *cx.kind(inner) {
+        InstKind::Binary(iop, x, ic) if iop == op => match cx.konst(ic) {
+            Some(c1) => Some(Change::Binary(
+                op,
+                Opnd::Val(x),
+                Opnd::Const(op.eval(c1, c2)?),
+            )),
+            None => {
+                // The inner operation may still get its constant (or be
+                // rewritten into this shape): revisit when it changes.
+                cx.add_dep(inner);
+                None
+            }
+        },
+        _ => {
+            cx.add_dep(inner);
+            None
+        }
+    }
+}
+
+fn phi_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let InstKind::Phi(entries) = cx.kind(inst) else {
+        return None;
+    };
+    let me = cx.result(inst)?;
+    let mut unique = None;
+    for &(_, v) in entries {
+        if v == me || Some(v) == unique {
+            continue;
+        }
+        if unique.is_some() {
+            return None;
+        }
+        unique = Some(v);
+    }
+    let v = unique?;
+    if let Some(d) = cx.func.def_inst(v) {
+        let db = cx.func.insts[d.index()].block?;
+        let pb = cx.func.insts[inst.index()].block?;
+        if !cx.dom.strictly_dominates(db, pb) {
+            return None;
+        }
+    }
+    cx.replace_by(inst, v)
+}
+
+/// The most constants a phi web may contribute before the rule gives up.
+const WEB_LIMIT: usize = 16;
+
+/// Collect the constants reachable from `v` through phis; `false` when a
+/// non-constant leaf (or too big a web) is found.
+fn web_constants(
+    cx: &mut MatchCtx<'_>,
+    v: Value,
+    depth: usize,
+    seen: &mut Vec<Inst>,
+    out: &mut Vec<i64>,
+) -> bool {
+    if let Some(c) = cx.konst(v) {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+        return out.len() <= WEB_LIMIT;
+    }
+    let Some(phi) = cx.def(v) else {
+        return false;
+    };
+    if seen.contains(&phi) {
+        return true;
+    }
+    let InstKind::Phi(entries) = cx.kind(phi) else {
+        return false;
+    };
+    if depth > 0 {
+        // A phi beyond the immediate operand: when it changes, this
+        // instruction is not among its users, so ask to be revisited.
+        cx.add_dep(phi);
+    }
+    if depth >= 3 || seen.len() >= WEB_LIMIT {
+        return false;
+    }
+    seen.push(phi);
+    entries
+        .iter()
+        .all(|&(_, e)| web_constants(cx, e, depth + 1, seen, out))
+}
+
+fn phi_const_web(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, b) = binary(cx, inst)?;
+    let c = cx.konst(b)?;
+    let phi = cx.def(a)?;
+    if !cx.kind(phi).is_phi() {
+        return None;
+    }
+    let (mut seen, mut out) = (Vec::new(), Vec::new());
+    if !web_constants(cx, a, 0, &mut seen, &mut out) || out.is_empty() {
+        return None;
+    }
+    let first = op.eval(out[0], c)?;
+    for &k in &out[1..] {
+        if op.eval(k, c)? != first {
+            return None;
+        }
+    }
+    cx.replace_by_const(inst, first)
+}
+
+fn br_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let InstKind::Br(c, t, f) = *cx.kind(inst) else {
+        return None;
+    };
+    let c = cx.konst(c)?;
+    let (target, dropped) = if c != 0 { (t, f) } else { (f, t) };
+    if t == f {
+        // Two edges into one block: only fold when its phis agree on both.
+        let me = cx.func.insts[inst.index()].block?;
+        for &p in &cx.func.blocks[t.index()].insts {
+            if let InstKind::Phi(entries) = cx.kind(p) {
+                let mut vals = entries.iter().filter(|e| e.0 == me).map(|e| e.1);
+                let first = vals.next();
+                if vals.any(|v| Some(v) != first) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(Change::Jump { target, dropped })
+}
+
+fn guard_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    match *cx.kind(inst) {
+        InstKind::Guard(c) if cx.konst(c).is_some_and(|c| c != 0) => Some(Change::Remove),
+        _ => None,
+    }
+}
