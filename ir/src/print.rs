@@ -304,13 +304,36 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
         ),
         Addr::Global(g) => global_name(m, g.index()),
     };
+    // In a value-merging instruction (copy, select, phi) whose recorded type is
+    // a reference type that no other operand carries, `null` prints with that
+    // type, `(null: T)`, so parsing the text again infers the same type.
+    let merged: Vec<Value> = match &data.kind {
+        InstKind::Unary(crate::inst::UnOp::Copy, a) => vec![*a],
+        InstKind::Select(_, a, b) => vec![*a, *b],
+        InstKind::Phi(entries) => entries.iter().map(|e| e.1).collect(),
+        _ => Vec::new(),
+    };
+    let is_null = |x: Value| f.values.get(x.index()).is_some_and(|d| d.def == ValueDef::Null);
+    let result_ty = data.result.and_then(|r| f.values.get(r.index())).map(|d| d.ty);
+    let typed_null = result_ty.filter(|t| {
+        t.is_ref()
+            && *t != Type::NULL
+            && !merged.iter().any(|&x| {
+                !is_null(x) && Some(x) != data.result && f.values.get(x.index()).is_some_and(|d| d.ty != Type::NULL)
+            })
+    });
+    let mv = |x: Value| match typed_null {
+        Some(t) if is_null(x) => format!("(null: {})", m.type_name(t)),
+        _ => v(x),
+    };
     let mn = data.kind.mnemonic();
     let body = match &data.kind {
+        InstKind::Unary(crate::inst::UnOp::Copy, a) => format!("{mn} {}", mv(*a)),
         InstKind::Binary(_, a, b) => format!("{mn} {}, {}", v(*a), v(*b)),
         InstKind::Unary(_, a) | InstKind::Len(a) | InstKind::Escape(a) | InstKind::Guard(a) => {
             format!("{mn} {}", v(*a))
         }
-        InstKind::Select(c, a, b) => format!("{mn} {}, {}, {}", v(*c), v(*a), v(*b)),
+        InstKind::Select(c, a, b) => format!("{mn} {}, {}, {}", v(*c), mv(*a), mv(*b)),
         InstKind::New(s) => format!(
             "{mn} {}",
             m.structs
@@ -335,7 +358,7 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
         InstKind::Phi(entries) => {
             let entries: Vec<String> = entries
                 .iter()
-                .map(|&(b, x)| format!("[{}: {}]", names.block(b), v(x)))
+                .map(|&(b, x)| format!("[{}: {}]", names.block(b), mv(x)))
                 .collect();
             format!("{mn} {}", entries.join(", "))
         }

@@ -136,6 +136,8 @@ pub enum Operand {
     Int(i64),
     /// `null`.
     Null,
+    /// `(null: T)`: the null constant, at type T for type inference.
+    TypedNull(TypeExpr),
 }
 
 /// A written memory address.

@@ -373,10 +373,17 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn check_operand(&self, o: &Operand) -> PResult<()> {
-        if let Operand::Value(n) = o {
-            self.value(n)?;
+        match o {
+            Operand::Value(n) => self.value(n).map(drop),
+            Operand::TypedNull(t) => match self.d.resolve_type(t)? {
+                ty if ty.is_ref() => Ok(()),
+                ty => Err(self.err(
+                    t.pos,
+                    format!("'(null: {})' needs a reference type", self.m.type_name(ty)),
+                )),
+            },
+            Operand::Int(_) | Operand::Null => Ok(()),
         }
-        Ok(())
     }
 
     fn check_base(&self, b: &AddrBase) -> PResult<()> {
@@ -433,6 +440,7 @@ impl<'a> FuncResolver<'a> {
         match o {
             Operand::Int(_) => Some(Type::I64),
             Operand::Null => Some(Type::NULL),
+            Operand::TypedNull(t) => self.d.resolve_type(t).ok(),
             Operand::Value(n) => self.values.get(&n.text).and_then(|v| self.known[v.index()]),
         }
     }
@@ -451,8 +459,6 @@ impl<'a> FuncResolver<'a> {
         all_known.then_some(Type::NULL)
     }
 
-    /// A value's known type, for field and element resolution, with the
-    /// errors of a base that has no fields or is no array.
     /// The static type of an address base (`None` while still unknown) and how
     /// to name it in errors.
     fn base_type(&self, base: &AddrBase) -> PResult<(Option<Type>, String)> {
@@ -579,7 +585,7 @@ impl<'a> FuncResolver<'a> {
         Ok(match o {
             Operand::Value(n) => self.value(n)?,
             Operand::Int(i) => self.func.iconst(*i),
-            Operand::Null => self.func.null(),
+            Operand::Null | Operand::TypedNull(_) => self.func.null(),
         })
     }
 

@@ -264,10 +264,26 @@ fn parse_operand(c: &mut Cursor, what: &str) -> PResult<Operand> {
         }),
         Tok::Int(i) => Operand::Int(i),
         Tok::Ident(s) if s == "null" => Operand::Null,
+        Tok::Punct('(') => {
+            c.next();
+            return Ok(Operand::TypedNull(parse_typed_null(c)?));
+        }
         _ => return Err(c.expected(what)),
     };
     c.next();
     Ok(op)
+}
+
+/// The rest of `(null: T)` after the `(`: the type T.
+fn parse_typed_null(c: &mut Cursor) -> PResult<TypeExpr> {
+    let (word, pos) = c.expect_ident("'null' after '('")?;
+    if word != "null" {
+        return Err(c.error_at(pos, format!("expected 'null' after '(', found '{word}'")));
+    }
+    c.expect_punct(':', "after 'null' in '(null: T)'")?;
+    let ty = parse_type(c, "the type in '(null: T)'")?;
+    c.expect_punct(')', "to close '(null: T)'")?;
+    Ok(ty)
 }
 
 /// `n` comma-separated operands of instruction `mn`.
@@ -296,17 +312,7 @@ fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
         return Ok(AstAddr::Global(expect_global(c, "a global")?));
     }
     let base = if c.eat_punct('(') {
-        let (word, pos) = c.expect_ident("'null' after '(' in an address")?;
-        if word != "null" {
-            return Err(c.error_at(
-                pos,
-                format!("expected 'null' after '(' in an address, found '{word}'"),
-            ));
-        }
-        c.expect_punct(':', "after 'null' in '(null: T)'")?;
-        let ty = parse_type(c, "the type of the null base")?;
-        c.expect_punct(')', "to close '(null: T)'")?;
-        AddrBase::Null(ty)
+        AddrBase::Null(parse_typed_null(c)?)
     } else {
         AddrBase::Value(expect_local(
             c,

@@ -91,9 +91,13 @@ impl DeadSet {
         set
     }
 
-    /// What a trap or return leaves: only private locations.
-    fn keep_private(&mut self, clobbers: &Clobbers<'_>) {
+    /// Step back over a possible trap: a trap observes every reachable slot,
+    /// so only private locations stay; and it is an observable event, so no
+    /// path from here to an overwriting store is clean any more (a removed
+    /// store that would have trapped must trap before anything else could).
+    fn at_possible_trap(&mut self, clobbers: &Clobbers<'_>) {
         self.entries.retain(|d| clobbers.is_private(d.loc));
+        self.entries.iter_mut().for_each(|d| d.clean = false);
     }
 
     /// Stay within the cap by forgetting (never by assuming): dropping an
@@ -192,7 +196,7 @@ fn transfer(
                 }
             }
             if eff.may_trap() {
-                set.keep_private(clobbers);
+                set.at_possible_trap(clobbers);
             }
             if clobbers.writes_observable(&eff, clobbers.is_private(loc)) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);
@@ -210,7 +214,7 @@ fn transfer(
             set.entries
                 .retain(|d| clobbers.alias(func, d.loc, loc) == AliasResult::No);
             if eff.may_trap() {
-                set.keep_private(clobbers);
+                set.at_possible_trap(clobbers);
             }
             // A load can read a private location the set holds only implicitly.
             if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
@@ -222,7 +226,7 @@ fn transfer(
             set.entries
                 .retain(|d| !clobbers.effect_reads(func, &eff, d.loc));
             if eff.may_trap() {
-                set.keep_private(clobbers);
+                set.at_possible_trap(clobbers);
             }
             if clobbers.writes_observable(&eff, false) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);
