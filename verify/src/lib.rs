@@ -4,4 +4,5 @@
 
 pub mod commands;
 pub mod dot;
+pub mod gen;
 pub mod load;
