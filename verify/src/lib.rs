@@ -6,3 +6,6 @@ pub mod commands;
 pub mod dot;
 pub mod gen;
 pub mod load;
+pub mod inputs;
+pub mod oracle;
+pub mod sweep;
