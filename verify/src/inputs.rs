@@ -55,7 +55,11 @@ impl Builder<'_> {
                 fields: vec![InputValue::Null; self.m.struct_decl(s).fields.len()],
             },
             None => {
-                let len = self.rng.below(5) as usize;
+                let len = if self.rng.chance(1, 12) {
+                    0
+                } else {
+                    2 + self.rng.below(3) as usize
+                };
                 InputObject::Array {
                     elem: ty.elem().unwrap_or(Type::I64),
                     elems: vec![InputValue::Null; len],
@@ -79,9 +83,9 @@ impl Builder<'_> {
         if ty.is_int() {
             return InputValue::Int(self.int());
         }
-        match self.rng.below(3) {
+        match self.rng.below(10) {
             0 => InputValue::Null,
-            1 => match self.existing(ty) {
+            1..=4 => match self.existing(ty) {
                 Some(o) => InputValue::Obj(o),
                 None => InputValue::Null,
             },
@@ -155,7 +159,7 @@ pub fn instantiate(m: &Module, f: &Function, seed: u64, k: usize) -> InputSpec {
         let ty = g.ty;
         let v = if ty.is_int() {
             InputValue::Int(b.int())
-        } else if b.rng.chance(1, 2) {
+        } else if b.rng.chance(1, 4) {
             InputValue::Null
         } else {
             b.slot(ty)

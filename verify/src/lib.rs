@@ -5,7 +5,7 @@
 pub mod commands;
 pub mod dot;
 pub mod gen;
-pub mod load;
 pub mod inputs;
+pub mod load;
 pub mod oracle;
 pub mod sweep;

@@ -163,23 +163,29 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    for o in a.oracles.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+    for o in a
+        .oracles
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         if o != "interp" {
             eprintln!("error: oracle '{o}' is not available in this build (available: interp)");
             return ExitCode::from(2);
         }
     }
     let Some(shard) = parse_shard(&a.shard) else {
-        eprintln!("error: --shard wants I/N with 0 <= I < N, got '{}'", a.shard);
+        eprintln!(
+            "error: --shard wants I/N with 0 <= I < N, got '{}'",
+            a.shard
+        );
         return ExitCode::from(2);
     };
     if !(a.seconds.is_finite() && a.seconds >= 0.0) {
         eprintln!("error: --seconds wants a non-negative number");
         return ExitCode::from(2);
     }
-    let list = a
-        .passes
-        .unwrap_or_else(|| passes::PASS_NAMES.join(","));
+    let list = a.passes.unwrap_or_else(|| passes::PASS_NAMES.join(","));
     let (passes, skipped) = match resolve_passes(&list) {
         Ok(p) => p,
         Err(e) => {

@@ -88,7 +88,13 @@ impl Gen<'_, '_, '_, '_> {
             Stmt::Div => {
                 let op = self.c.pick(&[BinOp::Sdiv, BinOp::Srem]);
                 let a = self.int();
-                let d = self.int();
+                // Usually a divisor that cannot be 0; sometimes any value (may trap).
+                let d = if self.c.weighted(&[1, 3]) == 0 {
+                    self.int()
+                } else {
+                    let k = self.c.pick(&[1, 2, 3, -1, 7]);
+                    self.b.iconst(k)
+                };
                 let v = self.b.binary(op, a, d);
                 self.pool.add(v, Type::I64);
             }
@@ -122,7 +128,14 @@ impl Gen<'_, '_, '_, '_> {
                 self.b.escape(v);
             }
             Stmt::Guard => {
-                let c = self.cond();
+                // Mostly a guard that holds (x != an unlikely constant); sometimes any condition.
+                let c = if self.c.weighted(&[1, 3]) == 0 {
+                    self.cond()
+                } else {
+                    let x = self.int();
+                    let k = self.b.iconst(12345);
+                    self.b.binary(BinOp::Ne, x, k)
+                };
                 self.b.guard(c);
             }
             Stmt::Diamond => self.diamond(),
@@ -162,14 +175,14 @@ impl Gen<'_, '_, '_, '_> {
 
     /// An element index: a small constant, a masked value, or any int (may be out of bounds).
     fn index(&mut self) -> Value {
-        match self.c.weighted(&[4, 2, 1]) {
+        match self.c.weighted(&[8, 3, 1]) {
             0 => {
-                let k = self.c.below(4) as i64;
+                let k = self.c.pick(&[0, 0, 0, 1, 1, 2, 3]);
                 self.b.iconst(k)
             }
             1 => {
                 let v = self.int();
-                let m = self.b.iconst(3);
+                let m = self.b.iconst(1);
                 self.b.binary(BinOp::And, v, m)
             }
             _ => self.int(),
@@ -328,8 +341,8 @@ impl Gen<'_, '_, '_, '_> {
         } else {
             self.d.t_node()
         };
-        let len = if self.c.weighted(&[4, 1]) == 0 {
-            let n = self.c.below(5) as i64;
+        let len = if self.c.weighted(&[6, 1]) == 0 {
+            let n = 1 + self.c.below(4) as i64;
             self.b.iconst(n)
         } else {
             self.int()

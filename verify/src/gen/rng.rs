@@ -51,7 +51,7 @@ pub fn mix(mut z: u64) -> u64 {
 pub fn hash_seq(parts: &[u64]) -> u64 {
     parts
         .iter()
-        .fold(0x5EED_0F10_AD57_A2u64, |h, &p| mix(h ^ mix(p)))
+        .fold(0x005E_ED0F_10AD_57A2_u64, |h, &p| mix(h ^ mix(p)))
 }
 
 #[cfg(test)]

@@ -75,13 +75,8 @@ impl Finding {
 
     /// A file-name-safe digest of the signature.
     pub fn file_stem(&self) -> String {
-        let h = crate::gen::rng::hash_seq(
-            &self
-                .signature()
-                .bytes()
-                .map(u64::from)
-                .collect::<Vec<_>>(),
-        );
+        let h =
+            crate::gen::rng::hash_seq(&self.signature().bytes().map(u64::from).collect::<Vec<_>>());
         format!("{}-{}-{:016x}", self.kind, self.passes.replace(',', "+"), h)
     }
 

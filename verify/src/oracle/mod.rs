@@ -47,6 +47,8 @@ pub struct ProgramResult {
     pub inconclusive: u64,
     /// Conclusive inputs whose original run trapped.
     pub trapping: u64,
+    /// How often each trap kind ended a conclusive original run.
+    pub trap_kinds: std::collections::BTreeMap<String, u64>,
     /// Whether some conclusive input bound two reference parameters to one object.
     pub param_aliasing: bool,
     /// Whether some conclusive input referenced one object from two places.
@@ -78,11 +80,7 @@ pub fn pass_plans(requested: &[&str], seed: u64, n_random: usize) -> Vec<String>
         .filter(|n| **n != "pipeline")
         .map(|n| n.to_string())
         .collect();
-    let singles: Vec<&str> = known
-        .iter()
-        .copied()
-        .filter(|n| *n != "pipeline")
-        .collect();
+    let singles: Vec<&str> = known.iter().copied().filter(|n| *n != "pipeline").collect();
     if !singles.is_empty() {
         let mut rng = Rng::new(seed);
         for _ in 0..n_random {
@@ -141,7 +139,10 @@ pub fn check_program(
                 res.inconclusive += 1;
                 continue;
             }
-            Outcome::Trap(_) => res.trapping += 1,
+            Outcome::Trap(t) => {
+                res.trapping += 1;
+                *res.trap_kinds.entry(t.name().to_string()).or_default() += 1;
+            }
             Outcome::Return(_) => {}
         }
         res.param_aliasing |= params_alias(input);

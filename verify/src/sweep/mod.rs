@@ -209,7 +209,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                     }
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if let Some(b) = &bar {
-                        if n % 16 == 0 {
+                        if n.is_multiple_of(16) {
                             let secs = start.elapsed().as_secs_f64().max(1e-9);
                             b.set_position(n);
                             b.set_message(format!(

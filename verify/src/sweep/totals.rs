@@ -22,6 +22,8 @@ pub struct Totals {
     pub trapping_runs: u64,
     /// Programs with at least one trapping conclusive input.
     pub trapping_programs: u64,
+    /// Conclusive original runs per trap kind.
+    pub trap_kinds: BTreeMap<String, u64>,
     /// Programs where two reference parameters were one object on some input.
     pub param_aliasing_programs: u64,
     /// Programs where some object was referenced from two places on some input.
@@ -48,6 +50,9 @@ impl Totals {
         self.plans_run += r.plans_run;
         self.raw_findings += r.findings.len() as u64;
         self.add_stats(&r.stats);
+        for (k, n) in &r.trap_kinds {
+            *self.trap_kinds.entry(k.clone()).or_default() += n;
+        }
     }
 
     fn add_stats(&mut self, s: &Stats) {
@@ -71,6 +76,9 @@ impl Totals {
         self.sharing_programs += o.sharing_programs;
         self.plans_run += o.plans_run;
         self.raw_findings += o.raw_findings;
+        for (k, n) in &o.trap_kinds {
+            *self.trap_kinds.entry(k.clone()).or_default() += n;
+        }
         for (pass, rules) in &o.rules {
             let e = self.rules.entry(pass.clone()).or_default();
             for (rule, n) in rules {
@@ -104,9 +112,17 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
     row(&mut s, "programs", t.programs.to_string());
     row(&mut s, "seconds", format!("{secs:.1}"));
     row(&mut s, "programs/s", format!("{rate:.0}"));
-    row(&mut s, "valid %", format!("{:.1}", pct(t.valid, t.programs)));
+    row(
+        &mut s,
+        "valid %",
+        format!("{:.1}", pct(t.valid, t.programs)),
+    );
     row(&mut s, "inputs run", t.runs.to_string());
-    row(&mut s, "inconclusive % (inputs)", format!("{:.1}", pct(t.inconclusive, t.runs)));
+    row(
+        &mut s,
+        "inconclusive % (inputs)",
+        format!("{:.1}", pct(t.inconclusive, t.runs)),
+    );
     row(
         &mut s,
         "trapping % (programs)",
@@ -117,6 +133,14 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
         "trapping % (inputs)",
         format!("{:.1}", pct(t.trapping_runs, t.runs - t.inconclusive)),
     );
+    if !t.trap_kinds.is_empty() {
+        let kinds: Vec<String> = t
+            .trap_kinds
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        row(&mut s, "traps by kind", kinds.join(", "));
+    }
     row(
         &mut s,
         "aliasing % (param = param)",
