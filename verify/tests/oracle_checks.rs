@@ -101,7 +101,7 @@ fn compare_names_the_first_differing_part() {
     let b = run("x = 2");
     assert_eq!(compare(&a, &a), None);
     assert_eq!(
-        compare(&a, &b).map(|(k, p)| (k, p)),
+        compare(&a, &b),
         Some((FindingKind::MismatchOutcome, "return value".to_string()))
     );
     let mut c = a.clone();

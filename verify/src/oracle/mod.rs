@@ -9,6 +9,7 @@
 //! Panics in passes are caught and become findings.
 
 pub mod finding;
+pub mod fuzz;
 pub mod panics;
 
 use crate::gen::rng::Rng;
