@@ -86,7 +86,7 @@ impl Finding {
         let f = self.module.func(self.func);
         let mut out = String::new();
         out.push_str(&format!(
-            "; Finding: {} after passes `{}` (found by loadstar sweep).\n",
+            "; Finding: {} after passes `{}` (found by the loadstar harness).\n",
             self.kind, self.passes
         ));
         out.push_str(&format!("; signature: {}\n", self.signature()));

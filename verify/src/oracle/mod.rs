@@ -50,6 +50,8 @@ pub struct ProgramResult {
     pub trapping: u64,
     /// How often each trap kind ended a conclusive original run.
     pub trap_kinds: std::collections::BTreeMap<String, u64>,
+    /// Conclusive inputs that bound two reference parameters to one object.
+    pub param_aliasing_runs: u64,
     /// Whether some conclusive input bound two reference parameters to one object.
     pub param_aliasing: bool,
     /// Whether some conclusive input referenced one object from two places.
@@ -146,7 +148,9 @@ pub fn check_program(
             }
             Outcome::Return(_) => {}
         }
-        res.param_aliasing |= params_alias(input);
+        let aliased = params_alias(input);
+        res.param_aliasing |= aliased;
+        res.param_aliasing_runs += aliased as u64;
         res.sharing |= shares_objects(input);
         baselines.push(Baseline {
             input: i,

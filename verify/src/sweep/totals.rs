@@ -26,6 +26,8 @@ pub struct Totals {
     pub trap_kinds: BTreeMap<String, u64>,
     /// Programs where two reference parameters were one object on some input.
     pub param_aliasing_programs: u64,
+    /// Conclusive inputs where two reference parameters were one object.
+    pub param_aliasing_runs: u64,
     /// Programs where some object was referenced from two places on some input.
     pub sharing_programs: u64,
     /// Pass plans optimized and compared.
@@ -47,6 +49,7 @@ impl Totals {
         self.trapping_programs += (r.trapping > 0) as u64;
         self.param_aliasing_programs += r.param_aliasing as u64;
         self.sharing_programs += r.sharing as u64;
+        self.param_aliasing_runs += r.param_aliasing_runs;
         self.plans_run += r.plans_run;
         self.raw_findings += r.findings.len() as u64;
         self.add_stats(&r.stats);
@@ -74,6 +77,7 @@ impl Totals {
         self.trapping_programs += o.trapping_programs;
         self.param_aliasing_programs += o.param_aliasing_programs;
         self.sharing_programs += o.sharing_programs;
+        self.param_aliasing_runs += o.param_aliasing_runs;
         self.plans_run += o.plans_run;
         self.raw_findings += o.raw_findings;
         for (k, n) in &o.trap_kinds {
@@ -145,6 +149,11 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
         &mut s,
         "aliasing % (param = param)",
         format!("{:.1}", pct(t.param_aliasing_programs, t.programs)),
+    );
+    row(
+        &mut s,
+        "aliasing % (inputs)",
+        format!("{:.1}", pct(t.param_aliasing_runs, t.runs - t.inconclusive)),
     );
     row(
         &mut s,
