@@ -5,4 +5,8 @@
 pub mod commands;
 pub mod dot;
 pub mod filetest;
+pub mod gen;
+pub mod inputs;
 pub mod load;
+pub mod oracle;
+pub mod sweep;

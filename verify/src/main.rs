@@ -55,6 +55,39 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+    /// Generate random aliased programs and check the passes against the interpreter.
+    Sweep {
+        /// Wall-clock budget in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// The sweep seed (same seed and shard, same programs).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Passes to check: each alone, random sequences of them, and `pipeline`.
+        #[arg(long)]
+        passes: Option<String>,
+        /// Oracles (only `interp` in this build).
+        #[arg(long, default_value = "interp")]
+        oracles: String,
+        /// This shard of the program index space, `I/N`.
+        #[arg(long, default_value = "0/1")]
+        shard: String,
+        /// Where findings and report.json go.
+        #[arg(long, default_value = "sweep-out")]
+        out: String,
+        /// Stop after this many programs.
+        #[arg(long)]
+        max_programs: Option<u64>,
+        /// Approximate instructions per generated program.
+        #[arg(long, default_value_t = 40)]
+        size: usize,
+        /// Inputs per program.
+        #[arg(long, default_value_t = 3)]
+        inputs: usize,
+    },
 }
 
 /// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
@@ -82,6 +115,31 @@ fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Sweep {
+            seconds,
+            seed,
+            jobs,
+            passes,
+            oracles,
+            shard,
+            out,
+            max_programs,
+            size,
+            inputs,
+        } => {
+            return sweep_command(SweepArgs {
+                seconds,
+                seed,
+                jobs,
+                passes,
+                oracles,
+                shard,
+                out,
+                max_programs,
+                size,
+                inputs,
+            })
+        }
         Command::Run {
             file,
             func,
@@ -120,6 +178,100 @@ fn main() -> ExitCode {
         }
         Err(diag) => {
             eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+struct SweepArgs {
+    seconds: f64,
+    seed: u64,
+    jobs: Option<usize>,
+    passes: Option<String>,
+    oracles: String,
+    shard: String,
+    out: String,
+    max_programs: Option<u64>,
+    size: usize,
+    inputs: usize,
+}
+
+fn parse_shard(s: &str) -> Option<(u64, u64)> {
+    let (i, n) = s.split_once('/')?;
+    let (i, n) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
+    (n > 0 && i < n).then_some((i, n))
+}
+
+fn sweep_command(a: SweepArgs) -> ExitCode {
+    use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
+    for o in a
+        .oracles
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        if o != "interp" {
+            eprintln!("error: oracle '{o}' is not available in this build (available: interp)");
+            return ExitCode::from(2);
+        }
+    }
+    let Some(shard) = parse_shard(&a.shard) else {
+        eprintln!(
+            "error: --shard wants I/N with 0 <= I < N, got '{}'",
+            a.shard
+        );
+        return ExitCode::from(2);
+    };
+    if !(a.seconds.is_finite() && a.seconds >= 0.0) {
+        eprintln!("error: --seconds wants a non-negative number");
+        return ExitCode::from(2);
+    }
+    let list = a.passes.unwrap_or_else(|| passes::PASS_NAMES.join(","));
+    let (passes, skipped) = match resolve_passes(&list) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !skipped.is_empty() {
+        eprintln!(
+            "warning: passes not in this build, skipped: {}",
+            skipped.join(", ")
+        );
+    }
+    let jobs = a.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let opts = SweepOptions {
+        seconds: a.seconds,
+        seed: a.seed,
+        jobs,
+        passes,
+        shard,
+        out: a.out.into(),
+        max_programs: a.max_programs,
+        gen: verify::gen::GenConfig {
+            target_insts: a.size.max(1),
+            ..Default::default()
+        },
+        inputs_per_program: a.inputs.max(1),
+        ..SweepOptions::default()
+    };
+    match run_sweep(&opts) {
+        Ok(outcome) => {
+            eprint!("{}", outcome.summary);
+            eprintln!("report: {}", outcome.report_path.display());
+            if outcome.unique_findings > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot write to {}: {e}", opts.out.display());
             ExitCode::from(2)
         }
     }

@@ -1,0 +1,7 @@
+//! Fuzz target: generated programs checked against the `lse` pass (alone and in
+//! random sequences) with the interpreter oracle; skipped if the build lacks it.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    verify::oracle::fuzz::check_bytes(data, &["lse"]);
+});

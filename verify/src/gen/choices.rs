@@ -1,0 +1,110 @@
+//! Reading the generator's decisions from fuzzer bytes.
+//!
+//! Every decision reads whole bytes in a fixed order, and when the bytes run
+//! out every decision answers 0 — the simplest option (stop, first candidate,
+//! smallest constant). So a short or truncated input always yields a small,
+//! well-formed program, and shrinking the bytes shrinks the program.
+
+use arbitrary::Unstructured;
+
+/// The decision source of the generator.
+pub struct Choices<'a, 'b> {
+    u: &'b mut Unstructured<'a>,
+}
+
+impl<'a, 'b> Choices<'a, 'b> {
+    /// Decisions read from `u`.
+    pub fn new(u: &'b mut Unstructured<'a>) -> Self {
+        Choices { u }
+    }
+
+    /// The next byte, 0 once the input is exhausted.
+    pub fn byte(&mut self) -> u8 {
+        self.u.bytes(1).map(|b| b[0]).unwrap_or(0)
+    }
+
+    /// A number in `0..n` (0 when `n <= 1` or the input is exhausted).
+    pub fn below(&mut self, n: usize) -> usize {
+        if n <= 1 {
+            return 0;
+        }
+        if n <= 256 {
+            self.byte() as usize % n
+        } else {
+            let hi = self.byte() as usize;
+            let lo = self.byte() as usize;
+            ((hi << 8) | lo) % n
+        }
+    }
+
+    /// True with probability about `num / 256`; false once the input is exhausted.
+    pub fn chance(&mut self, num: u8) -> bool {
+        let b = self.byte();
+        b != 0 && b <= num
+    }
+
+    /// Continue a sequence: true unless the byte is 0 (so exhausted input stops).
+    pub fn more(&mut self) -> bool {
+        self.byte() != 0
+    }
+
+    /// An index chosen with the given weights; 0 once the input is exhausted.
+    pub fn weighted(&mut self, weights: &[u32]) -> usize {
+        let total: u32 = weights.iter().sum();
+        if total == 0 {
+            return 0;
+        }
+        let b = self.byte() as u32;
+        if b == 0 {
+            return 0;
+        }
+        let mut x = (b * 256 + self.byte() as u32) % total;
+        for (i, &w) in weights.iter().enumerate() {
+            if x < w {
+                return i;
+            }
+            x -= w;
+        }
+        0
+    }
+
+    /// One element of a non-empty slice (the first when exhausted).
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
+    /// A 64-bit seed from the next eight bytes (0 when exhausted).
+    pub fn seed(&mut self) -> u64 {
+        let mut s = 0u64;
+        for _ in 0..8 {
+            s = (s << 8) | self.byte() as u64;
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exhausted_input_answers_zero() {
+        let mut u = Unstructured::new(&[]);
+        let mut c = Choices::new(&mut u);
+        assert_eq!(c.below(10), 0);
+        assert!(!c.chance(255));
+        assert!(!c.more());
+        assert_eq!(c.weighted(&[1, 5, 9]), 0);
+        assert_eq!(c.seed(), 0);
+    }
+
+    #[test]
+    fn weighted_respects_zero_weights() {
+        let data: Vec<u8> = (1..=255).collect();
+        let mut u = Unstructured::new(&data);
+        let mut c = Choices::new(&mut u);
+        for _ in 0..100 {
+            assert_ne!(c.weighted(&[3, 0, 4]), 1);
+        }
+    }
+}

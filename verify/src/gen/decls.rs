@@ -1,0 +1,140 @@
+//! The declarations every generated module shares: object types with integer
+//! and reference fields, arrays, globals, and externs with and without declared
+//! effects. Keeping them fixed lets every program mix the same few types, so
+//! parameters of the same type (which inputs may alias) are common.
+
+use ir::{EffectLoc, Extern, ExternEffects, ExternId, FieldRef, GlobalId, Module, StructId, Type};
+
+/// An extern of the generated module and how to call it.
+#[derive(Copy, Clone, Debug)]
+pub struct ExternSig {
+    /// The extern.
+    pub id: ExternId,
+    /// Its single parameter's type.
+    pub param: Type,
+    /// Its return type (`None` for a call without result).
+    pub ret: Option<Type>,
+}
+
+/// Handles to everything declared in a generated module.
+#[derive(Clone, Debug)]
+pub struct Decls {
+    /// `type Node { val: i64, next: Node, aux: i64 }`.
+    pub node: StructId,
+    /// `type Pair { a: i64, b: i64, link: Node }`.
+    pub pair: StructId,
+    /// Every field of every type.
+    pub fields: Vec<FieldRef>,
+    /// `@gi: i64`, `@gn: Node`, `@ga: [i64]`.
+    pub globals: Vec<GlobalId>,
+    /// Every extern.
+    pub externs: Vec<ExternSig>,
+}
+
+impl Decls {
+    /// Declare the shared types, globals and externs in `m`.
+    pub fn declare(m: &mut Module) -> Decls {
+        let node = StructId::new(m.structs.len());
+        let t_node = Type::object(node);
+        m.add_struct(
+            "Node",
+            vec![("val", Type::I64), ("next", t_node), ("aux", Type::I64)],
+        );
+        let pair = m.add_struct(
+            "Pair",
+            vec![("a", Type::I64), ("b", Type::I64), ("link", t_node)],
+        );
+        let f = |ty, index| FieldRef { ty, index };
+        let fields = vec![
+            f(node, 0),
+            f(node, 1),
+            f(node, 2),
+            f(pair, 0),
+            f(pair, 1),
+            f(pair, 2),
+        ];
+        let gi = m.add_global("gi", Type::I64);
+        let gn = m.add_global("gn", t_node);
+        let ga = m.add_global("ga", Type::I64.array_of());
+        let t_pair = Type::object(pair);
+        let mut ext = |name: &str, param: Type, ret: Option<Type>, eff: Option<ExternEffects>| {
+            let id = m.add_extern(Extern {
+                name: name.to_string(),
+                params: vec![param],
+                ret,
+                effects: eff,
+            });
+            ExternSig { id, param, ret }
+        };
+        let externs = vec![
+            ext("opaque", Type::I64, Some(Type::I64), None),
+            ext("visit", t_node, Some(Type::I64), None),
+            ext(
+                "peek",
+                t_node,
+                Some(Type::I64),
+                Some(ExternEffects {
+                    reads: vec![EffectLoc::Field(f(node, 0))],
+                    writes: vec![],
+                }),
+            ),
+            ext(
+                "bump_aux",
+                Type::I64,
+                Some(Type::I64),
+                Some(ExternEffects {
+                    reads: vec![EffectLoc::Field(f(node, 2))],
+                    writes: vec![EffectLoc::Field(f(node, 2))],
+                }),
+            ),
+            ext(
+                "pure",
+                Type::I64,
+                Some(Type::I64),
+                Some(ExternEffects::default()),
+            ),
+            ext(
+                "touch",
+                t_pair,
+                None,
+                Some(ExternEffects {
+                    reads: vec![EffectLoc::Field(f(pair, 1)), EffectLoc::Global(gi)],
+                    writes: vec![EffectLoc::Field(f(pair, 1)), EffectLoc::Elements(Type::I64)],
+                }),
+            ),
+            ext("pick", t_node, Some(t_node), None),
+        ];
+        Decls {
+            node,
+            pair,
+            fields,
+            globals: vec![gi, gn, ga],
+            externs,
+        }
+    }
+
+    /// `Node`.
+    pub fn t_node(&self) -> Type {
+        Type::object(self.node)
+    }
+
+    /// `Pair`.
+    pub fn t_pair(&self) -> Type {
+        Type::object(self.pair)
+    }
+
+    /// Every reference type values may have: `Node`, `Pair`, `[i64]`, `[Node]`.
+    pub fn ref_types(&self) -> [Type; 4] {
+        [
+            self.t_node(),
+            self.t_pair(),
+            Type::I64.array_of(),
+            self.t_node().array_of(),
+        ]
+    }
+
+    /// The fields of struct `s`.
+    pub fn fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
+        self.fields.iter().copied().filter(move |f| f.ty == s)
+    }
+}

@@ -1,0 +1,398 @@
+//! Straight-line instruction choice: memory accesses (fields, elements,
+//! globals, volatile), allocation, arithmetic that may trap, reference copies,
+//! calls, `escape` and `guard` — and the dispatch into control-flow shapes.
+
+use super::Gen;
+use ir::{Addr, BinOp, Callee, Type, UnOp, Value};
+
+/// The kinds of statement, in the order of [`WEIGHTS`] (0 is the simplest).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Stmt {
+    LoadField,
+    StoreField,
+    ReuseAddr,
+    Elem,
+    Global,
+    New,
+    NewArray,
+    Len,
+    Arith,
+    Div,
+    CopyRef,
+    SelectRef,
+    EqRef,
+    CallExtern,
+    CallHelper,
+    Volatile,
+    Escape,
+    Guard,
+    Diamond,
+    Loop,
+    Irreducible,
+}
+
+const STMTS: [Stmt; 21] = [
+    Stmt::LoadField,
+    Stmt::StoreField,
+    Stmt::ReuseAddr,
+    Stmt::Elem,
+    Stmt::Global,
+    Stmt::New,
+    Stmt::NewArray,
+    Stmt::Len,
+    Stmt::Arith,
+    Stmt::Div,
+    Stmt::CopyRef,
+    Stmt::SelectRef,
+    Stmt::EqRef,
+    Stmt::CallExtern,
+    Stmt::CallHelper,
+    Stmt::Volatile,
+    Stmt::Escape,
+    Stmt::Guard,
+    Stmt::Diamond,
+    Stmt::Loop,
+    Stmt::Irreducible,
+];
+
+const WEIGHTS: [u32; 21] = [
+    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 1, 1, 4, 1, 2, 2, 1, 4, 3, 1,
+];
+
+impl Gen<'_, '_, '_, '_> {
+    /// Emit one statement (possibly a whole nested control-flow shape).
+    pub fn statement(&mut self) {
+        let mut weights = WEIGHTS;
+        if self.depth >= self.cfg.max_depth {
+            for s in [Stmt::Diamond, Stmt::Loop, Stmt::Irreducible] {
+                weights[s as usize] = 0;
+            }
+        }
+        if self.helper.is_none() {
+            weights[Stmt::CallHelper as usize] = 0;
+        }
+        match STMTS[self.c.weighted(&weights)] {
+            Stmt::LoadField => self.load_field(),
+            Stmt::StoreField => self.store_field(),
+            Stmt::ReuseAddr => self.reuse_addr(),
+            Stmt::Elem => self.elem_access(),
+            Stmt::Global => self.global_access(),
+            Stmt::New => self.new_object(),
+            Stmt::NewArray => self.new_array(),
+            Stmt::Len => {
+                let a = self.array();
+                let v = self.b.len(a);
+                self.pool.add(v, Type::I64);
+            }
+            Stmt::Arith => self.arith(),
+            Stmt::Div => {
+                let op = self.c.pick(&[BinOp::Sdiv, BinOp::Srem]);
+                let a = self.int();
+                // Usually a divisor that cannot be 0; sometimes any value (may trap).
+                let d = if self.c.weighted(&[1, 3]) == 0 {
+                    self.int()
+                } else {
+                    let k = self.c.pick(&[1, 2, 3, -1, 7]);
+                    self.b.iconst(k)
+                };
+                let v = self.b.binary(op, a, d);
+                self.pool.add(v, Type::I64);
+            }
+            Stmt::CopyRef => {
+                let ty = self.ref_type();
+                let r = self.ref_of(ty);
+                let v = self.b.unary(UnOp::Copy, r);
+                self.pool.add(v, ty);
+            }
+            Stmt::SelectRef => {
+                let ty = self.ref_type();
+                let c = self.cond();
+                let x = self.ref_of(ty);
+                let y = self.value_of(ty);
+                let v = self.b.select(c, x, y);
+                self.pool.add(v, ty);
+            }
+            Stmt::EqRef => {
+                let ty = self.ref_type();
+                let x = self.ref_of(ty);
+                let y = self.value_of(ty);
+                let op = self.c.pick(&[BinOp::Eq, BinOp::Ne]);
+                let v = self.b.binary(op, x, y);
+                self.pool.add(v, Type::I64);
+            }
+            Stmt::CallExtern => self.call_extern(),
+            Stmt::CallHelper => self.call_helper(),
+            Stmt::Volatile => self.volatile_access(),
+            Stmt::Escape => {
+                let v = self.any_value();
+                self.b.escape(v);
+            }
+            Stmt::Guard => {
+                // Mostly a guard that holds (x != an unlikely constant); sometimes any condition.
+                let c = if self.c.weighted(&[1, 3]) == 0 {
+                    self.cond()
+                } else {
+                    let x = self.int();
+                    let k = self.b.iconst(12345);
+                    self.b.binary(BinOp::Ne, x, k)
+                };
+                self.b.guard(c);
+            }
+            Stmt::Diamond => self.diamond(),
+            Stmt::Loop => self.counted_loop(),
+            Stmt::Irreducible => self.irreducible(),
+        }
+    }
+
+    /// A reference type, objects more often than arrays.
+    fn ref_type(&mut self) -> Type {
+        let tys = self.d.ref_types();
+        tys[self.c.weighted(&[6, 2, 2, 1])]
+    }
+
+    /// An object base and one of its fields.
+    fn field_addr(&mut self) -> Addr {
+        let s = if self.c.weighted(&[3, 1]) == 0 {
+            self.d.node
+        } else {
+            self.d.pair
+        };
+        let base = self.ref_of(Type::object(s));
+        let fields: Vec<_> = self.d.fields_of(s).collect();
+        let field = self.c.pick(&fields);
+        Addr::Field { base, field }
+    }
+
+    /// An array value (`[i64]` mostly, sometimes `[Node]`).
+    fn array(&mut self) -> Value {
+        let ty = if self.c.weighted(&[3, 1]) == 0 {
+            Type::I64.array_of()
+        } else {
+            self.d.t_node().array_of()
+        };
+        self.ref_of(ty)
+    }
+
+    /// An element index: a small constant, a masked value, or any int (may be out of bounds).
+    fn index(&mut self) -> Value {
+        match self.c.weighted(&[8, 3, 1]) {
+            0 => {
+                let k = self.c.pick(&[0, 0, 0, 1, 1, 2, 3]);
+                self.b.iconst(k)
+            }
+            1 => {
+                let v = self.int();
+                let m = self.b.iconst(1);
+                self.b.binary(BinOp::And, v, m)
+            }
+            _ => self.int(),
+        }
+    }
+
+    fn do_load(&mut self, addr: Addr, volatile: bool) {
+        let v = self.b.load(addr.clone(), volatile);
+        let ty = self.b.func.value_type(v);
+        self.pool.add(v, ty);
+        self.pool.note_addr(addr);
+    }
+
+    fn do_store(&mut self, addr: Addr, volatile: bool) {
+        let ty = self.b.addr_type(&addr);
+        let v = self.value_of(ty);
+        self.b.store(addr.clone(), v, volatile);
+        self.pool.note_addr(addr);
+    }
+
+    fn load_field(&mut self) {
+        let addr = self.field_addr();
+        self.do_load(addr, false);
+        // Pointer chasing: follow a loaded reference right away.
+        if let Some(v) = self.pool.nth(
+            self.d.t_node(),
+            self.pool.count(self.d.t_node()).wrapping_sub(1),
+        ) {
+            if self.c.chance(70) {
+                let fields: Vec<_> = self.d.fields_of(self.d.node).collect();
+                let field = self.c.pick(&fields);
+                let addr = Addr::Field { base: v, field };
+                if self.c.chance(128) {
+                    self.do_load(addr, false);
+                } else {
+                    self.do_store(addr, false);
+                }
+            }
+        }
+    }
+
+    fn store_field(&mut self) {
+        let addr = self.field_addr();
+        self.do_store(addr.clone(), false);
+        // Store→load pairs and overwritten stores on the same address.
+        match self.c.weighted(&[3, 2, 2]) {
+            1 => self.do_load(addr, false),
+            2 => self.do_store(addr, false),
+            _ => {}
+        }
+    }
+
+    fn reuse_addr(&mut self) {
+        let n = self.pool.addr_count();
+        if n == 0 {
+            return self.load_field();
+        }
+        let k = self.c.below(n.min(6));
+        let addr = self.pool.recent_addr(k).expect("recent addr").clone();
+        // Sometimes reach the same location through another SSA value of the base.
+        let addr = match addr {
+            Addr::Field { base, field } if self.c.chance(60) => {
+                let copy = self.b.unary(UnOp::Copy, base);
+                let ty = self.b.func.value_type(base);
+                self.pool.add(copy, ty);
+                Addr::Field { base: copy, field }
+            }
+            a => a,
+        };
+        if self.c.weighted(&[3, 2]) == 0 {
+            self.do_load(addr, false);
+        } else {
+            self.do_store(addr, false);
+        }
+    }
+
+    fn elem_access(&mut self) {
+        let base = self.array();
+        let index = self.index();
+        let addr = Addr::Elem { base, index };
+        if self.c.weighted(&[3, 2]) == 0 {
+            self.do_load(addr, false);
+        } else {
+            self.do_store(addr, false);
+        }
+    }
+
+    fn global_access(&mut self) {
+        let g = self.c.pick(&self.d.globals.clone());
+        let addr = Addr::Global(g);
+        if self.c.weighted(&[3, 2]) == 0 {
+            self.do_load(addr, false);
+        } else {
+            self.do_store(addr, false);
+        }
+    }
+
+    fn volatile_access(&mut self) {
+        let addr = match self.c.weighted(&[3, 1, 1]) {
+            0 => self.field_addr(),
+            1 => Addr::Global(self.c.pick(&self.d.globals.clone())),
+            _ => {
+                let base = self.array();
+                let index = self.index();
+                Addr::Elem { base, index }
+            }
+        };
+        if self.c.weighted(&[1, 1]) == 0 {
+            self.do_load(addr, true);
+        } else {
+            self.do_store(addr, true);
+        }
+    }
+
+    fn new_object(&mut self) {
+        let s = if self.c.weighted(&[2, 1]) == 0 {
+            self.d.node
+        } else {
+            self.d.pair
+        };
+        let ty = Type::object(s);
+        let o = self.b.new_object(s);
+        self.pool.add(o, ty);
+        if self.c.chance(140) {
+            let fields: Vec<_> = self.d.fields_of(s).collect();
+            let field = self.c.pick(&fields);
+            self.do_store(Addr::Field { base: o, field }, false);
+        }
+        // Let it escape (or not): into a caller-visible field, a global, the trace, an extern.
+        if s == self.d.node {
+            match self.c.weighted(&[4, 2, 1, 1]) {
+                1 => {
+                    let holder = self.ref_of(self.d.t_node());
+                    let field = self.d.fields[1];
+                    self.b.store_field(holder, field, o);
+                    self.pool.note_addr(Addr::Field {
+                        base: holder,
+                        field,
+                    });
+                }
+                2 => {
+                    let gn = self.d.globals[1];
+                    self.b.store_global(gn, o);
+                }
+                3 => {
+                    self.b.escape(o);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn new_array(&mut self) {
+        let elem = if self.c.weighted(&[3, 1]) == 0 {
+            Type::I64
+        } else {
+            self.d.t_node()
+        };
+        let len = if self.c.weighted(&[6, 1]) == 0 {
+            let n = 1 + self.c.below(4) as i64;
+            self.b.iconst(n)
+        } else {
+            self.int()
+        };
+        let a = self.b.new_array(elem, len);
+        self.pool.add(a, elem.array_of());
+        if elem == Type::I64 && self.c.chance(40) {
+            let ga = self.d.globals[2];
+            self.b.store_global(ga, a);
+        }
+    }
+
+    fn arith(&mut self) {
+        use BinOp::*;
+        let op = self.c.pick(&[
+            Add, Sub, Mul, Xor, And, Or, Shl, Ashr, Lshr, Slt, Eq, Ne, Sgt, Ult,
+        ]);
+        let a = self.int();
+        let b = self.int();
+        let v = self.b.binary(op, a, b);
+        self.pool.add(v, Type::I64);
+        if self.c.chance(20) {
+            let u = self.c.pick(&[UnOp::Neg, UnOp::Not]);
+            let w = self.b.unary(u, v);
+            self.pool.add(w, Type::I64);
+        }
+    }
+
+    fn call_extern(&mut self) {
+        let sig = self.c.pick(&self.d.externs.clone());
+        let arg = if sig.param.is_int() {
+            self.int()
+        } else {
+            self.value_of(sig.param)
+        };
+        let (_, r) = self.b.call(Callee::Extern(sig.id), vec![arg]);
+        if let (Some(v), Some(ty)) = (r, sig.ret) {
+            self.pool.add(v, ty);
+        }
+    }
+
+    fn call_helper(&mut self) {
+        let Some((f, ret)) = self.helper else {
+            return;
+        };
+        let h = self.value_of(self.d.t_node());
+        let k = self.int();
+        let (_, r) = self.b.call_func_with_ret(f, vec![h, k], ret);
+        if let (Some(v), Some(ty)) = (r, ret) {
+            self.pool.add(v, ty);
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The random program generator: fuzzer bytes in, a well-formed module out.
+//!
+//! [`generate`] reads every decision from an [`arbitrary::Unstructured`] in a
+//! fixed order through [`choices::Choices`], so it never fails: when the bytes
+//! run out every decision takes its simplest option and the program ends. The
+//! programs are shaped for a load/store optimizer: several reference parameters
+//! of the same and of different types, pointer chasing, arrays, globals, fresh
+//! allocations, externs with and without declared effects, volatile accesses,
+//! `escape`, `guard`, diamonds, bounded loops, irreducible regions, traps, and a
+//! bias toward repeated accesses of one location through different SSA values.
+//!
+//! Submodules: [`decls`] (types, globals, externs), [`pool`] (available values),
+//! [`insts`] (straight-line instruction choice), [`shapes`] (control flow).
+
+pub mod choices;
+pub mod decls;
+pub mod insts;
+pub mod pool;
+pub mod rng;
+pub mod shapes;
+
+use arbitrary::Unstructured;
+use choices::Choices;
+use decls::Decls;
+use ir::{FuncId, FunctionBuilder, Module, Type, Value};
+use pool::Pool;
+
+/// Knobs of the generator.
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    /// Roughly how many instructions `@main` gets (the helper is extra).
+    pub target_insts: usize,
+    /// How deeply control-flow shapes nest.
+    pub max_depth: usize,
+    /// Whether to generate a helper function that `@main` may call.
+    pub helper: bool,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            target_insts: 40,
+            max_depth: 2,
+            helper: true,
+        }
+    }
+}
+
+/// A generated program.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The module.
+    pub module: Module,
+    /// The function to run (`@main`).
+    pub main: FuncId,
+}
+
+/// Build a module from `u`'s bytes. Never fails; always well-formed.
+pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
+    let mut module = Module::new();
+    let decls = Decls::declare(&mut module);
+    let mut c = Choices::new(u);
+    let helper = if cfg.helper && c.chance(160) {
+        let small = GenConfig {
+            target_insts: (cfg.target_insts / 5).max(3),
+            max_depth: 1,
+            helper: false,
+        };
+        let f = build_helper(&module, &decls, &mut c, &small);
+        let ret = f.ret;
+        Some((module.add_func(f), ret))
+    } else {
+        None
+    };
+    let main = {
+        let mut g = Gen::new(&module, &decls, &mut c, cfg, "main", helper);
+        let n0 = g.b.param("p0", decls.t_node());
+        let n1 = g.b.param("p1", decls.t_node());
+        g.pool.add(n0, decls.t_node());
+        g.pool.add(n1, decls.t_node());
+        let extra = [
+            decls.t_node(),
+            decls.t_pair(),
+            decls.t_pair(),
+            Type::I64.array_of(),
+            Type::I64,
+            decls.t_node().array_of(),
+        ];
+        let n_extra = g.c.below(5);
+        for k in 0..n_extra {
+            let ty = g.c.pick(&extra);
+            let v = g.b.param(&format!("p{}", k + 2), ty);
+            g.pool.add(v, ty);
+        }
+        g.body();
+        g.b.finish()
+    };
+    let main = module.add_func(main);
+    Generated { module, main }
+}
+
+fn build_helper(
+    module: &Module,
+    decls: &Decls,
+    c: &mut Choices<'_, '_>,
+    cfg: &GenConfig,
+) -> ir::Function {
+    let mut g = Gen::new(module, decls, c, cfg, "helper", None);
+    let h = g.b.param("h", decls.t_node());
+    let k = g.b.param("k", Type::I64);
+    g.pool.add(h, decls.t_node());
+    g.pool.add(k, Type::I64);
+    g.body();
+    g.b.finish()
+}
+
+/// The state of generating one function.
+pub struct Gen<'m, 'c, 'a, 'b> {
+    /// The function under construction.
+    pub b: FunctionBuilder<'m>,
+    /// Where decisions come from.
+    pub c: &'c mut Choices<'a, 'b>,
+    /// The module's shared declarations.
+    pub d: &'m Decls,
+    /// Values usable at the current point.
+    pub pool: Pool,
+    /// Knobs.
+    pub cfg: &'m GenConfig,
+    /// Current nesting depth of control-flow shapes.
+    pub depth: usize,
+    /// The helper function `@main` may call, with its return type.
+    pub helper: Option<(FuncId, Option<Type>)>,
+    blocks: usize,
+}
+
+impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
+    fn new(
+        module: &'m Module,
+        d: &'m Decls,
+        c: &'c mut Choices<'a, 'b>,
+        cfg: &'m GenConfig,
+        name: &str,
+        helper: Option<(FuncId, Option<Type>)>,
+    ) -> Self {
+        Gen {
+            b: FunctionBuilder::new(module, name, Some(Type::I64)),
+            c,
+            d,
+            pool: Pool::default(),
+            cfg,
+            depth: 0,
+            helper,
+            blocks: 0,
+        }
+    }
+
+    /// Whether the instruction budget still has room.
+    pub fn budget_left(&self) -> bool {
+        self.b.func.insts.len() < self.cfg.target_insts
+    }
+
+    /// A fresh block (not current).
+    pub fn new_block(&mut self) -> ir::Block {
+        self.blocks += 1;
+        let name = format!("b{}", self.blocks);
+        self.b.create_block(&name)
+    }
+
+    /// The whole body: entry block, statements until the budget or the bytes run out, `ret`.
+    fn body(&mut self) {
+        self.b.block("entry");
+        self.region(usize::MAX);
+        if self.c.chance(96) {
+            let v = self.any_value();
+            self.b.escape(v);
+        }
+        let r = self.int();
+        self.b.ret(Some(r));
+    }
+
+    /// Up to `max_stmts` statements at the current point.
+    pub fn region(&mut self, max_stmts: usize) {
+        let mut n = 0;
+        while n < max_stmts && self.budget_left() && self.c.more() {
+            self.statement();
+            n += 1;
+        }
+    }
+
+    /// An i64 operand: a small or extreme constant, or an available value.
+    pub fn int(&mut self) -> Value {
+        const CONSTS: [i64; 10] = [0, 1, 2, -1, 3, 7, 100, i64::MIN, 5, 64];
+        let n = self.pool.count(Type::I64);
+        if n > 0 && self.c.weighted(&[2, 5]) == 1 {
+            let k = self.c.below(n);
+            return self.pool.nth(Type::I64, n - 1 - k).expect("int in pool");
+        }
+        let k = self.c.pick(&CONSTS);
+        self.b.iconst(k)
+    }
+
+    /// An available reference of type `ty`, creating a fresh one when there is none.
+    pub fn ref_of(&mut self, ty: Type) -> Value {
+        let n = self.pool.count(ty);
+        if n > 0 {
+            // Half the time one of the oldest values (parameters first): fewer null chains.
+            let k = if self.c.chance(128) {
+                self.c.below(n.min(2))
+            } else {
+                self.c.below(n)
+            };
+            return self.pool.nth(ty, k).expect("ref in pool");
+        }
+        self.fresh(ty)
+    }
+
+    /// A fresh allocation of `ty` (an object, or a small array), added to the pool.
+    pub fn fresh(&mut self, ty: Type) -> Value {
+        let v = match ty.as_struct() {
+            Some(s) => self.b.new_object(s),
+            None => {
+                let elem = ty.elem().unwrap_or(Type::I64);
+                let len = 2 + self.c.below(3) as i64;
+                let len = self.b.iconst(len);
+                self.b.new_array(elem, len)
+            }
+        };
+        self.pool.add(v, ty);
+        v
+    }
+
+    /// A value for a slot of type `ty`: an int operand, or a reference (sometimes null).
+    pub fn value_of(&mut self, ty: Type) -> Value {
+        if ty.is_int() {
+            return self.int();
+        }
+        if self.c.chance(12) {
+            return self.b.null();
+        }
+        self.ref_of(ty)
+    }
+
+    /// Any available value (int or reference), for `escape`.
+    pub fn any_value(&mut self) -> Value {
+        if self.c.chance(80) {
+            let tys = self.d.ref_types();
+            let ty = self.c.pick(&tys);
+            if self.pool.count(ty) > 0 {
+                return self.ref_of(ty);
+            }
+        }
+        self.int()
+    }
+
+    /// A branch condition: an available int, or a fresh comparison.
+    pub fn cond(&mut self) -> Value {
+        use ir::BinOp::*;
+        if self.c.chance(100) {
+            return self.int();
+        }
+        let op = self.c.pick(&[Slt, Eq, Ne, Sgt, Ult, Sle]);
+        let a = self.int();
+        let b = self.int();
+        self.b.binary(op, a, b)
+    }
+}
+
+/// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`]).
+pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> Generated {
+    let mut bytes = vec![0u8; 64 * cfg.target_insts.max(8)];
+    rng::Rng::new(seed).fill(&mut bytes);
+    let mut u = Unstructured::new(&bytes);
+    generate(&mut u, cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rng::Rng;
+
+    fn gen_from(bytes: &[u8]) -> Generated {
+        let mut u = Unstructured::new(bytes);
+        generate(&mut u, &GenConfig::default())
+    }
+
+    #[test]
+    fn empty_input_gives_a_minimal_valid_program() {
+        let g = gen_from(&[]);
+        assert!(ir::verify_module(&g.module).is_ok());
+        assert_eq!(g.module.func(g.main).name, "main");
+        assert!(g.module.func(g.main).placed_inst_count() <= 2);
+    }
+
+    #[test]
+    fn same_bytes_same_program() {
+        let mut bytes = vec![0u8; 600];
+        Rng::new(3).fill(&mut bytes);
+        let a = ir::print_module(&gen_from(&bytes).module);
+        let b = ir::print_module(&gen_from(&bytes).module);
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,169 @@
+//! Control-flow shapes: diamonds and triangles with merging phis, counted
+//! loops (a counter phi compared with a small constant, so the trip count is
+//! bounded) that may carry a reference around for pointer chasing, and an
+//! irreducible pair of blocks entered from both sides, bounded the same way.
+
+use super::Gen;
+use ir::{Addr, BinOp, Block, Type, Value};
+
+impl Gen<'_, '_, '_, '_> {
+    /// A statement budget for a nested region.
+    fn nested_len(&mut self) -> usize {
+        1 + self.c.below(5)
+    }
+
+    /// A type for a merging phi.
+    fn phi_type(&mut self) -> Type {
+        if self.c.weighted(&[3, 1]) == 0 {
+            Type::I64
+        } else {
+            self.d.t_node()
+        }
+    }
+
+    /// Generate a nested region in its own scope; returns the value of type
+    /// `ty` chosen at its end (for a phi) and the block it ends in.
+    fn scoped_region(&mut self, ty: Option<Type>) -> (Option<Value>, Block) {
+        self.pool.push_scope();
+        self.depth += 1;
+        let n = self.nested_len();
+        self.region(n);
+        self.depth -= 1;
+        let v = ty.map(|t| self.value_of(t));
+        let end = self.b.current_block();
+        self.pool.pop_scope();
+        (v, end)
+    }
+
+    /// `br c, then, else` (or a triangle) joined by a phi.
+    pub fn diamond(&mut self) {
+        let c = self.cond();
+        let head = self.b.current_block();
+        let then_b = self.new_block();
+        let join = self.new_block();
+        let triangle = self.c.chance(64);
+        let else_b = if triangle { join } else { self.new_block() };
+        let ty = self.c.chance(200).then(|| self.phi_type());
+        // A triangle's other phi entry comes from before the branch: choose it now.
+        let head_value = match (triangle, ty) {
+            (true, Some(t)) => Some(self.value_of(t)),
+            _ => None,
+        };
+        self.b.br(c, then_b, else_b);
+        self.b.switch_to(then_b);
+        let (tv, t_end) = self.scoped_region(ty);
+        self.b.jmp(join);
+        let (ev, e_end) = if triangle {
+            (head_value, head)
+        } else {
+            self.b.switch_to(else_b);
+            let r = self.scoped_region(ty);
+            self.b.jmp(join);
+            r
+        };
+        self.b.switch_to(join);
+        if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
+            let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
+            self.pool.add(phi, ty);
+        }
+    }
+
+    /// A counted loop: `i` from 0 while `i < K` (K ≤ 4), optionally carrying a
+    /// `Node` that the body may advance along `next`.
+    pub fn counted_loop(&mut self) {
+        let pre = self.b.current_block();
+        let header = self.new_block();
+        let body = self.new_block();
+        let exit = self.new_block();
+        let trips = self.c.below(5) as i64;
+        let carry = self.c.chance(120);
+        let init = carry.then(|| self.ref_of(self.d.t_node()));
+        self.b.jmp(header);
+        self.b.switch_to(header);
+        let i = self.b.phi(Type::I64, vec![]);
+        let node = init.map(|_| self.b.phi(self.d.t_node(), vec![]));
+        let k = self.b.iconst(trips);
+        let c = self.b.binary(BinOp::Slt, i, k);
+        self.b.br(c, body, exit);
+        self.b.switch_to(body);
+        self.pool.push_scope();
+        self.pool.add(i, Type::I64);
+        if let Some(n) = node {
+            self.pool.add(n, self.d.t_node());
+        }
+        self.depth += 1;
+        let n = self.nested_len();
+        self.region(n);
+        self.depth -= 1;
+        let next = node.map(|n| {
+            if self.c.chance(160) {
+                let field = self.d.fields[1];
+                self.b.load(Addr::Field { base: n, field }, false)
+            } else {
+                self.value_of(self.d.t_node())
+            }
+        });
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        let latch = self.b.current_block();
+        self.b.jmp(header);
+        self.pool.pop_scope();
+        let zero = self.b.iconst(0);
+        self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        if let (Some(n), Some(init), Some(next)) = (node, init, next) {
+            self.b.set_phi_entries(n, vec![(pre, init), (latch, next)]);
+        }
+        self.b.switch_to(exit);
+        // The header dominates the exit: its values stay usable.
+        self.pool.add(i, Type::I64);
+        if let Some(n) = node {
+            self.pool.add(n, self.d.t_node());
+        }
+    }
+
+    /// Two blocks `A` and `B`, each entered from before the region and from the
+    /// other: irreducible control flow, bounded by counters that both advance.
+    pub fn irreducible(&mut self) {
+        let pre = self.b.current_block();
+        let c = self.cond();
+        let a = self.new_block();
+        let bb = self.new_block();
+        let exit = self.new_block();
+        let limit = 1 + self.c.below(4) as i64;
+        self.b.br(c, a, bb);
+        let zero = self.b.iconst(0);
+        let one = self.b.iconst(1);
+        let k = self.b.iconst(limit);
+        // A
+        self.b.switch_to(a);
+        let ia = self.b.phi(Type::I64, vec![]);
+        let ia1 = self.b.binary(BinOp::Add, ia, one);
+        self.pool.push_scope();
+        self.pool.add(ia1, Type::I64);
+        self.depth += 1;
+        let n = self.nested_len();
+        self.region(n);
+        let ca = self.b.binary(BinOp::Slt, ia1, k);
+        let a_end = self.b.current_block();
+        self.b.br(ca, bb, exit);
+        self.pool.pop_scope();
+        // B
+        self.b.switch_to(bb);
+        let ib = self.b.phi(Type::I64, vec![]);
+        let ib1 = self.b.binary(BinOp::Add, ib, one);
+        self.pool.push_scope();
+        self.pool.add(ib1, Type::I64);
+        let n = self.nested_len();
+        self.region(n);
+        let cb = self.b.binary(BinOp::Slt, ib1, k);
+        let b_end = self.b.current_block();
+        self.b.br(cb, a, exit);
+        self.pool.pop_scope();
+        self.depth -= 1;
+        self.b.set_phi_entries(ia, vec![(pre, zero), (b_end, ib1)]);
+        self.b.set_phi_entries(ib, vec![(pre, zero), (a_end, ia1)]);
+        self.b.switch_to(exit);
+        let ix = self.b.phi(Type::I64, vec![(a_end, ia1), (b_end, ib1)]);
+        self.pool.add(ix, Type::I64);
+    }
+}

@@ -1,0 +1,211 @@
+//! Input instantiation: the several [`ir::InputSpec`]s one generated program
+//! runs under, all derived from one seed. The first three have fixed aliasing
+//! modes — every reference parameter its own object, every parameter of a type
+//! the same object, random partial aliasing — and any further ones are random
+//! partial. Contents are random: small and extreme integers, nulls, and
+//! reference fields that point to themselves or to other input objects (cycles).
+
+use crate::gen::rng::Rng;
+use ir::{Function, InputObject, InputSpec, InputValue, Module, Type};
+
+/// How the reference parameters of one instantiation share objects.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AliasMode {
+    /// Every reference parameter gets its own fresh object.
+    Distinct,
+    /// Parameters of the same type all get the same object.
+    AllAliased,
+    /// Each parameter is null, an earlier object of its type, or fresh.
+    Partial,
+}
+
+/// The aliasing mode of instantiation number `k`.
+pub fn mode_of(k: usize) -> AliasMode {
+    match k {
+        0 => AliasMode::Distinct,
+        1 => AliasMode::AllAliased,
+        _ => AliasMode::Partial,
+    }
+}
+
+/// Most objects one input creates (bounds the heap and the output).
+const MAX_OBJECTS: usize = 10;
+
+struct Builder<'m> {
+    m: &'m Module,
+    rng: Rng,
+    spec: InputSpec,
+    types: Vec<Type>,
+}
+
+impl Builder<'_> {
+    fn int(&mut self) -> i64 {
+        const EXTREME: [i64; 4] = [i64::MIN, i64::MAX, -1, 1 << 40];
+        match self.rng.below(10) {
+            0 => EXTREME[self.rng.below(4) as usize],
+            1 => 0,
+            _ => self.rng.below(8) as i64 - 2,
+        }
+    }
+
+    fn alloc(&mut self, ty: Type) -> usize {
+        let obj = match ty.as_struct() {
+            Some(s) => InputObject::Struct {
+                ty: s,
+                fields: vec![InputValue::Null; self.m.struct_decl(s).fields.len()],
+            },
+            None => {
+                let len = if self.rng.chance(1, 12) {
+                    0
+                } else {
+                    2 + self.rng.below(3) as usize
+                };
+                InputObject::Array {
+                    elem: ty.elem().unwrap_or(Type::I64),
+                    elems: vec![InputValue::Null; len],
+                }
+            }
+        };
+        self.spec.objects.push(obj);
+        self.types.push(ty);
+        self.spec.objects.len() - 1
+    }
+
+    fn existing(&mut self, ty: Type) -> Option<usize> {
+        let same: Vec<usize> = (0..self.types.len())
+            .filter(|&i| self.types[i] == ty)
+            .collect();
+        (!same.is_empty()).then(|| same[self.rng.below(same.len() as u64) as usize])
+    }
+
+    /// A value for a slot of type `ty` inside the heap: int, null, an existing object, or a new one.
+    fn slot(&mut self, ty: Type) -> InputValue {
+        if ty.is_int() {
+            return InputValue::Int(self.int());
+        }
+        match self.rng.below(10) {
+            0 => InputValue::Null,
+            1..=4 => match self.existing(ty) {
+                Some(o) => InputValue::Obj(o),
+                None => InputValue::Null,
+            },
+            _ if self.spec.objects.len() < MAX_OBJECTS => InputValue::Obj(self.alloc(ty)),
+            _ => match self.existing(ty) {
+                Some(o) => InputValue::Obj(o),
+                None => InputValue::Null,
+            },
+        }
+    }
+
+    fn param(&mut self, ty: Type, mode: AliasMode) -> InputValue {
+        if ty.is_int() {
+            return InputValue::Int(self.int());
+        }
+        match mode {
+            AliasMode::Distinct => InputValue::Obj(self.alloc(ty)),
+            AliasMode::AllAliased => {
+                InputValue::Obj(self.existing(ty).unwrap_or_else(|| self.alloc(ty)))
+            }
+            AliasMode::Partial => match self.rng.below(8) {
+                0 => InputValue::Null,
+                1..=3 => match self.existing(ty) {
+                    Some(o) => InputValue::Obj(o),
+                    None => InputValue::Obj(self.alloc(ty)),
+                },
+                _ => InputValue::Obj(self.alloc(ty)),
+            },
+        }
+    }
+
+    /// Fill every object's fields/elements (objects created while filling are filled too).
+    fn fill(&mut self) {
+        let mut i = 0;
+        while i < self.spec.objects.len() {
+            let slot_types: Vec<Type> = match &self.spec.objects[i] {
+                InputObject::Struct { ty, .. } => self
+                    .m
+                    .struct_decl(*ty)
+                    .fields
+                    .iter()
+                    .map(|f| f.ty)
+                    .collect(),
+                InputObject::Array { elem, elems } => vec![*elem; elems.len()],
+            };
+            let vals: Vec<InputValue> = slot_types.into_iter().map(|t| self.slot(t)).collect();
+            match &mut self.spec.objects[i] {
+                InputObject::Struct { fields, .. } => *fields = vals,
+                InputObject::Array { elems, .. } => *elems = vals,
+            }
+            i += 1;
+        }
+    }
+}
+
+/// Instantiation `k` of the inputs of `f` in module `m`, from `seed`.
+pub fn instantiate(m: &Module, f: &Function, seed: u64, k: usize) -> InputSpec {
+    let mode = mode_of(k);
+    let mut b = Builder {
+        m,
+        rng: Rng::new(crate::gen::rng::hash_seq(&[seed, k as u64])),
+        spec: InputSpec::default(),
+        types: Vec::new(),
+    };
+    for &p in &f.params {
+        let ty = f.value_type(p);
+        let v = b.param(ty, mode);
+        b.spec.params.push(v);
+    }
+    for g in &m.globals {
+        let ty = g.ty;
+        let v = if ty.is_int() {
+            InputValue::Int(b.int())
+        } else if b.rng.chance(1, 4) {
+            InputValue::Null
+        } else {
+            b.slot(ty)
+        };
+        b.spec.globals.push(v);
+    }
+    b.fill();
+    b.spec
+}
+
+/// `n` instantiations (the three modes first) of the inputs of `f`.
+pub fn instantiate_all(m: &Module, f: &Function, seed: u64, n: usize) -> Vec<InputSpec> {
+    (0..n).map(|k| instantiate(m, f, seed, k)).collect()
+}
+
+/// Whether two reference parameters are bound to the same object.
+pub fn params_alias(spec: &InputSpec) -> bool {
+    let objs: Vec<usize> = spec
+        .params
+        .iter()
+        .filter_map(|v| match v {
+            InputValue::Obj(o) => Some(*o),
+            _ => None,
+        })
+        .collect();
+    (0..objs.len()).any(|i| objs[i + 1..].contains(&objs[i]))
+}
+
+/// Whether some object is referenced from two places (parameters, globals,
+/// fields, elements): a parameter and a loaded field may then be the same object.
+pub fn shares_objects(spec: &InputSpec) -> bool {
+    let mut seen = vec![0u32; spec.objects.len()];
+    let mut count = |v: &InputValue| {
+        if let InputValue::Obj(o) = v {
+            if let Some(s) = seen.get_mut(*o) {
+                *s += 1;
+            }
+        }
+    };
+    spec.params.iter().for_each(&mut count);
+    spec.globals.iter().for_each(&mut count);
+    for o in &spec.objects {
+        match o {
+            InputObject::Struct { fields, .. } => fields.iter().for_each(&mut count),
+            InputObject::Array { elems, .. } => elems.iter().for_each(&mut count),
+        }
+    }
+    seen.iter().any(|&n| n >= 2)
+}

@@ -1,0 +1,284 @@
+//! The differential oracle: run the original program with the reference
+//! interpreter, optimize it with each pass plan (the PassManager verifies after
+//! every pass), run the optimized program on the same inputs, and compare the
+//! observable behaviours with `==` (IR.md §7).
+//!
+//! Rules: an input on which the original runs out of fuel, exhausts the heap or
+//! overflows the stack is inconclusive and skipped; when the original finishes
+//! using fuel B, the optimized program runs with 2B + 16 and must finish too.
+//! Panics in passes are caught and become findings.
+
+pub mod finding;
+pub mod fuzz;
+pub mod panics;
+
+use crate::gen::rng::Rng;
+use crate::inputs::{params_alias, shares_objects};
+pub use finding::{compare, reduce, Finding, FindingKind};
+use interp::{Behaviour, Config, Outcome, Program};
+use ir::{FuncId, InputSpec, Module};
+use passes::{PassError, PassManager, Stats, PASS_NAMES};
+
+/// Limits of the oracle.
+#[derive(Clone, Debug)]
+pub struct OracleConfig {
+    /// Fuel for the original program.
+    pub fuel: u64,
+    /// Heap budget in words for every run (original and optimized alike).
+    pub heap_words: usize,
+}
+
+impl Default for OracleConfig {
+    fn default() -> Self {
+        OracleConfig {
+            fuel: 10_000,
+            heap_words: 1 << 16,
+        }
+    }
+}
+
+/// What checking one program found, and counts for the statistics.
+#[derive(Clone, Debug, Default)]
+pub struct ProgramResult {
+    /// Whether the original verified (a generator bug otherwise; nothing else is checked).
+    pub valid: bool,
+    /// Inputs run on the original.
+    pub runs: u64,
+    /// Inputs whose original run was inconclusive.
+    pub inconclusive: u64,
+    /// Conclusive inputs whose original run trapped.
+    pub trapping: u64,
+    /// How often each trap kind ended a conclusive original run.
+    pub trap_kinds: std::collections::BTreeMap<String, u64>,
+    /// Conclusive inputs that bound two reference parameters to one object.
+    pub param_aliasing_runs: u64,
+    /// Whether some conclusive input bound two reference parameters to one object.
+    pub param_aliasing: bool,
+    /// Whether some conclusive input referenced one object from two places.
+    pub sharing: bool,
+    /// Pass plans that ran.
+    pub plans_run: u64,
+    /// At most one finding per pass plan.
+    pub findings: Vec<Finding>,
+    /// What the passes did, summed over every plan.
+    pub stats: Stats,
+}
+
+/// Whether `name` is a pass this build knows.
+pub fn pass_exists(name: &str) -> bool {
+    PASS_NAMES.contains(&name)
+}
+
+/// The pass plans to check: each requested pass alone (names this build does not
+/// have are skipped), `n_random` random sequences of the requested passes other
+/// than `pipeline`, and `pipeline` if requested.
+pub fn pass_plans(requested: &[&str], seed: u64, n_random: usize) -> Vec<String> {
+    let known: Vec<&str> = requested
+        .iter()
+        .copied()
+        .filter(|n| pass_exists(n))
+        .collect();
+    let mut plans: Vec<String> = known
+        .iter()
+        .filter(|n| **n != "pipeline")
+        .map(|n| n.to_string())
+        .collect();
+    let singles: Vec<&str> = known.iter().copied().filter(|n| *n != "pipeline").collect();
+    if !singles.is_empty() {
+        let mut rng = Rng::new(seed);
+        for _ in 0..n_random {
+            let len = 2 + rng.below(3) as usize;
+            let seq: Vec<&str> = (0..len)
+                .map(|_| singles[rng.below(singles.len() as u64) as usize])
+                .collect();
+            plans.push(seq.join(","));
+        }
+    }
+    if known.contains(&"pipeline") {
+        plans.push("pipeline".to_string());
+    }
+    plans
+}
+
+struct Baseline {
+    input: usize,
+    behaviour: Behaviour,
+    fuel_used: u64,
+}
+
+fn config(cfg: &OracleConfig, fuel: u64) -> Config {
+    Config {
+        fuel,
+        heap_words: cfg.heap_words,
+        ..Config::default()
+    }
+}
+
+/// Check `module`'s function `func` on `inputs` against every plan in `plans`.
+pub fn check_program(
+    module: &Module,
+    func: FuncId,
+    inputs: &[InputSpec],
+    plans: &[String],
+    cfg: &OracleConfig,
+) -> ProgramResult {
+    let mut res = ProgramResult {
+        valid: ir::verify_module(module).is_ok(),
+        ..ProgramResult::default()
+    };
+    if !res.valid {
+        return res;
+    }
+    let prog = Program::new(module);
+    let mut baselines = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        res.runs += 1;
+        let Ok(exec) = prog.try_run(func, input, &config(cfg, cfg.fuel)) else {
+            res.inconclusive += 1;
+            continue;
+        };
+        match exec.behaviour.outcome {
+            Outcome::Trap(t) if t.is_inconclusive() => {
+                res.inconclusive += 1;
+                continue;
+            }
+            Outcome::Trap(t) => {
+                res.trapping += 1;
+                *res.trap_kinds.entry(t.name().to_string()).or_default() += 1;
+            }
+            Outcome::Return(_) => {}
+        }
+        let aliased = params_alias(input);
+        res.param_aliasing |= aliased;
+        res.param_aliasing_runs += aliased as u64;
+        res.sharing |= shares_objects(input);
+        baselines.push(Baseline {
+            input: i,
+            behaviour: exec.behaviour,
+            fuel_used: exec.fuel_used,
+        });
+    }
+    if baselines.is_empty() {
+        return res;
+    }
+    for plan in plans {
+        res.plans_run += 1;
+        if let Some(f) = check_plan(module, func, inputs, &baselines, plan, cfg, &mut res.stats) {
+            res.findings.push(f);
+        }
+    }
+    res
+}
+
+fn check_plan(
+    module: &Module,
+    func: FuncId,
+    inputs: &[InputSpec],
+    baselines: &[Baseline],
+    plan: &str,
+    cfg: &OracleConfig,
+    stats: &mut Stats,
+) -> Option<Finding> {
+    let first = &baselines[0];
+    let finding = |kind, part: String, detail: String, b: &Baseline, actual| Finding {
+        passes: plan.to_string(),
+        kind,
+        part,
+        detail,
+        module: module.clone(),
+        func,
+        input: Some(inputs[b.input].clone()),
+        expected: Some(b.behaviour.clone()),
+        actual,
+        fuel: cfg.fuel,
+        seed: None,
+    };
+    let pm = PassManager::from_list(plan).ok()?;
+    let mut optimized = module.clone();
+    match panics::catch(|| pm.run(&mut optimized)) {
+        Ok(Ok(s)) => stats.merge(&s),
+        Ok(Err(PassError::IllFormed { pass, errors })) => {
+            let first_msg = errors
+                .first()
+                .map(|e| finding::normalize_digits(&e.message))
+                .unwrap_or_default();
+            let detail = errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Some(finding(
+                FindingKind::IllFormed,
+                format!("after {pass}: {first_msg}"),
+                detail,
+                first,
+                None,
+            ));
+        }
+        Ok(Err(_)) => return None,
+        Err(msg) => {
+            return Some(finding(
+                FindingKind::Panic,
+                panic_part(&msg),
+                format!("panic while optimizing: {msg}"),
+                first,
+                None,
+            ))
+        }
+    }
+    let opt_prog = match panics::catch(|| Program::new(&optimized)) {
+        Ok(p) => p,
+        Err(msg) => {
+            return Some(finding(
+                FindingKind::Panic,
+                panic_part(&msg),
+                format!("panic lowering the optimized module: {msg}"),
+                first,
+                None,
+            ))
+        }
+    };
+    for b in baselines {
+        let budget = 2 * b.fuel_used + 16;
+        let run = panics::catch(|| opt_prog.try_run(func, &inputs[b.input], &config(cfg, budget)));
+        let actual = match run {
+            Ok(Ok(e)) => e.behaviour,
+            Ok(Err(e)) => {
+                return Some(finding(
+                    FindingKind::Panic,
+                    "optimized signature changed".to_string(),
+                    format!("the optimized function no longer accepts the inputs: {e}"),
+                    b,
+                    None,
+                ))
+            }
+            Err(msg) => {
+                return Some(finding(
+                    FindingKind::Panic,
+                    panic_part(&msg),
+                    format!("panic running the optimized module: {msg}"),
+                    b,
+                    None,
+                ))
+            }
+        };
+        if let Some((kind, part)) = compare(&b.behaviour, &actual) {
+            let detail = format!(
+                "original:\n{}\noptimized (fuel {budget}):\n{}\noptimized module:\n{}",
+                b.behaviour,
+                actual,
+                ir::print_module(&optimized)
+            );
+            return Some(finding(kind, part, detail, b, Some(actual)));
+        }
+    }
+    None
+}
+
+/// The signature part of a panic: the message with digits normalized, plus where.
+fn panic_part(msg: &str) -> String {
+    match msg.rsplit_once(" at ") {
+        Some((m, loc)) => format!("{} at {loc}", finding::normalize_digits(m)),
+        None => finding::normalize_digits(msg),
+    }
+}

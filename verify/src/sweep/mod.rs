@@ -1,0 +1,286 @@
+//! `loadstar sweep`: generate random aliased programs in parallel, check each
+//! with the differential oracle, write every distinct finding to the output
+//! directory as a text test, and print a summary.
+//!
+//! Determinism: program `k` of shard `I` is generated from `hash(seed, I, k)`,
+//! and so are its inputs and random pass sequences, whatever the job count.
+
+pub mod store;
+pub mod totals;
+
+use crate::gen::rng::hash_seq;
+use crate::gen::{generate_from_seed, GenConfig};
+use crate::inputs::instantiate_all;
+use crate::oracle::{check_program, pass_exists, pass_plans, reduce, OracleConfig, ProgramResult};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use store::FindingStore;
+use totals::{summary_table, Totals};
+
+/// Pass names of the CLI contract that a build may not have yet; they are skipped with a warning.
+const FUTURE_PASSES: &[&str] = &["lse", "gvn", "peeps", "dce", "pipeline"];
+
+/// Options of `loadstar sweep`.
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    /// Wall-clock budget.
+    pub seconds: f64,
+    /// The sweep seed.
+    pub seed: u64,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Pass names to check (each alone, random sequences, `pipeline`).
+    pub passes: Vec<String>,
+    /// This shard and the shard count.
+    pub shard: (u64, u64),
+    /// Where findings and `report.json` go.
+    pub out: PathBuf,
+    /// Stop after this many programs (in addition to the time budget).
+    pub max_programs: Option<u64>,
+    /// Generator knobs.
+    pub gen: GenConfig,
+    /// Inputs per program.
+    pub inputs_per_program: usize,
+    /// Random pass sequences per program.
+    pub random_plans: usize,
+    /// Oracle limits.
+    pub oracle: OracleConfig,
+    /// Show a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            seconds: 60.0,
+            seed: 0,
+            jobs: 1,
+            passes: passes::PASS_NAMES.iter().map(|s| s.to_string()).collect(),
+            shard: (0, 1),
+            out: PathBuf::from("sweep-out"),
+            max_programs: None,
+            gen: GenConfig::default(),
+            inputs_per_program: 3,
+            random_plans: 1,
+            oracle: OracleConfig::default(),
+            progress: true,
+        }
+    }
+}
+
+/// Check the passes a sweep was asked for: unknown names are an error; names of
+/// the CLI contract this build lacks are dropped with a warning.
+pub fn resolve_passes(list: &str) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut keep = Vec::new();
+    let mut skipped = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if pass_exists(name) {
+            keep.push(name.to_string());
+        } else if FUTURE_PASSES.contains(&name) {
+            skipped.push(name.to_string());
+        } else {
+            return Err(format!(
+                "unknown pass '{name}' (known passes: {})",
+                passes::PASS_NAMES.join(", ")
+            ));
+        }
+    }
+    if keep.is_empty() {
+        return Err("no pass of the list exists in this build".to_string());
+    }
+    Ok((keep, skipped))
+}
+
+/// The seed of program `k` of shard `shard`.
+pub fn program_seed(seed: u64, shard: u64, k: u64) -> u64 {
+    hash_seq(&[seed, shard, k])
+}
+
+/// Generate and check program `k` (everything derived from its seed).
+pub fn check_one(opts: &SweepOptions, k: u64) -> (u64, ProgramResult) {
+    let pseed = program_seed(opts.seed, opts.shard.0, k);
+    let g = generate_from_seed(pseed, &opts.gen);
+    let f = g.module.func(g.main);
+    let inputs = instantiate_all(&g.module, f, hash_seq(&[pseed, 1]), opts.inputs_per_program);
+    let names: Vec<&str> = opts.passes.iter().map(String::as_str).collect();
+    let plans = pass_plans(&names, hash_seq(&[pseed, 2]), opts.random_plans);
+    let mut res = check_program(&g.module, g.main, &inputs, &plans, &opts.oracle);
+    for f in &mut res.findings {
+        f.seed = Some(pseed);
+    }
+    (pseed, res)
+}
+
+/// The JSON report of a sweep.
+#[derive(Serialize)]
+pub struct Report {
+    /// The sweep seed.
+    pub seed: u64,
+    /// `I/N`.
+    pub shard: String,
+    /// Passes checked.
+    pub passes: Vec<String>,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Programs per second.
+    pub programs_per_second: f64,
+    /// Percentages: valid, inconclusive (of inputs), trapping (of programs), aliasing (of programs).
+    pub valid_pct: f64,
+    /// Inconclusive inputs, percent.
+    pub inconclusive_pct: f64,
+    /// Programs with a trapping input, percent.
+    pub trapping_pct: f64,
+    /// Programs with two reference parameters bound to one object, percent.
+    pub aliasing_pct: f64,
+    /// All counters.
+    pub totals: Totals,
+    /// Distinct findings: signature, file, hits.
+    pub findings: Vec<ReportFinding>,
+}
+
+/// One distinct finding in the report.
+#[derive(Serialize)]
+pub struct ReportFinding {
+    /// `passes|kind|part`.
+    pub signature: String,
+    /// The reproducer file.
+    pub file: String,
+    /// How many programs hit it.
+    pub hits: u64,
+}
+
+/// The outcome of a sweep.
+pub struct SweepOutcome {
+    /// Summed counters.
+    pub totals: Totals,
+    /// Distinct findings.
+    pub unique_findings: usize,
+    /// The summary table.
+    pub summary: String,
+    /// Where the report went.
+    pub report_path: PathBuf,
+}
+
+/// Run a sweep.
+pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
+    let store = FindingStore::new(&opts.out)?;
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(opts.seconds.max(0.0));
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let found = AtomicU64::new(0);
+    let totals = Mutex::new(Totals::default());
+    let bar = make_bar(opts);
+    let write_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.max(1) {
+            s.spawn(|| {
+                let mut local = Totals::default();
+                loop {
+                    if Instant::now() >= deadline {
+                        break;
+                    }
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if opts.max_programs.is_some_and(|m| k >= m) {
+                        break;
+                    }
+                    let (_, res) = check_one(opts, k);
+                    local.add(&res);
+                    for f in res.findings {
+                        match store.record(&reduce(f)) {
+                            Ok(Some(path)) => {
+                                found.fetch_add(1, Ordering::Relaxed);
+                                let msg = format!("finding: {}", path.display());
+                                match &bar {
+                                    Some(b) => b.println(msg),
+                                    None => eprintln!("{msg}"),
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                *write_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e)
+                            }
+                        }
+                    }
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Some(b) = &bar {
+                        if n.is_multiple_of(16) {
+                            let secs = start.elapsed().as_secs_f64().max(1e-9);
+                            b.set_position(n);
+                            b.set_message(format!(
+                                "{:.0} programs/s, {} findings",
+                                n as f64 / secs,
+                                found.load(Ordering::Relaxed)
+                            ));
+                        }
+                    }
+                }
+                totals
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .merge(&local);
+            });
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(e) = write_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let totals = totals.into_inner().unwrap_or_else(|e| e.into_inner());
+    let sigs = store.signatures();
+    let summary = summary_table(&totals, secs, sigs.len());
+    let report = Report {
+        seed: opts.seed,
+        shard: format!("{}/{}", opts.shard.0, opts.shard.1),
+        passes: opts.passes.clone(),
+        seconds: secs,
+        programs_per_second: if secs > 0.0 {
+            totals.programs as f64 / secs
+        } else {
+            0.0
+        },
+        valid_pct: totals::pct(totals.valid, totals.programs),
+        inconclusive_pct: totals::pct(totals.inconclusive, totals.runs),
+        trapping_pct: totals::pct(totals.trapping_programs, totals.programs),
+        aliasing_pct: totals::pct(totals.param_aliasing_programs, totals.programs),
+        findings: sigs
+            .iter()
+            .map(|(s, p, n)| ReportFinding {
+                signature: s.clone(),
+                file: p.display().to_string(),
+                hits: *n,
+            })
+            .collect(),
+        totals: totals.clone(),
+    };
+    let report_path = opts.out.join("report.json");
+    let json = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+    store::write_atomically(&report_path, json.as_bytes())?;
+    Ok(SweepOutcome {
+        totals,
+        unique_findings: sigs.len(),
+        summary,
+        report_path,
+    })
+}
+
+fn make_bar(opts: &SweepOptions) -> Option<ProgressBar> {
+    if !opts.progress || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} programs  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
