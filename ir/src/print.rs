@@ -313,13 +313,22 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
         InstKind::Phi(entries) => entries.iter().map(|e| e.1).collect(),
         _ => Vec::new(),
     };
-    let is_null = |x: Value| f.values.get(x.index()).is_some_and(|d| d.def == ValueDef::Null);
-    let result_ty = data.result.and_then(|r| f.values.get(r.index())).map(|d| d.ty);
+    let is_null = |x: Value| {
+        f.values
+            .get(x.index())
+            .is_some_and(|d| d.def == ValueDef::Null)
+    };
+    let result_ty = data
+        .result
+        .and_then(|r| f.values.get(r.index()))
+        .map(|d| d.ty);
     let typed_null = result_ty.filter(|t| {
         t.is_ref()
             && *t != Type::NULL
             && !merged.iter().any(|&x| {
-                !is_null(x) && Some(x) != data.result && f.values.get(x.index()).is_some_and(|d| d.ty != Type::NULL)
+                !is_null(x)
+                    && Some(x) != data.result
+                    && f.values.get(x.index()).is_some_and(|d| d.ty != Type::NULL)
             })
     });
     let mv = |x: Value| match typed_null {

@@ -18,6 +18,10 @@ pub enum FindingKind {
     IllFormed,
     /// A pass (or the interpreter on its output) panicked.
     Panic,
+    /// A pass found its own invariant broken (the peephole fixed point).
+    Invariant,
+    /// An instruction touched memory outside its declared effects.
+    Effects,
 }
 
 impl FindingKind {
@@ -29,6 +33,8 @@ impl FindingKind {
             FindingKind::MismatchHeap => "mismatch-heap",
             FindingKind::IllFormed => "ill-formed",
             FindingKind::Panic => "panic",
+            FindingKind::Invariant => "invariant",
+            FindingKind::Effects => "effects",
         }
     }
 }
@@ -70,7 +76,9 @@ impl Finding {
     /// `passes|kind|part`: findings with the same signature are the same bug as far
     /// as deduplication is concerned.
     pub fn signature(&self) -> String {
-        format!("{}|{}|{}", self.passes, self.kind, self.part)
+        // The peephole seed (`#N`) is left out: one bug, one signature.
+        let passes = self.passes.split('#').next().unwrap_or_default();
+        format!("{passes}|{}|{}", self.kind, self.part)
     }
 
     /// A file-name-safe digest of the signature.

@@ -97,7 +97,22 @@ pub fn pass_plans(requested: &[&str], seed: u64, n_random: usize) -> Vec<String>
     if known.contains(&"pipeline") {
         plans.push("pipeline".to_string());
     }
+    // Plans that run the peephole engine get a random worklist seed, `plan#N`.
+    let mut rng = Rng::new(seed ^ 0x5eed_0f_9ee9);
+    for plan in &mut plans {
+        if plan.contains("peeps") || plan.contains("pipeline") {
+            plan.push_str(&format!("#{}", rng.below(1 << 32)));
+        }
+    }
     plans
+}
+
+/// Split `plan#seed` into the pass list and the peephole worklist seed (0 when absent).
+pub fn split_plan(plan: &str) -> (&str, u64) {
+    match plan.split_once('#') {
+        Some((list, seed)) => (list, seed.parse().unwrap_or(0)),
+        None => (plan, 0),
+    }
 }
 
 struct Baseline {
@@ -133,10 +148,17 @@ pub fn check_program(
     let mut baselines = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         res.runs += 1;
-        let Ok(exec) = prog.try_run(func, input, &config(cfg, cfg.fuel)) else {
+        let Ok((exec, violations)) =
+            interp::run_checked(&prog, func, input, &config(cfg, cfg.fuel))
+        else {
             res.inconclusive += 1;
             continue;
         };
+        if let Some(v) = violations.first() {
+            res.findings
+                .push(effects_finding(module, func, input, &exec, v, cfg));
+            return res;
+        }
         match exec.behaviour.outcome {
             Outcome::Trap(t) if t.is_inconclusive() => {
                 res.inconclusive += 1;
@@ -193,7 +215,11 @@ fn check_plan(
         fuel: cfg.fuel,
         seed: None,
     };
-    let pm = PassManager::from_list(plan).ok()?;
+    let (list, seed) = split_plan(plan);
+    let pm = PassManager::from_list(list)
+        .ok()?
+        .with_seed(seed)
+        .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
     let mut optimized = module.clone();
     match panics::catch(|| pm.run(&mut optimized)) {
         Ok(Ok(s)) => stats.merge(&s),
@@ -211,6 +237,18 @@ fn check_plan(
                 FindingKind::IllFormed,
                 format!("after {pass}: {first_msg}"),
                 detail,
+                first,
+                None,
+            ));
+        }
+        Ok(Err(PassError::Invariant { pass, message })) => {
+            return Some(finding(
+                FindingKind::Invariant,
+                format!(
+                    "after {pass}: {}",
+                    finding::normalize_digits(message.lines().next().unwrap_or_default())
+                ),
+                message,
                 first,
                 None,
             ));
@@ -240,9 +278,22 @@ fn check_plan(
     };
     for b in baselines {
         let budget = 2 * b.fuel_used + 16;
-        let run = panics::catch(|| opt_prog.try_run(func, &inputs[b.input], &config(cfg, budget)));
+        let run = panics::catch(|| {
+            interp::run_checked(&opt_prog, func, &inputs[b.input], &config(cfg, budget))
+        });
         let actual = match run {
-            Ok(Ok(e)) => e.behaviour,
+            Ok(Ok((e, violations))) => {
+                if let Some(v) = violations.first() {
+                    return Some(finding(
+                        FindingKind::Effects,
+                        finding::normalize_digits(&v.to_string()),
+                        format!("{v}\noptimized module:\n{}", ir::print_module(&optimized)),
+                        b,
+                        Some(e.behaviour),
+                    ));
+                }
+                e.behaviour
+            }
             Ok(Err(e)) => {
                 return Some(finding(
                     FindingKind::Panic,
@@ -273,6 +324,31 @@ fn check_plan(
         }
     }
     None
+}
+
+/// A finding for an effect violation while running the original program: the
+/// effects table (or the environment) is wrong, whatever the passes do.
+fn effects_finding(
+    module: &Module,
+    func: FuncId,
+    input: &InputSpec,
+    exec: &interp::Execution,
+    v: &interp::EffectViolation,
+    cfg: &OracleConfig,
+) -> Finding {
+    Finding {
+        passes: "none".to_string(),
+        kind: FindingKind::Effects,
+        part: finding::normalize_digits(&v.to_string()),
+        detail: v.to_string(),
+        module: module.clone(),
+        func,
+        input: Some(input.clone()),
+        expected: Some(exec.behaviour.clone()),
+        actual: None,
+        fuel: cfg.fuel,
+        seed: None,
+    }
 }
 
 /// The signature part of a panic: the message with digits normalized, plus where.
