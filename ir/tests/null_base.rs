@@ -51,7 +51,7 @@ fn a_typed_null_base_must_fit_the_access() {
         "type T { x: i64 }\nfunc @main() -> i64 {\nentry:\n  %v = load (nul: T).x\n  ret %v\n}\n";
     assert_eq!(
         parse(src).unwrap_err(),
-        "t.ir:4:14: error: expected 'null' after '(' in an address, found 'nul'"
+        "t.ir:4:14: error: expected 'null' after '(', found 'nul'"
     );
     let src =
         "type T { x: i64 }\nfunc @main() -> i64 {\nentry:\n  %v = load (null: U).x\n  ret %v\n}\n";

@@ -98,7 +98,7 @@ pub fn pass_plans(requested: &[&str], seed: u64, n_random: usize) -> Vec<String>
         plans.push("pipeline".to_string());
     }
     // Plans that run the peephole engine get a random worklist seed, `plan#N`.
-    let mut rng = Rng::new(seed ^ 0x5eed_0f_9ee9);
+    let mut rng = Rng::new(seed ^ 0x005e_ed0f_9ee9);
     for plan in &mut plans {
         if plan.contains("peeps") || plan.contains("pipeline") {
             plan.push_str(&format!("#{}", rng.below(1 << 32)));
