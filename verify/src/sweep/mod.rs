@@ -11,7 +11,8 @@ pub mod totals;
 use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
-use crate::oracle::{check_program, pass_exists, pass_plans, reduce, OracleConfig, ProgramResult};
+use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
+use crate::reduce::{reduce_finding, reduced_test_text, Limits};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -52,6 +53,8 @@ pub struct SweepOptions {
     pub oracle: OracleConfig,
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
+    /// Time cap for reducing each new finding (`None`: findings are written unreduced).
+    pub reduce_time: Option<Duration>,
 }
 
 impl Default for SweepOptions {
@@ -69,6 +72,7 @@ impl Default for SweepOptions {
             random_plans: 1,
             oracle: OracleConfig::default(),
             progress: true,
+            reduce_time: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -192,7 +196,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                     let (_, res) = check_one(opts, k);
                     local.add(&res);
                     for f in res.findings {
-                        match store.record(&reduce(f)) {
+                        match record_and_reduce(&store, f, opts.reduce_time) {
                             Ok(Some(path)) => {
                                 found.fetch_add(1, Ordering::Relaxed);
                                 let msg = format!("finding: {}", path.display());
@@ -270,6 +274,31 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         summary,
         report_path,
     })
+}
+
+/// Write a new finding unreduced at once (a sweep killed while reducing keeps
+/// it), then reduce it within `time` and overwrite the file atomically with the
+/// reduced reproducer. Duplicates of a known signature are only counted.
+pub fn record_and_reduce(
+    store: &FindingStore,
+    finding: Finding,
+    time: Option<Duration>,
+) -> std::io::Result<Option<PathBuf>> {
+    let Some(path) = store.record(&finding)? else {
+        return Ok(None);
+    };
+    if let Some(t) = time {
+        let limits = Limits {
+            time: Some(t),
+            max_checks: None,
+        };
+        let r = reduce_finding(&finding, &limits);
+        if r.reproduced && r.finding.signature() == finding.signature() {
+            let text = reduced_test_text(&r);
+            store::write_atomically(&path, text.as_bytes())?;
+        }
+    }
+    Ok(Some(path))
 }
 
 fn make_bar(opts: &SweepOptions) -> Option<ProgressBar> {
