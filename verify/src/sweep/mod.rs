@@ -12,7 +12,7 @@ use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
 use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
-use crate::reduce::{reduce_finding, reduced_test_text, Limits};
+use crate::reduce::{reduce_finding, reduced_test_text, Limits, Reduction};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -277,26 +277,40 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
 }
 
 /// Write a new finding unreduced at once (a sweep killed while reducing keeps
-/// it), then reduce it within `time` and overwrite the file atomically with the
-/// reduced reproducer. Duplicates of a known signature are only counted.
+/// it), then reduce it within `time` against the real passes and overwrite the
+/// file atomically with the reduced reproducer. Duplicates of a known
+/// signature are only counted.
 pub fn record_and_reduce(
     store: &FindingStore,
     finding: Finding,
     time: Option<Duration>,
 ) -> std::io::Result<Option<PathBuf>> {
+    match time {
+        Some(t) => record_and_reduce_with(store, finding, |f| {
+            let limits = Limits {
+                time: Some(t),
+                max_checks: None,
+            };
+            reduce_finding(f, &limits)
+        }),
+        None => store.record(&finding),
+    }
+}
+
+/// [`record_and_reduce`] with the reduction given as a closure (called after
+/// the unreduced finding is on disk); the file is replaced only when the
+/// reduction reproduced the same signature.
+pub fn record_and_reduce_with(
+    store: &FindingStore,
+    finding: Finding,
+    reduce: impl FnOnce(&Finding) -> Reduction,
+) -> std::io::Result<Option<PathBuf>> {
     let Some(path) = store.record(&finding)? else {
         return Ok(None);
     };
-    if let Some(t) = time {
-        let limits = Limits {
-            time: Some(t),
-            max_checks: None,
-        };
-        let r = reduce_finding(&finding, &limits);
-        if r.reproduced && r.finding.signature() == finding.signature() {
-            let text = reduced_test_text(&r);
-            store::write_atomically(&path, text.as_bytes())?;
-        }
+    let r = reduce(&finding);
+    if r.reproduced && r.finding.signature() == finding.signature() {
+        store::write_atomically(&path, reduced_test_text(&r).as_bytes())?;
     }
     Ok(Some(path))
 }
