@@ -57,8 +57,9 @@ pub fn find_in_text_with(
     passes: Option<&str>,
     optimize: &Optimizer<'_>,
 ) -> Result<Option<Finding>, Diagnostic> {
-    let directives = parse_directives(text).map_err(|e| Diagnostic(format!("{file}:{e}")))?;
     let loaded = load_text(text, file)?;
+    let directives = parse_directives(text)
+        .map_err(|e| Diagnostic(format!("{file}:{}: error: {}", e.line, e.message)))?;
     let module = loaded.module;
     let func = select_function(&module, directives.func.as_deref(), file)?;
     let plans: Vec<String> = match passes.or_else(|| comment_value(text, "passes")) {
