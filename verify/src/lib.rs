@@ -9,4 +9,5 @@ pub mod gen;
 pub mod inputs;
 pub mod load;
 pub mod oracle;
+pub mod reduce;
 pub mod sweep;

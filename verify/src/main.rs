@@ -5,6 +5,10 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 use verify::commands::opt::{opt, Emit};
+use verify::commands::reduce::{
+    reduce_file, render as render_reduction, ReduceOptions, ReduceOutcome,
+};
+use verify::commands::repro::{repro, ReproOutcome};
 use verify::commands::run::{run, run_checking_effects, RunOptions};
 
 #[derive(Parser)]
@@ -87,7 +91,114 @@ enum Command {
         /// Inputs per program.
         #[arg(long, default_value_t = 3)]
         inputs: usize,
+        /// Time cap for reducing each new finding, in seconds (0: write findings unreduced).
+        #[arg(long, default_value_t = 10.0)]
+        reduce_seconds: f64,
     },
+    /// Shrink a failing text test while it keeps the same failure signature.
+    Reduce {
+        /// The failing text test (e.g. a sweep finding, with `; input:` lines).
+        file: String,
+        /// The pass list to check (default: the file's `; passes:` comment, else each pass).
+        #[arg(long)]
+        passes: Option<String>,
+        /// Oracles (only `interp` in this build).
+        #[arg(long, default_value = "interp")]
+        oracles: String,
+        /// Where to write the reduced text test (default: stdout).
+        #[arg(short = 'o', long = "out")]
+        out: Option<String>,
+        /// Time cap of the reduction, in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+    },
+    /// Turn a cargo-fuzz crash artifact into a reduced text test.
+    Repro {
+        /// The crash artifact (the raw bytes the fuzz target was given).
+        artifact: String,
+        /// The fuzz target that crashed: lse, gvn, peeps, pipeline or parse.
+        #[arg(long)]
+        target: String,
+        /// Where to write the reduced text test (default: stdout).
+        #[arg(short = 'o', long = "out")]
+        out: Option<String>,
+        /// Time cap of the reduction, in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+    },
+}
+
+/// Write `text` to `out` (a file) or stdout; an unwritable file is exit 2.
+fn emit(text: &str, out: Option<&str>) -> Result<(), ExitCode> {
+    match out {
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            eprintln!("error: cannot write {path}: {e}");
+            ExitCode::from(2)
+        }),
+        None => {
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            Ok(())
+        }
+    }
+}
+
+/// Only the interpreter oracle exists in this build.
+fn check_oracles(list: &str) -> Result<(), ExitCode> {
+    for o in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if o != "interp" {
+            eprintln!("error: oracle '{o}' is not available in this build (available: interp)");
+            return Err(ExitCode::from(2));
+        }
+    }
+    Ok(())
+}
+
+fn reduce_command(opts: ReduceOptions, oracles: &str, out: Option<&str>) -> ExitCode {
+    if let Err(code) = check_oracles(oracles) {
+        return code;
+    }
+    match reduce_file(&opts) {
+        Ok(ReduceOutcome::NotFailing(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Ok(ReduceOutcome::Reduced(r)) => {
+            eprintln!(
+                "{}: {} -> {} instructions, {} candidates checked in {:.2} s: {}",
+                opts.file,
+                r.insts_before,
+                r.insts_after,
+                r.checks,
+                r.elapsed.as_secs_f64(),
+                r.finding.signature()
+            );
+            match emit(&render_reduction(&r), out) {
+                Ok(()) => ExitCode::from(1),
+                Err(code) => code,
+            }
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn repro_command(artifact: &str, target: &str, out: Option<&str>, seconds: f64) -> ExitCode {
+    match repro(artifact, target, seconds) {
+        Ok(ReproOutcome::NotFailing(msg)) => {
+            eprintln!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Ok(ReproOutcome::Failing(text)) => match emit(&text, out) {
+            Ok(()) => ExitCode::from(1),
+            Err(code) => code,
+        },
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
@@ -126,6 +237,7 @@ fn main() -> ExitCode {
             max_programs,
             size,
             inputs,
+            reduce_seconds,
         } => {
             return sweep_command(SweepArgs {
                 seconds,
@@ -138,8 +250,29 @@ fn main() -> ExitCode {
                 max_programs,
                 size,
                 inputs,
+                reduce_seconds,
             })
         }
+        Command::Reduce {
+            file,
+            passes,
+            oracles,
+            out,
+            seconds,
+        } => {
+            let opts = ReduceOptions {
+                file,
+                passes,
+                seconds,
+            };
+            return reduce_command(opts, &oracles, out.as_deref());
+        }
+        Command::Repro {
+            artifact,
+            target,
+            out,
+            seconds,
+        } => return repro_command(&artifact, &target, out.as_deref(), seconds),
         Command::Run {
             file,
             func,
@@ -194,6 +327,7 @@ struct SweepArgs {
     max_programs: Option<u64>,
     size: usize,
     inputs: usize,
+    reduce_seconds: f64,
 }
 
 fn parse_shard(s: &str) -> Option<(u64, u64)> {
@@ -204,16 +338,8 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    for o in a
-        .oracles
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        if o != "interp" {
-            eprintln!("error: oracle '{o}' is not available in this build (available: interp)");
-            return ExitCode::from(2);
-        }
+    if let Err(code) = check_oracles(&a.oracles) {
+        return code;
     }
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
@@ -258,6 +384,8 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
             ..Default::default()
         },
         inputs_per_program: a.inputs.max(1),
+        reduce_time: (a.reduce_seconds.is_finite() && a.reduce_seconds > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(a.reduce_seconds)),
         ..SweepOptions::default()
     };
     match run_sweep(&opts) {

@@ -2,4 +2,6 @@
 //! [`crate::load::Diagnostic`] for bad input (exit 2).
 
 pub mod opt;
+pub mod reduce;
+pub mod repro;
 pub mod run;

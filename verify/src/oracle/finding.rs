@@ -176,12 +176,10 @@ pub fn compare(expected: &Behaviour, actual: &Behaviour) -> Option<(FindingKind,
     None
 }
 
-/// Reduce a finding to a smaller program with the same signature.
-///
-/// This is the identity for now: the reducer is a separate piece of work, and
-/// every caller already goes through this boundary.
+/// Reduce a finding to a smaller program with the same signature, against the
+/// real passes, within the default time cap (see [`crate::reduce`]).
 pub fn reduce(finding: Finding) -> Finding {
-    finding
+    crate::reduce::reduce_finding(&finding, &crate::reduce::Limits::default()).finding
 }
 
 /// Replace digits by `#` (panic messages name indices that differ between programs).

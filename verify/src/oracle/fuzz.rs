@@ -4,12 +4,13 @@
 
 use crate::gen::{generate, GenConfig};
 use crate::inputs::instantiate_all;
-use crate::oracle::{check_program, pass_plans, reduce, OracleConfig};
+use crate::oracle::{check_program, pass_plans, reduce, Finding, OracleConfig};
 use arbitrary::Unstructured;
 
-/// Generate a program from `data`, check it against `passes` (names this build
-/// lacks are skipped), and panic with the reproducer if anything is found.
-pub fn check_bytes(data: &[u8], passes: &[&str]) {
+/// Generate a program from `data` and check it against `passes` (names this
+/// build lacks are skipped): the first finding, unreduced. The fuzz targets and
+/// `loadstar repro` both go through here, so they cannot drift apart.
+pub fn finding_from_bytes(data: &[u8], passes: &[&str]) -> Option<Finding> {
     let mut u = Unstructured::new(data);
     let g = generate(&mut u, &GenConfig::default());
     let seed = u.arbitrary::<u64>().unwrap_or(0);
@@ -17,11 +18,29 @@ pub fn check_bytes(data: &[u8], passes: &[&str]) {
     let inputs = instantiate_all(&g.module, f, seed, 3);
     let plans = pass_plans(passes, seed, 1);
     if plans.is_empty() {
-        return;
+        return None;
     }
     let r = check_program(&g.module, g.main, &inputs, &plans, &OracleConfig::default());
     assert!(r.valid, "generator produced an ill-formed module");
-    if let Some(f) = r.findings.into_iter().next() {
+    r.findings.into_iter().next()
+}
+
+/// The pass list a fuzz target checks (`lse`, `gvn`, `peeps`, `pipeline`), or
+/// `None` for a name that is not a program-checking target.
+pub fn target_passes(target: &str) -> Option<&'static [&'static str]> {
+    match target {
+        "lse" => Some(&["lse"]),
+        "gvn" => Some(&["gvn"]),
+        "peeps" => Some(&["peeps"]),
+        "pipeline" => Some(&["pipeline"]),
+        _ => None,
+    }
+}
+
+/// Generate a program from `data`, check it against `passes`, and panic with
+/// the reduced reproducer if anything is found.
+pub fn check_bytes(data: &[u8], passes: &[&str]) {
+    if let Some(f) = finding_from_bytes(data, passes) {
         let f = reduce(f);
         panic!("{}\n{}", f.signature(), f.to_test_text());
     }

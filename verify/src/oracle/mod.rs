@@ -129,12 +129,40 @@ fn config(cfg: &OracleConfig, fuel: u64) -> Config {
     }
 }
 
+/// How a plan optimizes a module: the plan string (`list#seed`), the module to
+/// transform in place, and the statistics to add to.
+pub type Optimizer<'a> = dyn Fn(&str, &mut Module, &mut Stats) -> Result<(), PassError> + 'a;
+
+/// The optimizer of the real passes: the plan's pass list through the
+/// [`PassManager`] with the peephole seed and invariant checks forced on.
+pub fn run_plan(plan: &str, module: &mut Module, stats: &mut Stats) -> Result<(), PassError> {
+    let (list, seed) = split_plan(plan);
+    let pm = PassManager::from_list(list)?
+        .with_seed(seed)
+        .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
+    stats.merge(&pm.run(module)?);
+    Ok(())
+}
+
 /// Check `module`'s function `func` on `inputs` against every plan in `plans`.
 pub fn check_program(
     module: &Module,
     func: FuncId,
     inputs: &[InputSpec],
     plans: &[String],
+    cfg: &OracleConfig,
+) -> ProgramResult {
+    check_program_with(module, func, inputs, plans, &run_plan, cfg)
+}
+
+/// [`check_program`] with another optimizer than the real passes (tests plug in
+/// deliberately broken transformations this way).
+pub fn check_program_with(
+    module: &Module,
+    func: FuncId,
+    inputs: &[InputSpec],
+    plans: &[String],
+    optimize: &Optimizer<'_>,
     cfg: &OracleConfig,
 ) -> ProgramResult {
     let mut res = ProgramResult {
@@ -185,7 +213,15 @@ pub fn check_program(
     }
     for plan in plans {
         res.plans_run += 1;
-        if let Some(f) = check_plan(module, func, inputs, &baselines, plan, cfg, &mut res.stats) {
+        if let Some(f) = check_plan(
+            module,
+            func,
+            inputs,
+            &baselines,
+            (plan, optimize),
+            cfg,
+            &mut res.stats,
+        ) {
             res.findings.push(f);
         }
     }
@@ -197,7 +233,7 @@ fn check_plan(
     func: FuncId,
     inputs: &[InputSpec],
     baselines: &[Baseline],
-    plan: &str,
+    (plan, optimize): (&str, &Optimizer<'_>),
     cfg: &OracleConfig,
     stats: &mut Stats,
 ) -> Option<Finding> {
@@ -215,14 +251,10 @@ fn check_plan(
         fuel: cfg.fuel,
         seed: None,
     };
-    let (list, seed) = split_plan(plan);
-    let pm = PassManager::from_list(list)
-        .ok()?
-        .with_seed(seed)
-        .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
     let mut optimized = module.clone();
-    match panics::catch(|| pm.run(&mut optimized)) {
-        Ok(Ok(s)) => stats.merge(&s),
+    let mut plan_stats = Stats::default();
+    match panics::catch(|| optimize(plan, &mut optimized, &mut plan_stats)) {
+        Ok(Ok(())) => stats.merge(&plan_stats),
         Ok(Err(PassError::IllFormed { pass, errors })) => {
             let first_msg = errors
                 .first()

@@ -11,7 +11,8 @@ pub mod totals;
 use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
-use crate::oracle::{check_program, pass_exists, pass_plans, reduce, OracleConfig, ProgramResult};
+use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
+use crate::reduce::{reduce_finding, reduced_test_text, Limits, Reduction};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -52,6 +53,8 @@ pub struct SweepOptions {
     pub oracle: OracleConfig,
     /// Show a progress bar (only when stderr is a terminal).
     pub progress: bool,
+    /// Time cap for reducing each new finding (`None`: findings are written unreduced).
+    pub reduce_time: Option<Duration>,
 }
 
 impl Default for SweepOptions {
@@ -69,6 +72,7 @@ impl Default for SweepOptions {
             random_plans: 1,
             oracle: OracleConfig::default(),
             progress: true,
+            reduce_time: Some(Duration::from_secs(10)),
         }
     }
 }
@@ -192,7 +196,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                     let (_, res) = check_one(opts, k);
                     local.add(&res);
                     for f in res.findings {
-                        match store.record(&reduce(f)) {
+                        match record_and_reduce(&store, f, opts.reduce_time) {
                             Ok(Some(path)) => {
                                 found.fetch_add(1, Ordering::Relaxed);
                                 let msg = format!("finding: {}", path.display());
@@ -270,6 +274,45 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         summary,
         report_path,
     })
+}
+
+/// Write a new finding unreduced at once (a sweep killed while reducing keeps
+/// it), then reduce it within `time` against the real passes and overwrite the
+/// file atomically with the reduced reproducer. Duplicates of a known
+/// signature are only counted.
+pub fn record_and_reduce(
+    store: &FindingStore,
+    finding: Finding,
+    time: Option<Duration>,
+) -> std::io::Result<Option<PathBuf>> {
+    match time {
+        Some(t) => record_and_reduce_with(store, finding, |f| {
+            let limits = Limits {
+                time: Some(t),
+                max_checks: None,
+            };
+            reduce_finding(f, &limits)
+        }),
+        None => store.record(&finding),
+    }
+}
+
+/// [`record_and_reduce`] with the reduction given as a closure (called after
+/// the unreduced finding is on disk); the file is replaced only when the
+/// reduction reproduced the same signature.
+pub fn record_and_reduce_with(
+    store: &FindingStore,
+    finding: Finding,
+    reduce: impl FnOnce(&Finding) -> Reduction,
+) -> std::io::Result<Option<PathBuf>> {
+    let Some(path) = store.record(&finding)? else {
+        return Ok(None);
+    };
+    let r = reduce(&finding);
+    if r.reproduced && r.finding.signature() == finding.signature() {
+        store::write_atomically(&path, reduced_test_text(&r).as_bytes())?;
+    }
+    Ok(Some(path))
 }
 
 fn make_bar(opts: &SweepOptions) -> Option<ProgressBar> {
