@@ -13,6 +13,11 @@ pub struct Stats {
 impl Stats {
     /// Add `n` to counter `rule` of pass `pass`.
     pub fn add(&mut self, pass: &str, rule: &str, n: u64) {
+        // Hot in the sweep: allocate the keys only the first time they are seen.
+        if let Some(count) = self.passes.get_mut(pass).and_then(|r| r.get_mut(rule)) {
+            *count += n;
+            return;
+        }
         *self
             .passes
             .entry(pass.to_string())
