@@ -16,8 +16,12 @@ fn main() {
             changed |= passes::gvn::Gvn.run(&mut m, &mut stats);
             changed |= passes::peeps::Peeps::new(0).run(&mut m, &mut stats);
             changed |= passes::dce::Dce.run(&mut m, &mut stats);
-            if !changed { break; }
-            if rounds == 2 && seed < 3 { println!("{}", stats.to_json()); }
+            if !changed {
+                break;
+            }
+            if rounds == 2 && seed < 3 {
+                println!("{}", stats.to_json());
+            }
         }
         hist[rounds] += 1;
     }

@@ -7,8 +7,8 @@
 use std::fmt;
 
 /// The names a directive may have.
-pub const DIRECTIVE_NAMES: [&str; 9] = [
-    "test", "func", "fuel", "input", "input+", "expect", "check", "not", "error",
+pub const DIRECTIVE_NAMES: [&str; 10] = [
+    "test", "func", "fuel", "input", "input+", "expect", "check", "not", "error", "passes",
 ];
 
 /// What kind of test a file is (`; test: ...`).
@@ -94,6 +94,10 @@ pub struct TestFile {
     pub checks: Vec<Located<CheckLine>>,
     /// `; error:` lines, in order.
     pub errors: Vec<Located<String>>,
+    /// `; passes: LIST[#SEED]` lines: extra plans (a peephole seed after `#`)
+    /// a run test's differential check runs besides every pass and the pipeline,
+    /// e.g. the exact plan of a sweep finding.
+    pub plans: Vec<String>,
 }
 
 /// A malformed directive.
@@ -133,6 +137,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
     let mut cases: Vec<Case> = Vec::new();
     let mut checks = Vec::new();
     let mut errors = Vec::new();
+    let mut plans = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let Some((name, value)) = split_directive(raw) else {
@@ -208,6 +213,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
                 line,
                 value: value.to_string(),
             }),
+            "passes" => plans.push(value.to_string()),
             _ => unreachable!("split_directive only returns known names"),
         }
     }
@@ -234,6 +240,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
         cases,
         checks,
         errors,
+        plans,
     })
 }
 

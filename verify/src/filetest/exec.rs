@@ -333,9 +333,19 @@ fn bless_case(cx: &mut Ctx, tf: &TestFile, case: &Case, actual: &Lines) {
 /// Optimize a copy of `module` with each pass of `list` in turn, verifying after each.
 fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result<Module, String> {
     let mut m = module.clone();
-    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+    let (names, seed) = match list.split_once('#') {
+        Some((names, seed)) => (
+            names,
+            seed.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("bad peephole seed in `{list}`"))?,
+        ),
+        None => (list, 0),
+    };
+    for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         let pm = passes::PassManager::from_list(name)
             .map_err(|e| format!("{e}"))?
+            .with_seed(seed)
             .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
         pm.run(&mut m)
             .map_err(|e| format!("pass `{name}` failed: {e}"))?;
@@ -398,7 +408,10 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
         }
         runs.push((case, spec, actual, fuel_used));
     }
-    for list in differential_lists() {
+    for list in differential_lists()
+        .into_iter()
+        .chain(tf.plans.iter().cloned())
+    {
         let optimized = match optimize(&module, &map, cx.label, &list) {
             Ok(m) => m,
             Err(e) => {
