@@ -3,3 +3,5 @@
 
 pub mod opt;
 pub mod run;
+#[cfg(feature = "bug-zoo")]
+pub mod zoo;
