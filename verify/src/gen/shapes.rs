@@ -29,7 +29,12 @@ impl Gen<'_, '_, '_, '_> {
         let n = self.nested_len();
         self.region(n);
         self.depth -= 1;
-        let v = ty.map(|t| self.value_of(t));
+        // Often the newest value of the type: after a nested diamond, its phi
+        // (webs of phis over constants, for the peepholes' distant rules).
+        let v = ty.map(|t| match self.pool.count(t) {
+            n if n > 0 && self.c.chance(90) => self.pool.nth(t, n - 1).expect("newest"),
+            _ => self.value_of(t),
+        });
         let end = self.b.current_block();
         self.pool.pop_scope();
         (v, end)
@@ -65,6 +70,14 @@ impl Gen<'_, '_, '_, '_> {
         if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
             let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
             self.pool.add(phi, ty);
+            // A test of the merged value against a constant, as after an `if`.
+            if ty.is_int() && self.c.chance(100) {
+                let op = self.c.pick(&[BinOp::Slt, BinOp::Eq, BinOp::Ne, BinOp::Sgt]);
+                let k = self.c.pick(&[0, 1, 5, 10, 100]);
+                let k = self.b.iconst(k);
+                let t = self.b.binary(op, phi, k);
+                self.pool.add(t, Type::I64);
+            }
         }
     }
 
@@ -119,6 +132,37 @@ impl Gen<'_, '_, '_, '_> {
         if let Some(n) = node {
             self.pool.add(n, self.d.t_node());
         }
+    }
+
+    /// A rotated (bottom-tested) loop, the shape loop rotation leaves behind:
+    /// the body runs first, then `i + 1 < K` (K ≤ 4) decides whether to go
+    /// around again, so the latch both loops back and exits.
+    pub fn rotated_loop(&mut self) {
+        let pre = self.b.current_block();
+        let body = self.new_block();
+        let exit = self.new_block();
+        let trips = 1 + self.c.below(4) as i64;
+        self.b.jmp(body);
+        self.b.switch_to(body);
+        let i = self.b.phi(Type::I64, vec![]);
+        self.pool.push_scope();
+        self.pool.add(i, Type::I64);
+        self.depth += 1;
+        let n = self.nested_len();
+        self.region(n);
+        self.depth -= 1;
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        let k = self.b.iconst(trips);
+        let c = self.b.binary(BinOp::Slt, i1, k);
+        let latch = self.b.current_block();
+        self.b.br(c, body, exit);
+        self.pool.pop_scope();
+        let zero = self.b.iconst(0);
+        self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        self.b.switch_to(exit);
+        // The latch dominates the exit; the count after the loop stays usable.
+        self.pool.add(i1, Type::I64);
     }
 
     /// Two blocks `A` and `B`, each entered from before the region and from the
