@@ -112,10 +112,14 @@ impl Bug {
     /// The real bug it imitates, in a few words.
     pub fn imitates(self) -> &'static str {
         match self {
-            Bug::LseExactAlias => "Toy Optimizer: store invalidates only its exact (object, offset)",
+            Bug::LseExactAlias => {
+                "Toy Optimizer: store invalidates only its exact (object, offset)"
+            }
             Bug::LseCallNoClobber => "extern call does not clear the known heap",
             Bug::LseForwardMayAlias => "forwarding across a may-alias store to another base",
-            Bug::LseLoopCondStore => "Panda 8195875f: conditional store ignored for loop invariance",
+            Bug::LseLoopCondStore => {
+                "Panda 8195875f: conditional store ignored for loop invariance"
+            }
             Bug::LseDseMayAliasLoad => "Panda 755ebc76: DSE ignores a may-alias load",
             Bug::LseDseAcrossTrap => "Cranelift #14053: dead store removed across a trap",
             Bug::LseDseLoopCarried => "Cranelift #13990: loop-carried store treated as dead",

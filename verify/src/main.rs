@@ -239,7 +239,7 @@ fn main() -> ExitCode {
                 max_programs,
                 size,
                 inputs,
-            })
+            });
         }
         Command::Run {
             file,

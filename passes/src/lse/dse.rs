@@ -243,7 +243,8 @@ fn transfer(
             volatile: false,
         } => {
             let loc = Loc::of(func, subst, addr);
-            set.entries.retain(|d| !load_observes(clobbers, func, d.loc, loc));
+            set.entries
+                .retain(|d| !load_observes(clobbers, func, d.loc, loc));
             if eff.may_trap() {
                 set.at_possible_trap(clobbers);
             }

@@ -439,9 +439,10 @@ fn zoo_drop_conditional_stores(
     }
     for (lp, list) in loops.loops().iter().zip(&mut writers) {
         list.retain(|&inst| {
-            let conditional = func.inst(inst).block.is_some_and(|b| {
-                lp.latches.iter().any(|&l| !dom.dominates(b, l))
-            });
+            let conditional = func
+                .inst(inst)
+                .block
+                .is_some_and(|b| lp.latches.iter().any(|&l| !dom.dominates(b, l)));
             let plain_store = matches!(
                 func.inst(inst).kind,
                 InstKind::Store {

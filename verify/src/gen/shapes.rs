@@ -29,26 +29,48 @@ impl Gen<'_, '_, '_, '_> {
         let n = self.nested_len();
         self.region(n);
         self.depth -= 1;
-        // Often the newest value of the type: after a nested diamond, its phi
-        // (webs of phis over constants, for the peepholes' distant rules).
-        let v = ty.map(|t| match self.pool.count(t) {
-            n if n > 0 && self.c.chance(90) => self.pool.nth(t, n - 1).expect("newest"),
-            _ => self.value_of(t),
-        });
+        let v = ty.map(|t| self.merged_value(t));
         let end = self.b.current_block();
         self.pool.pop_scope();
         (v, end)
     }
 
+    /// The value a region hands to the phi that merges it: any value of the
+    /// type; often the newest one (after a nested diamond, its phi); or, for
+    /// integers, a constant expression that only folding reveals — so phis
+    /// form webs over constants, as flags and inlined constants do.
+    fn merged_value(&mut self, ty: Type) -> Value {
+        let n = self.pool.count(ty);
+        match self.c.weighted(&[3, 2, 2]) {
+            1 if n > 0 => self.pool.nth(ty, n - 1).expect("newest"),
+            2 if ty.is_int() => {
+                let op = self.c.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul]);
+                let a = self.c.pick(&[1, 2, 3, 4]);
+                let b = self.c.pick(&[0, 1, 2, 5]);
+                let (a, b) = (self.b.iconst(a), self.b.iconst(b));
+                self.b.binary(op, a, b)
+            }
+            _ => self.value_of(ty),
+        }
+    }
+
     /// `br c, then, else` (or a triangle) joined by a phi.
     pub fn diamond(&mut self) {
-        let c = self.cond();
+        let ty = self.c.chance(200).then(|| self.phi_type());
+        // A diamond that merges a value usually tests a value of the program
+        // (a constant condition folds the merge away before anything sees it).
+        let n = self.pool.count(Type::I64);
+        let c = if ty.is_some() && n > 0 && self.c.chance(160) {
+            let k = self.c.below(n);
+            self.pool.nth(Type::I64, k).expect("int in pool")
+        } else {
+            self.cond()
+        };
         let head = self.b.current_block();
         let then_b = self.new_block();
         let join = self.new_block();
         let triangle = self.c.chance(64);
         let else_b = if triangle { join } else { self.new_block() };
-        let ty = self.c.chance(200).then(|| self.phi_type());
         // A triangle's other phi entry comes from before the branch: choose it now.
         let head_value = match (triangle, ty) {
             (true, Some(t)) => Some(self.value_of(t)),
@@ -77,6 +99,8 @@ impl Gen<'_, '_, '_, '_> {
                 let k = self.b.iconst(k);
                 let t = self.b.binary(op, phi, k);
                 self.pool.add(t, Type::I64);
+                // The phi stays the newest value: an enclosing region may end with it.
+                self.pool.add(phi, ty);
             }
         }
     }
