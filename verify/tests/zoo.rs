@@ -116,3 +116,42 @@ fn bug_names_parse_and_unknown_names_are_errors() {
     zoo::clear();
     assert!(zoo::planted().is_empty());
 }
+
+#[test]
+fn the_cli_plants_a_bug_with_inject_and_rejects_unknown_names() {
+    let dir = std::env::temp_dir().join(format!("loadstar-zoo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("alias.ir");
+    std::fs::write(
+        &file,
+        "type Node { val: i64 }\n\
+         func @main(%p: Node, %q: Node) -> i64 {\n\
+         entry:\n  %a = load %p.val\n  store %q.val, 5\n  %b = load %p.val\n  ret %b\n}\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_loadstar"))
+            .args([
+                "run",
+                file.to_str().unwrap(),
+                "--input",
+                "p = Node{val: 1}, q = p",
+            ])
+            .args(["--passes", "lse"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let sound = run(&[]);
+    assert!(String::from_utf8_lossy(&sound.stdout).contains("return 5"));
+    let planted = run(&["--inject", "lse-exact-alias"]);
+    assert!(
+        String::from_utf8_lossy(&planted.stdout).contains("return 1"),
+        "{}",
+        String::from_utf8_lossy(&planted.stdout)
+    );
+    let bad = run(&["--inject", "no-such-bug"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown bug"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
