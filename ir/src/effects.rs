@@ -274,9 +274,38 @@ pub fn extern_effects(m: &Module, e: ExternId) -> (HeapSet, HeapSet) {
                 .map(|&l| effect_loc_node(l))
                 .chain(std::iter::once(HeapNode::Output))
                 .collect(),
-            eff.writes.iter().map(|&l| effect_loc_node(l)).collect(),
+            declared_writes(eff),
         ),
     }
+}
+
+/// The heap leaves an extern's declared `writes(...)` name.
+#[cfg(not(feature = "bug-zoo"))]
+fn declared_writes(eff: &crate::module::ExternEffects) -> HeapSet {
+    eff.writes.iter().map(|&l| effect_loc_node(l)).collect()
+}
+
+/// The heap leaves an extern's declared `writes(...)` name — or, with the zoo's
+/// `effects-missing-write` planted, none: a table entry missing its write, so
+/// passes move accesses across the call and the effect checker sees the
+/// environment write outside the declaration.
+#[cfg(feature = "bug-zoo")]
+fn declared_writes(eff: &crate::module::ExternEffects) -> HeapSet {
+    if ZOO_DROP_DECLARED_WRITES.load(std::sync::atomic::Ordering::Relaxed) {
+        return SmallVec::new();
+    }
+    eff.writes.iter().map(|&l| effect_loc_node(l)).collect()
+}
+
+#[cfg(feature = "bug-zoo")]
+static ZOO_DROP_DECLARED_WRITES: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Bug zoo hook (set by `passes::zoo`): make declared-effects externs lose their writes.
+#[cfg(feature = "bug-zoo")]
+#[doc(hidden)]
+pub fn zoo_drop_declared_writes(on: bool) {
+    ZOO_DROP_DECLARED_WRITES.store(on, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// The heap leaf a declared extern effect location names.

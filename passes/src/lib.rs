@@ -13,6 +13,8 @@ pub mod lse;
 pub mod manager;
 pub mod peeps;
 pub mod stats;
+#[cfg(feature = "bug-zoo")]
+pub mod zoo;
 
 pub use manager::{expand_pass_list, Pass, PassError, PassManager, PASS_NAMES};
 pub use stats::Stats;

@@ -44,6 +44,9 @@ enum Command {
         /// violations are printed after the behaviour and make the exit status 1.
         #[arg(long)]
         check_effects: bool,
+        /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
+        #[arg(long, value_name = "NAME")]
+        inject: Option<String>,
     },
     /// Optimize a module and print the result.
     Opt {
@@ -58,6 +61,9 @@ enum Command {
         /// Seed of the peephole worklist order (same seed, same result).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
+        #[arg(long, value_name = "NAME")]
+        inject: Option<String>,
     },
     /// Generate random aliased programs and check the passes against the interpreter.
     Sweep {
@@ -94,6 +100,9 @@ enum Command {
         /// Time cap for reducing each new finding, in seconds (0: write findings unreduced).
         #[arg(long, default_value_t = 10.0)]
         reduce_seconds: f64,
+        /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
+        #[arg(long, value_name = "NAME")]
+        inject: Option<String>,
     },
     /// Shrink a failing text test while it keeps the same failure signature.
     Reduce {
@@ -126,6 +135,93 @@ enum Command {
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
     },
+    /// Benchmark the harness: sweep on one core against each planted bug of the
+    /// bug zoo and print the time to the first finding.
+    #[cfg(feature = "bug-zoo")]
+    Zoo {
+        /// Time budget per bug, in seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds_per_bug: f64,
+        /// The sweep seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Only these bugs (comma-separated names; default all).
+        #[arg(long)]
+        bugs: Option<String>,
+        /// Write each detecting program here as a text test.
+        #[arg(long)]
+        out: Option<String>,
+        /// Approximate instructions per generated program.
+        #[arg(long, default_value_t = 40)]
+        size: usize,
+        /// Inputs per program.
+        #[arg(long, default_value_t = 3)]
+        inputs: usize,
+    },
+}
+
+/// Plant the bugs named by `--inject`, if any; an error is bad usage (exit 2).
+#[cfg(feature = "bug-zoo")]
+fn apply_inject(list: Option<&str>) -> Result<(), String> {
+    match list {
+        Some(l) => verify::commands::zoo::inject_list(l).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// Without the `bug-zoo` feature there is nothing to plant.
+#[cfg(not(feature = "bug-zoo"))]
+fn apply_inject(list: Option<&str>) -> Result<(), String> {
+    match list {
+        Some(_) => Err("--inject needs a build with `--features bug-zoo`".to_string()),
+        None => Ok(()),
+    }
+}
+
+/// `loadstar zoo`: hunt each planted bug, print the table; exit 1 if one escaped.
+#[cfg(feature = "bug-zoo")]
+fn zoo_command(
+    seconds_per_bug: f64,
+    seed: u64,
+    bugs: Option<String>,
+    out: Option<String>,
+    size: usize,
+    inputs: usize,
+) -> ExitCode {
+    use verify::commands::zoo::{parse_bugs, render_table, run_zoo, ZooOptions};
+    if !(seconds_per_bug.is_finite() && seconds_per_bug >= 0.0) {
+        eprintln!("error: --seconds-per-bug wants a non-negative number");
+        return ExitCode::from(2);
+    }
+    let bugs = match parse_bugs(bugs.as_deref().unwrap_or("")) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = ZooOptions {
+        seconds_per_bug,
+        seed,
+        bugs,
+        out: out.map(Into::into),
+        size: size.max(1),
+        inputs: inputs.max(1),
+    };
+    match run_zoo(&opts) {
+        Ok(dets) => {
+            print!("{}", render_table(&dets));
+            if dets.iter().all(|d| d.caught()) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: cannot write findings: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Write `text` to `out` (a file) or stdout; an unwritable file is exit 2.
@@ -238,7 +334,12 @@ fn main() -> ExitCode {
             size,
             inputs,
             reduce_seconds,
+            inject,
         } => {
+            if let Err(e) = apply_inject(inject.as_deref()) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
             return sweep_command(SweepArgs {
                 seconds,
                 seed,
@@ -251,7 +352,7 @@ fn main() -> ExitCode {
                 size,
                 inputs,
                 reduce_seconds,
-            })
+            });
         }
         Command::Reduce {
             file,
@@ -280,7 +381,12 @@ fn main() -> ExitCode {
             passes,
             fuel,
             check_effects,
+            inject,
         } => {
+            if let Err(e) = apply_inject(inject.as_deref()) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
             let opts = RunOptions {
                 file,
                 func,
@@ -298,7 +404,23 @@ fn main() -> ExitCode {
             passes,
             emit,
             seed,
-        } => opt(&file, &passes, emit, seed),
+            inject,
+        } => {
+            if let Err(e) = apply_inject(inject.as_deref()) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+            opt(&file, &passes, emit, seed)
+        }
+        #[cfg(feature = "bug-zoo")]
+        Command::Zoo {
+            seconds_per_bug,
+            seed,
+            bugs,
+            out,
+            size,
+            inputs,
+        } => return zoo_command(seconds_per_bug, seed, bugs, out, size, inputs),
     };
     match result {
         Ok(out) => {

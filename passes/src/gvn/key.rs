@@ -48,6 +48,11 @@ pub fn classify(m: &Module, f: &Function, inst: Inst) -> Class {
         }
         _ => {}
     }
+    #[cfg(feature = "bug-zoo")]
+    if crate::zoo::active(crate::zoo::Bug::GvnMergeNew) && matches!(kind, InstKind::New(_)) {
+        // Planted: `new T` numbered like a pure expression of T.
+        return Class::Scoped(Key::Op(kind.clone()));
+    }
     let eff = inst_effects(m, f, inst);
     if !eff.writes_nothing() || eff.allocates {
         return Class::Skip;

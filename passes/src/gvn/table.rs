@@ -41,6 +41,12 @@ impl ScopedTable {
     /// Close the innermost scope, forgetting its insertions.
     pub fn pop_scope(&mut self) {
         let mark = self.marks.pop().unwrap_or(0);
+        #[cfg(feature = "bug-zoo")]
+        if crate::zoo::active(crate::zoo::Bug::GvnNonDominating) {
+            // Planted (MoarVM expression JIT): what a branch numbered stays
+            // visible in its siblings, whose uses it does not dominate.
+            return;
+        }
         while self.inserted.len() > mark {
             if let Some(i) = self.inserted.pop() {
                 self.unlock(i);

@@ -24,6 +24,9 @@ use ir::cfg::Cfg;
 use ir::effects::inst_effects;
 use ir::{Block, Function, Inst, InstKind, Module};
 
+#[cfg(feature = "bug-zoo")]
+use crate::zoo::{self, Bug};
+
 /// One location known to be overwritten before it is observed.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 struct Dead {
@@ -96,6 +99,11 @@ impl DeadSet {
     /// path from here to an overwriting store is clean any more (a removed
     /// store that would have trapped must trap before anything else could).
     fn at_possible_trap(&mut self, clobbers: &Clobbers<'_>) {
+        #[cfg(feature = "bug-zoo")]
+        if zoo::active(Bug::LseDseAcrossTrap) {
+            // Planted (Cranelift #14053): a possible trap observes nothing.
+            return;
+        }
         self.entries.retain(|d| clobbers.is_private(d.loc));
         self.entries.iter_mut().for_each(|d| d.clean = false);
     }
@@ -111,6 +119,24 @@ impl DeadSet {
             self.private_all = false;
         }
     }
+}
+
+/// Whether a plain load of `loaded` may read the pending store to `dead`.
+#[cfg(not(feature = "bug-zoo"))]
+fn load_observes(clobbers: &Clobbers<'_>, func: &Function, dead: Loc, loaded: Loc) -> bool {
+    clobbers.alias(func, dead, loaded) != AliasResult::No
+}
+
+/// Whether a plain load of `loaded` may read the pending store to `dead`
+/// (with the zoo's `lse-dse-may-alias-load` planted, only a must-alias load does).
+#[cfg(feature = "bug-zoo")]
+fn load_observes(clobbers: &Clobbers<'_>, func: &Function, dead: Loc, loaded: Loc) -> bool {
+    let alias = clobbers.alias(func, dead, loaded);
+    if zoo::active(Bug::LseDseMayAliasLoad) {
+        // Planted (Panda 755ebc76): a may-alias load does not keep the store.
+        return alias == AliasResult::Must;
+    }
+    alias != AliasResult::No
 }
 
 /// Remove dead stores from `func`; returns the removed stores.
@@ -162,6 +188,12 @@ fn exit_set(
     }
     let mut result: Option<DeadSet> = None;
     for s in succs {
+        #[cfg(feature = "bug-zoo")]
+        if zoo::active(Bug::LseDseLoopCarried) && at_entry[s.index()].is_none() {
+            // Planted (Cranelift #13990): a back edge not yet visited is
+            // skipped instead of contributing "nothing is dead".
+            continue;
+        }
         let set = at_entry[s.index()].clone().unwrap_or_default();
         result = Some(match result {
             None => set,
@@ -212,7 +244,7 @@ fn transfer(
         } => {
             let loc = Loc::of(func, subst, addr);
             set.entries
-                .retain(|d| clobbers.alias(func, d.loc, loc) == AliasResult::No);
+                .retain(|d| !load_observes(clobbers, func, d.loc, loc));
             if eff.may_trap() {
                 set.at_possible_trap(clobbers);
             }

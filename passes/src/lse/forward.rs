@@ -30,6 +30,9 @@ use ir::effects::inst_effects;
 use ir::loops::{LoopId, LoopInfo};
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
+#[cfg(feature = "bug-zoo")]
+use crate::zoo::{self, Bug};
+
 /// What forwarding did, for statistics.
 #[derive(Clone, Debug, Default)]
 pub struct ForwardCounts {
@@ -99,7 +102,7 @@ pub fn forward(
     let cfg = Cfg::new(func);
     let dom = DomTree::new(func, &cfg);
     let loops = LoopInfo::new(func, &cfg, &dom);
-    let loop_writers = loops
+    let loop_writers: Vec<Vec<Inst>> = loops
         .loops()
         .iter()
         .map(|lp| {
@@ -110,6 +113,8 @@ pub fn forward(
                 .collect()
         })
         .collect();
+    #[cfg(feature = "bug-zoo")]
+    let loop_writers = zoo_drop_conditional_stores(func, &dom, &loops, loop_writers);
     let mut fw = Forward {
         module,
         clobbers,
@@ -170,13 +175,26 @@ impl Forward<'_> {
                         self.counts.stores_redundant += 1;
                         continue;
                     }
-                    state.clobber(|e| self.clobbers.alias(func, e.loc, loc) != AliasResult::No);
+                    state.clobber(|e| self.store_clobbers(func, e.loc, loc));
                     if state.insert(loc, value, Origin::Local, self.cap) {
                         self.counts.evictions += 1;
                     }
                 }
                 _ => {
                     let eff = inst_effects(self.module, func, inst);
+                    #[cfg(feature = "bug-zoo")]
+                    if zoo::active(Bug::LseCallNoClobber)
+                        && matches!(
+                            data.kind,
+                            InstKind::Call {
+                                callee: ir::Callee::Extern(_),
+                                ..
+                            }
+                        )
+                    {
+                        // Planted: an extern call keeps every known value.
+                        continue;
+                    }
                     if !eff.writes_nothing() {
                         state.clobber(|e| self.clobbers.effect_writes(func, &eff, e.loc));
                     }
@@ -184,6 +202,28 @@ impl Forward<'_> {
             }
         }
         state
+    }
+
+    /// Whether a plain store to `stored` clobbers the known value of `known`.
+    #[cfg(not(feature = "bug-zoo"))]
+    fn store_clobbers(&self, func: &Function, known: Loc, stored: Loc) -> bool {
+        self.clobbers.alias(func, known, stored) != AliasResult::No
+    }
+
+    /// Whether a plain store to `stored` clobbers the known value of `known`
+    /// (with the zoo's aliasing bugs, sometimes wrongly not).
+    #[cfg(feature = "bug-zoo")]
+    fn store_clobbers(&self, func: &Function, known: Loc, stored: Loc) -> bool {
+        if zoo::active(Bug::LseExactAlias) {
+            // Planted (Toy Optimizer): only the exact same (base, field) is forgotten.
+            return known == stored;
+        }
+        let alias = self.clobbers.alias(func, known, stored);
+        if zoo::active(Bug::LseForwardMayAlias) && alias == AliasResult::May {
+            // Planted: a may-alias store through another base keeps the value.
+            return known.base() == stored.base();
+        }
+        alias != AliasResult::No
     }
 
     fn count_forward(&mut self, origin: Origin) {
@@ -382,4 +422,36 @@ impl Forward<'_> {
             func.insts[phi.index()].kind = InstKind::Phi(new_entries);
         }
     }
+}
+
+/// With the zoo's `lse-loop-cond-store` planted (Panda 8195875f): a plain
+/// store in a block of the loop that does not dominate every latch (one that
+/// only some iterations execute) no longer counts as a writer of the loop.
+#[cfg(feature = "bug-zoo")]
+fn zoo_drop_conditional_stores(
+    func: &Function,
+    dom: &DomTree,
+    loops: &LoopInfo,
+    mut writers: Vec<Vec<Inst>>,
+) -> Vec<Vec<Inst>> {
+    if !zoo::active(Bug::LseLoopCondStore) {
+        return writers;
+    }
+    for (lp, list) in loops.loops().iter().zip(&mut writers) {
+        list.retain(|&inst| {
+            let conditional = func
+                .inst(inst)
+                .block
+                .is_some_and(|b| lp.latches.iter().any(|&l| !dom.dominates(b, l)));
+            let plain_store = matches!(
+                func.inst(inst).kind,
+                InstKind::Store {
+                    volatile: false,
+                    ..
+                }
+            );
+            !(plain_store && conditional)
+        });
+    }
+    writers
 }

@@ -265,8 +265,30 @@ fn same_operands(cx: &MatchCtx<'_>, inst: Inst, ops: &[BinOp]) -> Option<Value> 
 
 fn fold_binary(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     let (op, a, b) = binary(cx, inst)?;
+    #[cfg(feature = "bug-zoo")]
+    if let Some(v) = zoo_wrong_fold(cx, op, a, b) {
+        return cx.replace_by_const(inst, v);
+    }
     let v = op.eval(cx.konst(a)?, cx.konst(b)?)?;
     cx.replace_by_const(inst, v)
+}
+
+/// The zoo's planted constant-folding bugs: `sdiv x, 0` folded to 0
+/// (`peeps-fold-div-zero`), and `sdiv MIN, -1` evaluated as a saturating wide
+/// division, `i64::MAX` (`peeps-sdiv-min`).
+#[cfg(feature = "bug-zoo")]
+fn zoo_wrong_fold(cx: &MatchCtx<'_>, op: BinOp, a: Value, b: Value) -> Option<i64> {
+    use crate::zoo::{active, Bug};
+    if op != BinOp::Sdiv {
+        return None;
+    }
+    match (cx.konst(a), cx.konst(b)?) {
+        (_, 0) if active(Bug::PeepsFoldDivZero) => Some(0),
+        (Some(i64::MIN), -1) if active(Bug::PeepsSdivMin) => {
+            Some((i64::MIN as i128 / -1i128).min(i64::MAX as i128) as i64)
+        }
+        _ => None,
+    }
 }
 
 fn fold_unary(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
@@ -452,7 +474,13 @@ fn web_constants(
     if depth > 0 {
         // A phi beyond the immediate operand: when it changes, this
         // instruction is not among its users, so ask to be revisited.
+        #[cfg(not(feature = "bug-zoo"))]
         cx.add_dep(phi);
+        #[cfg(feature = "bug-zoo")]
+        if !crate::zoo::active(crate::zoo::Bug::PeepsMissingDep) {
+            // (Planted, Simple ch. 9: otherwise the distant dependency is forgotten.)
+            cx.add_dep(phi);
+        }
     }
     if depth >= 3 || seen.len() >= WEB_LIMIT {
         return false;

@@ -5,3 +5,5 @@ pub mod opt;
 pub mod reduce;
 pub mod repro;
 pub mod run;
+#[cfg(feature = "bug-zoo")]
+pub mod zoo;

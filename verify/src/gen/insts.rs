@@ -29,9 +29,10 @@ enum Stmt {
     Diamond,
     Loop,
     Irreducible,
+    RotatedLoop,
 }
 
-const STMTS: [Stmt; 21] = [
+const STMTS: [Stmt; 22] = [
     Stmt::LoadField,
     Stmt::StoreField,
     Stmt::ReuseAddr,
@@ -53,10 +54,11 @@ const STMTS: [Stmt; 21] = [
     Stmt::Diamond,
     Stmt::Loop,
     Stmt::Irreducible,
+    Stmt::RotatedLoop,
 ];
 
-const WEIGHTS: [u32; 21] = [
-    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 1, 1, 4, 1, 2, 2, 1, 4, 3, 1,
+const WEIGHTS: [u32; 22] = [
+    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 1, 1, 4, 1, 2, 2, 1, 4, 3, 1, 2,
 ];
 
 impl Gen<'_, '_, '_, '_> {
@@ -64,7 +66,12 @@ impl Gen<'_, '_, '_, '_> {
     pub fn statement(&mut self) {
         let mut weights = WEIGHTS;
         if self.depth >= self.cfg.max_depth {
-            for s in [Stmt::Diamond, Stmt::Loop, Stmt::Irreducible] {
+            for s in [
+                Stmt::Diamond,
+                Stmt::Loop,
+                Stmt::Irreducible,
+                Stmt::RotatedLoop,
+            ] {
                 weights[s as usize] = 0;
             }
         }
@@ -141,6 +148,7 @@ impl Gen<'_, '_, '_, '_> {
             Stmt::Diamond => self.diamond(),
             Stmt::Loop => self.counted_loop(),
             Stmt::Irreducible => self.irreducible(),
+            Stmt::RotatedLoop => self.rotated_loop(),
         }
     }
 
@@ -227,12 +235,40 @@ impl Gen<'_, '_, '_, '_> {
     fn store_field(&mut self) {
         let addr = self.field_addr();
         self.do_store(addr.clone(), false);
-        // Store→load pairs and overwritten stores on the same address.
-        match self.c.weighted(&[3, 2, 2]) {
+        // Store→load pairs, overwritten stores on the same address, and two
+        // stores with a read through another reference in between.
+        match self.c.weighted(&[3, 2, 2, 2]) {
             1 => self.do_load(addr, false),
             2 => self.do_store(addr, false),
+            3 => self.store_probe_store(addr),
             _ => {}
         }
+    }
+
+    /// `store A; load B.f; store A` with B another reference to an object of
+    /// A's type — preferably a fresh allocation, whose field load cannot trap,
+    /// so that only aliasing decides whether the first store is dead.
+    fn store_probe_store(&mut self, addr: Addr) {
+        let Addr::Field { base, field } = addr else {
+            return;
+        };
+        let ty = self.b.func.value_type(base);
+        let fresh: Vec<Value> = self
+            .pool
+            .of_type(ty)
+            .filter(|&v| {
+                self.b
+                    .func
+                    .def_inst(v)
+                    .is_some_and(|i| matches!(self.b.func.inst(i).kind, ir::InstKind::New(_)))
+            })
+            .collect();
+        let other = match fresh.last() {
+            Some(&o) if self.c.weighted(&[1, 3]) == 1 => o,
+            _ => self.ref_of(ty),
+        };
+        self.do_load(Addr::Field { base: other, field }, false);
+        self.do_store(addr, false);
     }
 
     fn reuse_addr(&mut self) {

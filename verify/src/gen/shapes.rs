@@ -29,21 +29,48 @@ impl Gen<'_, '_, '_, '_> {
         let n = self.nested_len();
         self.region(n);
         self.depth -= 1;
-        let v = ty.map(|t| self.value_of(t));
+        let v = ty.map(|t| self.merged_value(t));
         let end = self.b.current_block();
         self.pool.pop_scope();
         (v, end)
     }
 
+    /// The value a region hands to the phi that merges it: any value of the
+    /// type; often the newest one (after a nested diamond, its phi); or, for
+    /// integers, a constant expression that only folding reveals — so phis
+    /// form webs over constants, as flags and inlined constants do.
+    fn merged_value(&mut self, ty: Type) -> Value {
+        let n = self.pool.count(ty);
+        match self.c.weighted(&[3, 2, 2]) {
+            1 if n > 0 => self.pool.nth(ty, n - 1).expect("newest"),
+            2 if ty.is_int() => {
+                let op = self.c.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul]);
+                let a = self.c.pick(&[1, 2, 3, 4]);
+                let b = self.c.pick(&[0, 1, 2, 5]);
+                let (a, b) = (self.b.iconst(a), self.b.iconst(b));
+                self.b.binary(op, a, b)
+            }
+            _ => self.value_of(ty),
+        }
+    }
+
     /// `br c, then, else` (or a triangle) joined by a phi.
     pub fn diamond(&mut self) {
-        let c = self.cond();
+        let ty = self.c.chance(200).then(|| self.phi_type());
+        // A diamond that merges a value usually tests a value of the program
+        // (a constant condition folds the merge away before anything sees it).
+        let n = self.pool.count(Type::I64);
+        let c = if ty.is_some() && n > 0 && self.c.chance(160) {
+            let k = self.c.below(n);
+            self.pool.nth(Type::I64, k).expect("int in pool")
+        } else {
+            self.cond()
+        };
         let head = self.b.current_block();
         let then_b = self.new_block();
         let join = self.new_block();
         let triangle = self.c.chance(64);
         let else_b = if triangle { join } else { self.new_block() };
-        let ty = self.c.chance(200).then(|| self.phi_type());
         // A triangle's other phi entry comes from before the branch: choose it now.
         let head_value = match (triangle, ty) {
             (true, Some(t)) => Some(self.value_of(t)),
@@ -65,6 +92,16 @@ impl Gen<'_, '_, '_, '_> {
         if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
             let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
             self.pool.add(phi, ty);
+            // A test of the merged value against a constant, as after an `if`.
+            if ty.is_int() && self.c.chance(100) {
+                let op = self.c.pick(&[BinOp::Slt, BinOp::Eq, BinOp::Ne, BinOp::Sgt]);
+                let k = self.c.pick(&[0, 1, 5, 10, 100]);
+                let k = self.b.iconst(k);
+                let t = self.b.binary(op, phi, k);
+                self.pool.add(t, Type::I64);
+                // The phi stays the newest value: an enclosing region may end with it.
+                self.pool.add(phi, ty);
+            }
         }
     }
 
@@ -119,6 +156,37 @@ impl Gen<'_, '_, '_, '_> {
         if let Some(n) = node {
             self.pool.add(n, self.d.t_node());
         }
+    }
+
+    /// A rotated (bottom-tested) loop, the shape loop rotation leaves behind:
+    /// the body runs first, then `i + 1 < K` (K ≤ 4) decides whether to go
+    /// around again, so the latch both loops back and exits.
+    pub fn rotated_loop(&mut self) {
+        let pre = self.b.current_block();
+        let body = self.new_block();
+        let exit = self.new_block();
+        let trips = 1 + self.c.below(4) as i64;
+        self.b.jmp(body);
+        self.b.switch_to(body);
+        let i = self.b.phi(Type::I64, vec![]);
+        self.pool.push_scope();
+        self.pool.add(i, Type::I64);
+        self.depth += 1;
+        let n = self.nested_len();
+        self.region(n);
+        self.depth -= 1;
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        let k = self.b.iconst(trips);
+        let c = self.b.binary(BinOp::Slt, i1, k);
+        let latch = self.b.current_block();
+        self.b.br(c, body, exit);
+        self.pool.pop_scope();
+        let zero = self.b.iconst(0);
+        self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        self.b.switch_to(exit);
+        // The latch dominates the exit; the count after the loop stays usable.
+        self.pool.add(i1, Type::I64);
     }
 
     /// Two blocks `A` and `B`, each entered from before the region and from the
