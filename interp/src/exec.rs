@@ -47,6 +47,9 @@ struct Machine<'p, 'o, O: AccessObserver> {
     env: EnvContext,
     trace: Vec<RawValue>,
     args: Vec<u64>,
+    sites: Vec<Site>,
+    /// Top-level ops whose own access was already reported (observers only).
+    reported_ops: rustc_hash::FxHashSet<(u32, u32)>,
     observer: &'o mut O,
     max_depth: usize,
     steps: u64,
@@ -152,6 +155,8 @@ impl<'m> Program<'m> {
             env: EnvContext::new(&self.env_info, entry_roots.clone()),
             trace: Vec::new(),
             args: Vec::new(),
+            sites: Vec::new(),
+            reported_ops: rustc_hash::FxHashSet::default(),
             observer,
             max_depth: config.max_depth,
             steps: 0,
@@ -196,31 +201,34 @@ pub fn run(m: &Module, func: FuncId, inputs: &InputSpec, config: &Config) -> Exe
 }
 
 impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
-    /// The chain of active instructions, outermost first (observers only).
-    fn stack(&self, cur: u32, pc: usize) -> Vec<Site> {
+    /// The chain of active instructions, outermost first (observers only),
+    /// built into `self.sites` (reused: observers see every memory access).
+    fn fill_stack(&mut self, cur: u32, pc: usize) {
         let funcs = &self.prog.funcs;
-        let mut s: Vec<Site> = self
-            .frames
-            .iter()
-            .map(|fr| Site {
-                func: FuncId(fr.func),
-                inst: funcs[fr.func as usize].op_inst[fr.ret_pc - 1],
-            })
-            .collect();
-        s.push(Site {
+        self.sites.clear();
+        self.sites.extend(self.frames.iter().map(|fr| Site {
+            func: FuncId(fr.func),
+            inst: funcs[fr.func as usize].op_inst[fr.ret_pc - 1],
+        }));
+        self.sites.push(Site {
             func: FuncId(cur),
             inst: funcs[cur as usize].op_inst[pc],
         });
-        s
     }
 
     fn report(&mut self, cur: u32, pc: usize, accesses: &[(AccessKind, AccessLoc)]) {
         if accesses.is_empty() {
             return;
         }
-        let stack = self.stack(cur, pc);
-        for &(k, l) in accesses {
-            self.observer.access(&stack, k, l);
+        self.fill_stack(cur, pc);
+        // An environment step logs one access per slot it touches; observers
+        // only tell (kind, location) apart, so report each once per batch.
+        let mut unique: Vec<(AccessKind, AccessLoc)> = Vec::with_capacity(8);
+        for &a in accesses {
+            if !unique.contains(&a) {
+                unique.push(a);
+                self.observer.access(&self.sites, a.0, a.1);
+            }
         }
     }
 
@@ -318,7 +326,14 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             () => {
                 if O::ENABLED {
                     if let Some(acc) = cur.op_access[pc - 1] {
-                        self.report(cur_idx, pc - 1, &[acc]);
+                        // An op's own access has a static location: at top level
+                        // (the same one-site stack every time) one report per
+                        // op is all an observer can distinguish.
+                        let top = self.frames.is_empty();
+                        let op = (cur_idx, (pc - 1) as u32);
+                        if !top || self.reported_ops.insert(op) {
+                            self.report(cur_idx, pc - 1, &[acc]);
+                        }
                     }
                 }
             };

@@ -20,7 +20,9 @@ use crate::function::{Function, ValueDef};
 #[derive(Clone, Debug)]
 pub struct DomTree {
     idom: Vec<Option<Block>>,
-    children: Vec<Vec<Block>>,
+    /// Children of block `b` are `child_list[child_start[b]..child_start[b + 1]]`.
+    child_start: Vec<u32>,
+    child_list: Vec<Block>,
     pre: Vec<u32>,
     post: Vec<u32>,
     preorder: Vec<Block>,
@@ -61,8 +63,8 @@ impl DomTree {
             }
         }
         let mut idom = vec![None; n];
-        let mut children = vec![Vec::new(); n];
         let mut reachable = vec![false; n];
+        let mut child_start = vec![0u32; n + 1];
         for (i, &b) in rpo.iter().enumerate() {
             reachable[b.index()] = true;
             if i == 0 {
@@ -71,12 +73,25 @@ impl DomTree {
             if let Some(d) = idom_rpo[i] {
                 let parent = rpo[d];
                 idom[b.index()] = Some(parent);
-                children[parent.index()].push(b);
+                child_start[parent.index() + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            child_start[i + 1] += child_start[i];
+        }
+        // Children in reverse post-order, flat.
+        let mut fill = child_start.clone();
+        let mut child_list = vec![Block(0); child_start[n] as usize];
+        for &b in rpo.iter().skip(1) {
+            if let Some(parent) = idom[b.index()] {
+                child_list[fill[parent.index()] as usize] = b;
+                fill[parent.index()] += 1;
             }
         }
         let mut tree = DomTree {
             idom,
-            children,
+            child_start,
+            child_list,
             pre: vec![UNNUMBERED; n],
             post: vec![UNNUMBERED; n],
             preorder: Vec::with_capacity(rpo.len()),
@@ -97,7 +112,7 @@ impl DomTree {
         counter += 1;
         while let Some(top) = stack.last_mut() {
             let (b, next) = *top;
-            if let Some(&c) = self.children[b.index()].get(next) {
+            if let Some(&c) = self.children(b).get(next) {
                 top.1 += 1;
                 self.pre[c.index()] = counter;
                 self.preorder.push(c);
@@ -140,7 +155,10 @@ impl DomTree {
 
     /// The blocks `b` immediately dominates, in RPO discovery order.
     pub fn children(&self, b: Block) -> &[Block] {
-        self.children.get(b.index()).map_or(&[], Vec::as_slice)
+        match (self.child_start.get(b.index()), self.child_start.get(b.index() + 1)) {
+            (Some(&lo), Some(&hi)) => &self.child_list[lo as usize..hi as usize],
+            _ => &[],
+        }
     }
 
     /// The reachable blocks in a preorder walk of the tree (entry first; a

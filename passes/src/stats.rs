@@ -6,24 +6,15 @@ use std::collections::BTreeMap;
 /// Per-pass, per-rule counters (`{"dce": {"insts_removed": 3}}`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
-    /// Counters keyed by pass name, then by rule name.
-    pub passes: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Counters keyed by pass name, then by rule name (static names: adding
+    /// to a counter never allocates once it exists).
+    pub passes: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
 }
 
 impl Stats {
     /// Add `n` to counter `rule` of pass `pass`.
-    pub fn add(&mut self, pass: &str, rule: &str, n: u64) {
-        // Hot in the sweep: allocate the keys only the first time they are seen.
-        if let Some(count) = self.passes.get_mut(pass).and_then(|r| r.get_mut(rule)) {
-            *count += n;
-            return;
-        }
-        *self
-            .passes
-            .entry(pass.to_string())
-            .or_default()
-            .entry(rule.to_string())
-            .or_default() += n;
+    pub fn add(&mut self, pass: &'static str, rule: &'static str, n: u64) {
+        *self.passes.entry(pass).or_default().entry(rule).or_default() += n;
     }
 
     /// The value of a counter (0 when never touched).

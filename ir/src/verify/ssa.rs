@@ -137,14 +137,21 @@ fn check_dominance(cx: &mut FnCtx<'_>, cfg: &Cfg, dom: &DomTree, b: Block) {
                 }
             }
         } else {
-            for v in kind.operands() {
-                let Some(db) = def_block(cx, v) else { continue };
+            // Collect the (rare) failing uses first, without allocating per instruction.
+            let mut bad: Vec<(Value, Block)> = Vec::new();
+            kind.for_each_operand(|v| {
+                let Some(db) = def_block(cx, v) else { return };
                 let ok = if db == b {
                     def_pos(cx, v).is_some_and(|dp| dp < pos)
                 } else {
                     dom.strictly_dominates(db, b)
                 };
                 if !ok {
+                    bad.push((v, db));
+                }
+            });
+            for (v, db) in bad {
+                {
                     let msg = if db == b {
                         format!(
                             "use of {} before its definition in the same block",

@@ -6,8 +6,13 @@
 //! or no rule applies to it".
 
 use super::rule::{Change, MatchCtx, Opnd};
-use super::rules::rules;
+use super::rules::{rules, rules_for};
 use super::worklist::Worklist;
+use smallvec::SmallVec;
+
+/// Users or dependents of one value or instruction: usually a few, kept inline
+/// so that building the engine does not allocate per value.
+pub(crate) type InstList = SmallVec<[Inst; 4]>;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::{Function, Inst, InstKind, UnOp, Value};
@@ -60,9 +65,9 @@ pub(crate) struct Engine<'f> {
     pub(crate) func: &'f mut Function,
     pub(crate) dom: DomTree,
     /// Per value: instructions that may use it (a superset; stale entries are skipped).
-    pub(crate) users: Vec<Vec<Inst>>,
+    pub(crate) users: Vec<InstList>,
     /// Per instruction: instructions to revisit when it changes.
-    deps: Vec<Vec<Inst>>,
+    deps: Vec<InstList>,
     pub(crate) work: Worklist,
     pub(crate) report: EngineReport,
     /// A branch was folded since the last CFG cleanup.
@@ -97,19 +102,19 @@ impl<'f> Engine<'f> {
     fn new(func: &'f mut Function, opts: EngineOptions) -> Engine<'f> {
         let cfg = Cfg::new(func);
         let dom = DomTree::new(func, &cfg);
-        let mut users = vec![Vec::new(); func.values.len()];
+        let mut users = vec![InstList::new(); func.values.len()];
         let mut work = Worklist::new(func.insts.len(), opts.seed);
         for inst in func.inst_iter() {
             work.push(inst);
             func.insts[inst.index()].kind.for_each_operand(|v| {
-                let u: &mut Vec<Inst> = &mut users[v.index()];
+                let u: &mut InstList = &mut users[v.index()];
                 if u.last() != Some(&inst) {
                     u.push(inst);
                 }
             });
         }
         Engine {
-            deps: vec![Vec::new(); func.insts.len()],
+            deps: vec![InstList::new(); func.insts.len()],
             func,
             dom,
             users,
@@ -132,7 +137,9 @@ impl<'f> Engine<'f> {
     fn find(&self, inst: Inst) -> (Option<(usize, Change)>, Deps) {
         let mut cx = MatchCtx::new(self.func, &self.dom, self.opts.drop_deps_of);
         cx.set_current(inst);
-        for (k, rule) in rules().iter().enumerate() {
+        let table = rules();
+        for &k in rules_for(&self.func.insts[inst.index()].kind) {
+            let rule = &table[k];
             cx.rule = rule.name;
             if let Some(change) = (rule.matcher)(&mut cx, inst) {
                 return (Some((k, change)), cx.deps);
@@ -201,7 +208,7 @@ impl<'f> Engine<'f> {
 
     fn note_use(&mut self, v: Value, user: Inst) {
         if v.index() >= self.users.len() {
-            self.users.resize(v.index() + 1, Vec::new());
+            self.users.resize(v.index() + 1, InstList::new());
         }
         let u = &mut self.users[v.index()];
         if u.last() != Some(&user) {

@@ -11,7 +11,7 @@ pub mod worklist;
 
 pub use engine::{run_engine, CheckMode, EngineOptions, EngineReport};
 pub use rule::{Change, MatchCtx, Opnd, Rule};
-pub use rules::rules;
+pub use rules::{rules, rules_for};
 
 use crate::manager::Pass;
 use crate::stats::Stats;

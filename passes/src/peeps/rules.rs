@@ -12,6 +12,48 @@ pub fn rules() -> &'static [Rule] {
     RULES
 }
 
+/// The indices (in table order) of the rules whose pattern root can match an
+/// instruction with mnemonic `mnemonic`: the root of a pattern names its
+/// opcodes (`(add ?x 0)`, `(and|or ?x ?x)`), and `op` stands for every binary
+/// operation. Computed once from the patterns themselves.
+pub fn rules_for(kind: &InstKind) -> &'static [usize] {
+    use std::sync::OnceLock;
+    static TABLE: OnceLock<Vec<(&'static str, Vec<usize>)>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mnemonics: Vec<&'static str> = BinOp::ALL
+            .iter()
+            .map(|op| op.name())
+            .chain(UnOp::ALL.iter().map(|op| op.name()))
+            .chain(["select", "phi", "br", "guard"])
+            .collect();
+        mnemonics
+            .into_iter()
+            .map(|mn| {
+                let is_binary = BinOp::from_name(mn).is_some();
+                let idx = RULES
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| pattern_root_matches(r.pattern, mn, is_binary))
+                    .map(|(k, _)| k)
+                    .collect();
+                (mn, idx)
+            })
+            .collect()
+    });
+    let mn = kind.mnemonic();
+    table.iter().find(|(m, _)| *m == mn).map_or(&[], |(_, v)| v.as_slice())
+}
+
+/// Whether the root of `pattern` (`(root ...`) names `mnemonic`.
+fn pattern_root_matches(pattern: &str, mnemonic: &str, is_binary: bool) -> bool {
+    let root = pattern
+        .trim_start_matches('(')
+        .split(|c: char| c.is_whitespace() || c == '(' || c == '[')
+        .next()
+        .unwrap_or("");
+    root.split('|').any(|alt| alt == mnemonic || (alt == "op" && is_binary))
+}
+
 macro_rules! rule {
     ($name:literal, $pat:literal, $cond:literal, $rw:literal, $m:expr) => {
         Rule {

@@ -35,7 +35,7 @@ pub struct Totals {
     /// Findings before deduplication.
     pub raw_findings: u64,
     /// Rule fire counts, per pass.
-    pub rules: BTreeMap<String, BTreeMap<String, u64>>,
+    pub rules: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
 }
 
 impl Totals {
@@ -60,9 +60,9 @@ impl Totals {
 
     fn add_stats(&mut self, s: &Stats) {
         for (pass, rules) in &s.passes {
-            let e = self.rules.entry(pass.clone()).or_default();
+            let e = self.rules.entry(pass).or_default();
             for (rule, n) in rules {
-                *e.entry(rule.clone()).or_default() += n;
+                *e.entry(rule).or_default() += n;
             }
         }
     }
@@ -84,9 +84,9 @@ impl Totals {
             *self.trap_kinds.entry(k.clone()).or_default() += n;
         }
         for (pass, rules) in &o.rules {
-            let e = self.rules.entry(pass.clone()).or_default();
+            let e = self.rules.entry(pass).or_default();
             for (rule, n) in rules {
-                *e.entry(rule.clone()).or_default() += n;
+                *e.entry(rule).or_default() += n;
             }
         }
     }
