@@ -128,7 +128,10 @@ impl Cfg {
     /// The predecessors of `b`, one entry per edge (a block branching to `b`
     /// twice appears twice), in layout order.
     pub fn preds(&self, b: Block) -> &[Block] {
-        match (self.pred_start.get(b.index()), self.pred_start.get(b.index() + 1)) {
+        match (
+            self.pred_start.get(b.index()),
+            self.pred_start.get(b.index() + 1),
+        ) {
             (Some(&lo), Some(&hi)) => &self.pred_list[lo as usize..hi as usize],
             _ => &[],
         }

@@ -155,7 +155,10 @@ impl DomTree {
 
     /// The blocks `b` immediately dominates, in RPO discovery order.
     pub fn children(&self, b: Block) -> &[Block] {
-        match (self.child_start.get(b.index()), self.child_start.get(b.index() + 1)) {
+        match (
+            self.child_start.get(b.index()),
+            self.child_start.get(b.index() + 1),
+        ) {
             (Some(&lo), Some(&hi)) => &self.child_list[lo as usize..hi as usize],
             _ => &[],
         }

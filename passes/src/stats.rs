@@ -14,7 +14,12 @@ pub struct Stats {
 impl Stats {
     /// Add `n` to counter `rule` of pass `pass`.
     pub fn add(&mut self, pass: &'static str, rule: &'static str, n: u64) {
-        *self.passes.entry(pass).or_default().entry(rule).or_default() += n;
+        *self
+            .passes
+            .entry(pass)
+            .or_default()
+            .entry(rule)
+            .or_default() += n;
     }
 
     /// The value of a counter (0 when never touched).

@@ -27,49 +27,105 @@ fn main() {
     let n = 2000u64;
     let mut t = [Duration::ZERO; 10];
     let mut a = [0u64; 10];
-    let names = ["generate", "inputs", "run original (checked)", "lse", "peeps", "gvn", "dce", "verify", "lower+run optimized", "run original (unchecked)"];
-    let icfg = interp::Config { fuel: 10_000, heap_words: 65_536, ..interp::Config::default() };
+    let names = [
+        "generate",
+        "inputs",
+        "run original (checked)",
+        "lse",
+        "peeps",
+        "gvn",
+        "dce",
+        "verify",
+        "lower+run optimized",
+        "run original (unchecked)",
+    ];
+    let icfg = interp::Config {
+        fuel: 10_000,
+        heap_words: 65_536,
+        ..interp::Config::default()
+    };
     for seed in 0..n {
-        let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
+        let s = Instant::now();
+        let a0 = ALLOCS.load(Ordering::Relaxed);
         let g = verify::gen::generate_from_seed(seed, &cfg);
-        t[0] += s.elapsed(); a[0] += ALLOCS.load(Ordering::Relaxed) - a0;
-        let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
+        t[0] += s.elapsed();
+        a[0] += ALLOCS.load(Ordering::Relaxed) - a0;
+        let s = Instant::now();
+        let a0 = ALLOCS.load(Ordering::Relaxed);
         let ins = verify::inputs::instantiate_all(&g.module, g.module.func(g.main), seed, 3);
-        t[1] += s.elapsed(); a[1] += ALLOCS.load(Ordering::Relaxed) - a0;
+        t[1] += s.elapsed();
+        a[1] += ALLOCS.load(Ordering::Relaxed) - a0;
         let prog = interp::Program::new(&g.module);
-        let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
-        for i in &ins { let _ = interp::run_checked(&prog, g.main, i, &icfg); }
-        t[2] += s.elapsed(); a[2] += ALLOCS.load(Ordering::Relaxed) - a0;
-        let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
-        for i in &ins { let _ = prog.try_run(g.main, i, &icfg); }
-        t[9] += s.elapsed(); a[9] += ALLOCS.load(Ordering::Relaxed) - a0;
+        let s = Instant::now();
+        let a0 = ALLOCS.load(Ordering::Relaxed);
+        for i in &ins {
+            let _ = interp::run_checked(&prog, g.main, i, &icfg);
+        }
+        t[2] += s.elapsed();
+        a[2] += ALLOCS.load(Ordering::Relaxed) - a0;
+        let s = Instant::now();
+        let a0 = ALLOCS.load(Ordering::Relaxed);
+        for i in &ins {
+            let _ = prog.try_run(g.main, i, &icfg);
+        }
+        t[9] += s.elapsed();
+        a[9] += ALLOCS.load(Ordering::Relaxed) - a0;
         let mut m = g.module.clone();
         for _round in 0..4 {
             let mut changed = false;
             let mut st = Stats::default();
-            for (k, p) in [(3usize, "lse"), (4, "peeps"), (5, "gvn"), (4, "peeps"), (6, "dce")] {
-                let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
+            for (k, p) in [
+                (3usize, "lse"),
+                (4, "peeps"),
+                (5, "gvn"),
+                (4, "peeps"),
+                (6, "dce"),
+            ] {
+                let s = Instant::now();
+                let a0 = ALLOCS.load(Ordering::Relaxed);
                 changed |= match p {
                     "lse" => passes::lse::Lse::default().run(&mut m, &mut st),
-                    "peeps" => { let mut pp = passes::peeps::Peeps::new(0); pp.check = passes::peeps::CheckMode::FixedPoint; pp.run_checked(&mut m, &mut st).unwrap() }
+                    "peeps" => {
+                        let mut pp = passes::peeps::Peeps::new(0);
+                        pp.check = passes::peeps::CheckMode::FixedPoint;
+                        pp.run_checked(&mut m, &mut st).unwrap()
+                    }
                     "gvn" => passes::gvn::Gvn.run(&mut m, &mut st),
                     _ => passes::dce::Dce.run(&mut m, &mut st),
                 };
-                t[k] += s.elapsed(); a[k] += ALLOCS.load(Ordering::Relaxed) - a0;
-                let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
+                t[k] += s.elapsed();
+                a[k] += ALLOCS.load(Ordering::Relaxed) - a0;
+                let s = Instant::now();
+                let a0 = ALLOCS.load(Ordering::Relaxed);
                 ir::verify::verify_module(&m).unwrap();
-                t[7] += s.elapsed(); a[7] += ALLOCS.load(Ordering::Relaxed) - a0;
+                t[7] += s.elapsed();
+                a[7] += ALLOCS.load(Ordering::Relaxed) - a0;
             }
-            if !changed { break; }
+            if !changed {
+                break;
+            }
         }
-        let s = Instant::now(); let a0 = ALLOCS.load(Ordering::Relaxed);
+        let s = Instant::now();
+        let a0 = ALLOCS.load(Ordering::Relaxed);
         let p2 = interp::Program::new(&m);
-        for i in &ins { let _ = interp::run_checked(&p2, g.main, i, &icfg); }
-        t[8] += s.elapsed(); a[8] += ALLOCS.load(Ordering::Relaxed) - a0;
+        for i in &ins {
+            let _ = interp::run_checked(&p2, g.main, i, &icfg);
+        }
+        t[8] += s.elapsed();
+        a[8] += ALLOCS.load(Ordering::Relaxed) - a0;
     }
     let total: Duration = t.iter().take(9).sum();
     for (k, name) in names.iter().enumerate() {
-        println!("{name:28} {:8.1} us/program  {:5.1}%  {:7.0} allocations/program", t[k].as_secs_f64() * 1e6 / n as f64, 100.0 * t[k].as_secs_f64() / total.as_secs_f64(), a[k] as f64 / n as f64);
+        println!(
+            "{name:28} {:8.1} us/program  {:5.1}%  {:7.0} allocations/program",
+            t[k].as_secs_f64() * 1e6 / n as f64,
+            100.0 * t[k].as_secs_f64() / total.as_secs_f64(),
+            a[k] as f64 / n as f64
+        );
     }
-    println!("total (checked)              {:8.1} us/program = {:.0} programs/s", total.as_secs_f64() * 1e6 / n as f64, n as f64 / total.as_secs_f64());
+    println!(
+        "total (checked)              {:8.1} us/program = {:.0} programs/s",
+        total.as_secs_f64() * 1e6 / n as f64,
+        n as f64 / total.as_secs_f64()
+    );
 }

@@ -47,7 +47,10 @@ fn skipped_rules_never_match_generated_programs() {
         checked += check_module(&g.module, &format!("generated program {seed}"));
         // And after the pipeline, where folded shapes (constants, phis) abound.
         let mut m = g.module.clone();
-        passes::PassManager::from_list("lse,gvn,dce").unwrap().run(&mut m).unwrap();
+        passes::PassManager::from_list("lse,gvn,dce")
+            .unwrap()
+            .run(&mut m)
+            .unwrap();
         checked += check_module(&m, &format!("optimized program {seed}"));
     }
     assert!(checked > 100_000, "only {checked} pairs checked");

@@ -41,7 +41,10 @@ pub fn rules_for(kind: &InstKind) -> &'static [usize] {
             .collect()
     });
     let mn = kind.mnemonic();
-    table.iter().find(|(m, _)| *m == mn).map_or(&[], |(_, v)| v.as_slice())
+    table
+        .iter()
+        .find(|(m, _)| *m == mn)
+        .map_or(&[], |(_, v)| v.as_slice())
 }
 
 /// Whether the root of `pattern` (`(root ...`) names `mnemonic`.
@@ -51,7 +54,8 @@ fn pattern_root_matches(pattern: &str, mnemonic: &str, is_binary: bool) -> bool 
         .split(|c: char| c.is_whitespace() || c == '(' || c == '[')
         .next()
         .unwrap_or("");
-    root.split('|').any(|alt| alt == mnemonic || (alt == "op" && is_binary))
+    root.split('|')
+        .any(|alt| alt == mnemonic || (alt == "op" && is_binary))
 }
 
 macro_rules! rule {
