@@ -53,6 +53,12 @@ pub fn load_text(text: &str, file: &str) -> Result<Loaded, Diagnostic> {
 
 /// One line per verifier error, each `file:line:col: error: ...` when the position is known.
 pub fn format_verify_errors(errors: &[VerifyError], map: &SourceMap, file: &str) -> String {
+    verify_error_lines(errors, map, file).join("\n")
+}
+
+/// The verifier's errors as `file:line:col: error: ...` lines, positioned at
+/// the instruction (or else the function) each is about.
+pub fn verify_error_lines(errors: &[VerifyError], map: &SourceMap, file: &str) -> Vec<String> {
     errors
         .iter()
         .map(|e| {
@@ -66,8 +72,7 @@ pub fn format_verify_errors(errors: &[VerifyError], map: &SourceMap, file: &str)
                 None => format!("{file}: error: {e}"),
             }
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect()
 }
 
 /// The function `--func` names (with or without `@`), else `@main`, else the first one.

@@ -75,7 +75,7 @@ fn load(cx: &mut Ctx, tf: &TestFile) -> Option<(Module, SourceMap, FuncId)> {
         }
     };
     if let Err(errs) = ir::verify::verify_module(&module) {
-        for e in render_verify_errors(cx.label, &map, &errs) {
+        for e in crate::load::verify_error_lines(&errs, &map, cx.label) {
             cx.failures.push(e);
         }
         return None;
@@ -97,28 +97,6 @@ fn load(cx: &mut Ctx, tf: &TestFile) -> Option<(Module, SourceMap, FuncId)> {
             None
         }
     }
-}
-
-/// The verifier's errors as `file:line:col: error: ...` lines, positioned at
-/// the instruction (or else the function) the error is about.
-fn render_verify_errors(
-    label: &str,
-    map: &SourceMap,
-    errs: &[ir::verify::VerifyError],
-) -> Vec<String> {
-    errs.iter()
-        .map(|e| {
-            let pos = e.func.and_then(|f| {
-                e.inst
-                    .and_then(|i| map.inst_pos(f, i))
-                    .or_else(|| map.funcs.get(&f).copied())
-            });
-            match pos {
-                Some(p) => format!("{label}:{p}: error: {e}"),
-                None => format!("{label}: error: {e}"),
-            }
-        })
-        .collect()
 }
 
 /// `LINE:COL: message` of a positioned error.
@@ -229,7 +207,7 @@ fn check_verify_error(cx: &mut Ctx, tf: &TestFile) {
             // Blessed lines drop the file name so they do not depend on where
             // the corpus lives; they still match the full output as substrings.
             let prefix = format!("{}:", cx.label);
-            let actual: Vec<String> = render_verify_errors(cx.label, &map, &errs)
+            let actual: Vec<String> = crate::load::verify_error_lines(&errs, &map, cx.label)
                 .into_iter()
                 .map(|l| l.strip_prefix(&prefix).map_or(l.clone(), str::to_string))
                 .collect();
@@ -350,7 +328,7 @@ fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result
         pm.run(&mut m)
             .map_err(|e| format!("pass `{name}` failed: {e}"))?;
         if let Err(errs) = ir::verify::verify_module(&m) {
-            let rendered = render_verify_errors(label, map, &errs).join("\n  ");
+            let rendered = crate::load::verify_error_lines(&errs, map, label).join("\n  ");
             return Err(format!(
                 "the module is ill-formed after pass `{name}`:\n  {rendered}\n{}",
                 ir::print::print_module(&m)
