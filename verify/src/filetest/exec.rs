@@ -362,29 +362,46 @@ fn differential_lists() -> Vec<String> {
     lists
 }
 
+/// Run one input case of the original module and bless or compare its
+/// expectation; `None` when the input spec is bad (already reported).
+fn run_expected(
+    cx: &mut Ctx,
+    tf: &TestFile,
+    case: &Case,
+    module: &Module,
+    func: FuncId,
+    what: &str,
+) -> Option<(InputSpec, Lines, u64)> {
+    let spec = match parse_input(module, func, case) {
+        Ok(s) => s,
+        Err(e) => {
+            cx.fail(
+                case.anchor_line(),
+                format!("bad input: {}", pos_message(&e)),
+            );
+            return None;
+        }
+    };
+    let (actual, fuel_used) = execute(cx, case.anchor_line(), module, func, &spec, tf.fuel);
+    if cx.bless {
+        bless_case(cx, tf, case, &actual);
+    } else {
+        compare_expectation(cx, case, &actual, what);
+    }
+    Some((spec, actual, fuel_used))
+}
+
 fn check_run(cx: &mut Ctx, tf: &TestFile) {
     let Some((module, map, func)) = load(cx, tf) else {
         return;
     };
     let mut runs = Vec::new();
     for case in &tf.cases {
-        let spec = match parse_input(&module, func, case) {
-            Ok(s) => s,
-            Err(e) => {
-                cx.fail(
-                    case.anchor_line(),
-                    format!("bad input: {}", pos_message(&e)),
-                );
-                continue;
-            }
-        };
-        let (actual, fuel_used) = execute(cx, case.anchor_line(), &module, func, &spec, tf.fuel);
-        if cx.bless {
-            bless_case(cx, tf, case, &actual);
-        } else {
-            compare_expectation(cx, case, &actual, "behaviour");
+        if let Some((spec, actual, fuel_used)) =
+            run_expected(cx, tf, case, &module, func, "behaviour")
+        {
+            runs.push((case, spec, actual, fuel_used));
         }
-        runs.push((case, spec, actual, fuel_used));
     }
     for list in differential_lists()
         .into_iter()
@@ -445,22 +462,11 @@ fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
         .iter()
         .filter(|c| !c.input_lines.is_empty() || !c.expect.is_empty())
     {
-        let spec = match parse_input(&module, func, case) {
-            Ok(s) => s,
-            Err(e) => {
-                cx.fail(
-                    case.anchor_line(),
-                    format!("bad input: {}", pos_message(&e)),
-                );
-                continue;
-            }
+        let Some((spec, actual, _)) =
+            run_expected(cx, tf, case, &module, func, "behaviour of the original")
+        else {
+            continue;
         };
-        let (actual, _) = execute(cx, case.anchor_line(), &module, func, &spec, tf.fuel);
-        if cx.bless {
-            bless_case(cx, tf, case, &actual);
-        } else {
-            compare_expectation(cx, case, &actual, "behaviour of the original");
-        }
         let (after, _) = execute(cx, case.anchor_line(), &optimized, func, &spec, tf.fuel);
         if cx.bless {
             if after != actual {
