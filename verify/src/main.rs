@@ -67,39 +67,8 @@ enum Command {
     },
     /// Generate random aliased programs and check the passes against the interpreter.
     Sweep {
-        /// Wall-clock budget in seconds.
-        #[arg(long, default_value_t = 60.0)]
-        seconds: f64,
-        /// The sweep seed (same seed and shard, same programs).
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        /// Worker threads (default: all cores).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Passes to check: each alone, random sequences of them, and `pipeline`.
-        #[arg(long)]
-        passes: Option<String>,
-        /// Oracles (only `interp` in this build).
-        #[arg(long, default_value = "interp")]
-        oracles: String,
-        /// This shard of the program index space, `I/N`.
-        #[arg(long, default_value = "0/1")]
-        shard: String,
-        /// Where findings and report.json go.
-        #[arg(long, default_value = "sweep-out")]
-        out: String,
-        /// Stop after this many programs.
-        #[arg(long)]
-        max_programs: Option<u64>,
-        /// Approximate instructions per generated program.
-        #[arg(long, default_value_t = 40)]
-        size: usize,
-        /// Inputs per program.
-        #[arg(long, default_value_t = 3)]
-        inputs: usize,
-        /// Time cap for reducing each new finding, in seconds (0: write findings unreduced).
-        #[arg(long, default_value_t = 10.0)]
-        reduce_seconds: f64,
+        #[command(flatten)]
+        args: SweepArgs,
         /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
         #[arg(long, value_name = "NAME")]
         inject: Option<String>,
@@ -322,37 +291,12 @@ fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Sweep {
-            seconds,
-            seed,
-            jobs,
-            passes,
-            oracles,
-            shard,
-            out,
-            max_programs,
-            size,
-            inputs,
-            reduce_seconds,
-            inject,
-        } => {
+        Command::Sweep { args, inject } => {
             if let Err(e) = apply_inject(inject.as_deref()) {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
-            return sweep_command(SweepArgs {
-                seconds,
-                seed,
-                jobs,
-                passes,
-                oracles,
-                shard,
-                out,
-                max_programs,
-                size,
-                inputs,
-                reduce_seconds,
-            });
+            return sweep_command(args);
         }
         Command::Reduce {
             file,
@@ -438,17 +382,41 @@ fn main() -> ExitCode {
     }
 }
 
+/// The options of `loadstar sweep`.
+#[derive(clap::Args)]
 struct SweepArgs {
+    /// Wall-clock budget in seconds.
+    #[arg(long, default_value_t = 60.0)]
     seconds: f64,
+    /// The sweep seed (same seed and shard, same programs).
+    #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
     jobs: Option<usize>,
+    /// Passes to check: each alone, random sequences of them, and `pipeline`.
+    #[arg(long)]
     passes: Option<String>,
+    /// Oracles (only `interp` in this build).
+    #[arg(long, default_value = "interp")]
     oracles: String,
+    /// This shard of the program index space, `I/N`.
+    #[arg(long, default_value = "0/1")]
     shard: String,
+    /// Where findings and report.json go.
+    #[arg(long, default_value = "sweep-out")]
     out: String,
+    /// Stop after this many programs.
+    #[arg(long)]
     max_programs: Option<u64>,
+    /// Approximate instructions per generated program.
+    #[arg(long, default_value_t = 40)]
     size: usize,
+    /// Inputs per program.
+    #[arg(long, default_value_t = 3)]
     inputs: usize,
+    /// Time cap for reducing each new finding, in seconds (0: write findings unreduced).
+    #[arg(long, default_value_t = 10.0)]
     reduce_seconds: f64,
 }
 
