@@ -24,7 +24,11 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 fn main() {
     let cfg = verify::gen::GenConfig::default();
-    let n = 2000u64;
+    // `ORACLE_PHASES_N=200` for a quick run (e.g. under callgrind).
+    let n: u64 = std::env::var("ORACLE_PHASES_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
     let mut t = [Duration::ZERO; 10];
     let mut a = [0u64; 10];
     let names = [
