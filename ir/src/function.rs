@@ -19,7 +19,7 @@ pub enum ValueDef {
 }
 
 /// An SSA value's definition, type and (optional) source name.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct ValueData {
     /// Where it comes from.
     pub def: ValueDef,
@@ -30,7 +30,7 @@ pub struct ValueData {
 }
 
 /// An instruction: what it does, its result, and the block it sits in.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct InstData {
     /// The operation and its operands.
     pub kind: InstKind,
@@ -41,7 +41,7 @@ pub struct InstData {
 }
 
 /// A basic block: a label and its instructions (phis first, a terminator last).
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct BlockData {
     /// The label, without `:`.
     pub name: String,
@@ -86,6 +86,19 @@ impl PartialEq for Function {
     }
 }
 impl Eq for Function {}
+
+/// Hashes exactly what `==` compares (the interning caches are derived data).
+impl std::hash::Hash for Function {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        self.params.hash(state);
+        self.ret.hash(state);
+        self.blocks.hash(state);
+        self.layout.hash(state);
+        self.insts.hash(state);
+        self.values.hash(state);
+    }
+}
 
 impl Function {
     /// A function with no blocks yet.

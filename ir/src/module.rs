@@ -6,7 +6,7 @@ use crate::inst::FieldRef;
 use crate::types::{Base, Type};
 
 /// A field of a declared type.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct FieldDecl {
     /// The field's name.
     pub name: String,
@@ -15,7 +15,7 @@ pub struct FieldDecl {
 }
 
 /// `type T { f: i64, g: T }`.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct StructDecl {
     /// The type's name.
     pub name: String,
@@ -24,7 +24,7 @@ pub struct StructDecl {
 }
 
 /// `global @g: T`.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Global {
     /// The name without `@`.
     pub name: String,
@@ -45,7 +45,7 @@ pub enum EffectLoc {
 
 /// The declared effects of an extern: it reads and writes nothing else.
 /// `reads(none)` is an empty list; an absent `writes(...)` clause means it writes nothing.
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct ExternEffects {
     /// What it may read.
     pub reads: Vec<EffectLoc>,
@@ -54,7 +54,7 @@ pub struct ExternEffects {
 }
 
 /// `extern @e(i64, Point) -> i64 reads(Point.x)`.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Extern {
     /// The name without `@`.
     pub name: String,
@@ -67,7 +67,7 @@ pub struct Extern {
 }
 
 /// A whole module.
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Module {
     /// Declared object types.
     pub structs: Vec<StructDecl>,
@@ -83,6 +83,16 @@ impl Module {
     /// An empty module.
     pub fn new() -> Module {
         Module::default()
+    }
+
+    /// A 64-bit hash of everything `==` compares: equal modules have equal
+    /// fingerprints, so a module whose fingerprint did not change across a
+    /// pass is (up to a 2^-64 collision) the module it was.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.hash(&mut h);
+        h.finish()
     }
 
     /// The declaration of `s`.

@@ -161,19 +161,25 @@ impl PassManager {
     /// Run every pass in order on `module`.
     pub fn run(&self, module: &mut Module) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
+        let mut state = RunState::new(module);
         for name in &self.names {
             if name == "pipeline" {
                 for _ in 0..PIPELINE_ROUNDS {
                     let mut changed = false;
                     for p in PIPELINE {
-                        changed |= self.run_one(p, module, &mut stats)?;
+                        changed |= self.run_one(p, module, &mut stats, &mut state)?;
                     }
                     if !changed {
                         break;
                     }
                 }
             } else {
-                self.run_one(name, module, &mut stats)?;
+                let name = PASS_NAMES
+                    .iter()
+                    .copied()
+                    .find(|n| n == name)
+                    .expect("from_list checked the names");
+                self.run_one(name, module, &mut stats, &mut state)?;
             }
         }
         Ok(stats)
@@ -181,10 +187,16 @@ impl PassManager {
 
     fn run_one(
         &self,
-        name: &str,
+        name: &'static str,
         module: &mut Module,
         stats: &mut Stats,
+        state: &mut RunState,
     ) -> Result<bool, PassError> {
+        if state.at_fixed_point(name) {
+            stats.add("manager", "passes_skipped_unchanged", 1);
+            return Ok(false);
+        }
+        stats.add("manager", "passes_run", 1);
         let pass =
             make_pass(name, self.seed, self.check).ok_or_else(|| PassError::UnknownPass {
                 name: name.to_string(),
@@ -196,13 +208,54 @@ impl PassManager {
                 pass: name.to_string(),
                 message,
             })?;
-        if self.verify {
+        let before = state.current;
+        state.current = module.fingerprint();
+        if state.current == before {
+            state.fixed.push((name, before));
+        }
+        if self.verify && state.verified != Some(state.current) {
             verify_module(module).map_err(|errors| PassError::IllFormed {
                 pass: name.to_string(),
                 errors,
             })?;
+            state.verified = Some(state.current);
+            stats.add("manager", "verifier_runs", 1);
         }
         Ok(changed)
+    }
+}
+
+/// What a manager run remembers between passes: the module's current
+/// fingerprint and, per pass, the fingerprints of modules it left unchanged.
+///
+/// Passes are deterministic functions of the module (and the seed, fixed for
+/// one manager), so a pass that left a module unchanged leaves the same module
+/// unchanged again: the pipeline's confirming round skips such reruns. The
+/// verifier is not asked twice about the same module either: its answer depends
+/// on nothing else.
+struct RunState {
+    /// The fingerprint of the module as it is now.
+    current: u64,
+    /// The fingerprint of the module the verifier last accepted.
+    verified: Option<u64>,
+    /// (pass, fingerprint) pairs: that pass left that module unchanged.
+    fixed: Vec<(&'static str, u64)>,
+}
+
+impl RunState {
+    fn new(module: &Module) -> RunState {
+        RunState {
+            current: module.fingerprint(),
+            verified: None,
+            fixed: Vec::new(),
+        }
+    }
+
+    /// Whether `pass` is known to leave the current module unchanged.
+    fn at_fixed_point(&self, pass: &str) -> bool {
+        self.fixed
+            .iter()
+            .any(|&(p, fp)| p == pass && fp == self.current)
     }
 }
 
@@ -226,6 +279,63 @@ mod tests {
             PassManager::from_list(" , "),
             Err(PassError::Empty(_))
         ));
+    }
+
+    fn parse(text: &str) -> Module {
+        ir::parse_module(text, "t.ir").unwrap().0
+    }
+
+    const ALREADY_OPTIMAL: &str = "type P { x: i64 }\n\
+        func @f(%p: P) -> i64 {\n\
+        entry:\n  %a = load %p.x\n  ret %a\n}\n";
+
+    #[test]
+    fn a_pass_is_not_rerun_on_a_module_it_left_unchanged() {
+        let mut m = parse(ALREADY_OPTIMAL);
+        let stats = PassManager::from_list("pipeline")
+            .unwrap()
+            .run(&mut m)
+            .unwrap();
+        // lse, peeps, gvn and dce each run once; the second peeps sees the module
+        // the first one left unchanged and is skipped. One round: nothing changed.
+        assert_eq!(stats.get("manager", "passes_run"), 4);
+        assert_eq!(stats.get("manager", "passes_skipped_unchanged"), 1);
+    }
+
+    #[test]
+    fn the_verifier_is_asked_once_per_distinct_module() {
+        let mut m = parse(ALREADY_OPTIMAL);
+        let stats = PassManager::from_list("dce,dce,lse")
+            .unwrap()
+            .run(&mut m)
+            .unwrap();
+        assert_eq!(stats.get("manager", "verifier_runs"), 1);
+        let mut m =
+            parse("func @f() -> i64 {\nentry:\n  %a = add 1, 2\n  %b = add %a, 3\n  ret 7\n}\n");
+        let stats = PassManager::from_list("dce,dce")
+            .unwrap()
+            .run(&mut m)
+            .unwrap();
+        // The first dce removes the dead adds (a new module: verified); the
+        // second leaves it as it is (already verified).
+        assert_eq!(stats.get("dce", "insts_removed"), 2);
+        assert_eq!(stats.get("manager", "verifier_runs"), 1);
+    }
+
+    #[test]
+    fn an_ill_formed_input_left_unchanged_is_still_reported() {
+        // %b is used before its definition: the verifier rejects the module even
+        // though dce changes nothing, and names the pass that ran last.
+        let mut m =
+            parse("func @f() -> i64 {\nentry:\n  %a = add %b, 1\n  %b = add 1, 2\n  ret %a\n}\n");
+        let err = PassManager::from_list("dce")
+            .unwrap()
+            .run(&mut m)
+            .unwrap_err();
+        assert!(
+            matches!(err, PassError::IllFormed { ref pass, .. } if pass == "dce"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! instantiate 3 inputs, run the original, optimize with `pipeline`, run the
 //! optimized program and compare. Reports programs per second (one core).
 
+/// The allocator of the `loadstar` binary, so the figure is the sweep's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use verify::gen::{generate_from_seed, GenConfig};
 use verify::inputs::instantiate_all;

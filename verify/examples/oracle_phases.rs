@@ -1,23 +1,24 @@
 //! Where the oracle's time goes, phase by phase (a measurement aid).
 use passes::{Pass, Stats};
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Counts allocations, to see which phase allocates most.
+/// Counts allocations, to see which phase allocates most (over mimalloc, the
+/// `loadstar` binary's allocator).
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.alloc(l)
+        mimalloc::MiMalloc.alloc(l)
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
+        mimalloc::MiMalloc.dealloc(p, l)
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        System.realloc(p, l, n)
+        mimalloc::MiMalloc.realloc(p, l, n)
     }
 }
 #[global_allocator]
@@ -29,6 +30,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
+    // `ORACLE_PHASES_MODE=oracle`: only the benchmark's loop (`check_program`
+    // over the pipeline), for instruction counts of exactly what it measures.
+    if std::env::var("ORACLE_PHASES_MODE").as_deref() == Ok("oracle") {
+        oracle_loop(n, &cfg);
+        return;
+    }
     let mut t = [Duration::ZERO; 10];
     let mut a = [0u64; 10];
     let names = [
@@ -131,5 +138,27 @@ fn main() {
         "total (checked)              {:8.1} us/program = {:.0} programs/s",
         total.as_secs_f64() * 1e6 / n as f64,
         n as f64 / total.as_secs_f64()
+    );
+}
+
+/// The loop of `benches/oracle.rs`: generate, 3 inputs, `check_program` over `pipeline`.
+fn oracle_loop(n: u64, cfg: &verify::gen::GenConfig) {
+    let ocfg = verify::oracle::OracleConfig::default();
+    let plans = vec!["pipeline".to_string()];
+    let s = Instant::now();
+    let a0 = ALLOCS.load(Ordering::Relaxed);
+    let mut findings = 0;
+    for seed in 1..=n {
+        let g = verify::gen::generate_from_seed(seed, cfg);
+        let ins = verify::inputs::instantiate_all(&g.module, g.module.func(g.main), seed, 3);
+        let r = verify::oracle::check_program(&g.module, g.main, &ins, &plans, &ocfg);
+        findings += r.findings.len();
+    }
+    let t = s.elapsed();
+    println!(
+        "check_program over pipeline: {:.1} us/program = {:.0} programs/s, {:.0} allocations/program, {findings} findings",
+        t.as_secs_f64() * 1e6 / n as f64,
+        n as f64 / t.as_secs_f64(),
+        (ALLOCS.load(Ordering::Relaxed) - a0) as f64 / n as f64
     );
 }
