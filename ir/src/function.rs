@@ -116,6 +116,25 @@ impl Function {
         }
     }
 
+    /// Feed the code of the function (not its names) to `h`; see
+    /// [`crate::Module::fingerprint`].
+    pub fn code_fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        self.params.hash(h);
+        self.ret.hash(h);
+        self.layout.hash(h);
+        self.blocks.len().hash(h);
+        for b in &self.blocks {
+            b.insts.hash(h);
+        }
+        self.insts.hash(h);
+        self.values.len().hash(h);
+        for v in &self.values {
+            v.def.hash(h);
+            v.ty.hash(h);
+        }
+    }
+
     /// Add a parameter of type `ty` named `name`.
     pub fn add_param(&mut self, name: Option<&str>, ty: Type) -> Value {
         let v = self.new_value(ValueDef::Param(self.params.len() as u32), ty, name);
