@@ -78,33 +78,8 @@ impl DomTree {
         let nodes = &mut self.nodes;
         nodes.clear();
         nodes.resize(n + 1, Node::EMPTY);
-        // idom as RPO positions, in `scratch` indexed by RPO position; the
-        // entry is its own idom during the iteration.
-        if !rpo.is_empty() {
-            nodes[0].scratch = 0;
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (i, &b) in rpo.iter().enumerate().skip(1) {
-                let mut new_idom = NONE;
-                for &p in cfg.preds(b) {
-                    let Some(pi) = cfg.rpo_index(p) else { continue };
-                    if nodes[pi].scratch == NONE {
-                        continue;
-                    }
-                    new_idom = if new_idom == NONE {
-                        pi as u32
-                    } else {
-                        intersect(nodes, pi as u32, new_idom)
-                    };
-                }
-                if new_idom != NONE && nodes[i].scratch != new_idom {
-                    nodes[i].scratch = new_idom;
-                    changed = true;
-                }
-            }
-        }
+        // idom as RPO positions, in `scratch` indexed by RPO position.
+        iterate_idoms(cfg, &mut nodes[..]);
         // Block indices from RPO positions; count the children in `child_start`.
         for (i, &b) in rpo.iter().enumerate() {
             nodes[b.index()].reachable = true;
@@ -286,10 +261,67 @@ impl DomTree {
     }
 }
 
-/// The CHK "intersect": walk both fingers up the tree (by RPO position, the
-/// idoms in `scratch`) until they meet.
-fn intersect(nodes: &[Node], mut a: u32, mut b: u32) -> u32 {
-    let up = |x: u32| match nodes[x as usize].scratch {
+/// Where [`iterate_idoms`] keeps the idoms: slot `i` holds the RPO position of
+/// the idom of the block at RPO position `i` (`NONE` while unknown).
+trait IdomSlots {
+    fn get(&self, i: usize) -> u32;
+    fn set(&mut self, i: usize, d: u32);
+}
+
+impl IdomSlots for [Node] {
+    fn get(&self, i: usize) -> u32 {
+        self[i].scratch
+    }
+    fn set(&mut self, i: usize, d: u32) {
+        self[i].scratch = d;
+    }
+}
+
+impl IdomSlots for [u32] {
+    fn get(&self, i: usize) -> u32 {
+        self[i]
+    }
+    fn set(&mut self, i: usize, d: u32) {
+        self[i] = d;
+    }
+}
+
+/// The CHK iteration: fill `slots` (at least `cfg.rpo().len()` of them, all
+/// `NONE`) with the idom of every reachable block by RPO position; the entry
+/// is its own idom.
+fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
+    let rpo = cfg.rpo();
+    if rpo.is_empty() {
+        return;
+    }
+    slots.set(0, 0);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, &b) in rpo.iter().enumerate().skip(1) {
+            let mut new_idom = NONE;
+            for &p in cfg.preds(b) {
+                let Some(pi) = cfg.rpo_index(p) else { continue };
+                if slots.get(pi) == NONE {
+                    continue;
+                }
+                new_idom = if new_idom == NONE {
+                    pi as u32
+                } else {
+                    intersect(slots, pi as u32, new_idom)
+                };
+            }
+            if new_idom != NONE && slots.get(i) != new_idom {
+                slots.set(i, new_idom);
+                changed = true;
+            }
+        }
+    }
+}
+
+/// The CHK "intersect": walk both fingers up the tree (by RPO position) until they meet.
+fn intersect<S: IdomSlots + ?Sized>(slots: &S, mut a: u32, mut b: u32) -> u32 {
+    let up = |x: u32| match slots.get(x as usize) {
         NONE => 0,
         d => d,
     };
@@ -302,6 +334,55 @@ fn intersect(nodes: &[Node], mut a: u32, mut b: u32) -> u32 {
         }
     }
     a
+}
+
+/// Immediate dominators only (no tree, no numbering): cheaper to compute than
+/// a [`DomTree`] when only a few dominance queries follow, which walk up the
+/// idoms. Answers exactly as [`DomTree`] does for the same CFG.
+#[derive(Clone, Debug, Default)]
+pub struct Idoms {
+    /// By RPO position: the RPO position of the block's idom (the entry's is 0).
+    by_rpo: Vec<u32>,
+}
+
+impl Idoms {
+    /// Compute the immediate dominators of the reachable blocks of `cfg`.
+    pub fn new(cfg: &Cfg) -> Idoms {
+        let mut idoms = Idoms::default();
+        idoms.recompute(cfg);
+        idoms
+    }
+
+    /// Recompute in place (as [`Idoms::new`]), reusing the buffer.
+    pub fn recompute(&mut self, cfg: &Cfg) {
+        self.by_rpo.clear();
+        self.by_rpo.resize(cfg.rpo().len(), NONE);
+        iterate_idoms(cfg, &mut self.by_rpo[..]);
+    }
+
+    /// Whether `a` dominates `b` (reflexive), as [`DomTree::dominates`]; `cfg`
+    /// is the CFG these idoms were computed from.
+    pub fn dominates(&self, cfg: &Cfg, a: Block, b: Block) -> bool {
+        if a == b {
+            return true;
+        }
+        let (Some(ia), Some(mut ib)) = (cfg.rpo_index(a), cfg.rpo_index(b)) else {
+            return false;
+        };
+        // An idom comes before its block in RPO, so the walk ends at or above `a`.
+        while ib > ia {
+            match self.by_rpo.get(ib) {
+                Some(&d) if (d as usize) < ib => ib = d as usize,
+                _ => return false,
+            }
+        }
+        ib == ia
+    }
+
+    /// Whether `a` dominates `b` and `a != b`.
+    pub fn strictly_dominates(&self, cfg: &Cfg, a: Block, b: Block) -> bool {
+        a != b && self.dominates(cfg, a, b)
+    }
 }
 
 /// Where a value is defined, as far as availability is concerned.

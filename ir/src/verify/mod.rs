@@ -18,7 +18,7 @@ mod structure;
 mod typing;
 
 use crate::cfg::Cfg;
-use crate::dom::DomTree;
+use crate::dom::Idoms;
 use crate::entities::{Block, FuncId, Inst};
 use crate::function::Function;
 use crate::module::Module;
@@ -79,7 +79,7 @@ pub struct Verifier {
     in_layout: Vec<bool>,
     layout_blocks: Vec<Block>,
     cfg: Cfg,
-    dom: DomTree,
+    idoms: Idoms,
 }
 
 impl Verifier {
@@ -103,7 +103,7 @@ impl Verifier {
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         typing::check(&mut cx);
         if sound {
-            ssa::check(&mut cx, &mut self.cfg, &mut self.dom);
+            ssa::check(&mut cx, &mut self.cfg, &mut self.idoms);
         }
         self.placed = cx.placed;
         self.in_layout = cx.in_layout;

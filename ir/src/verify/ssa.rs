@@ -5,18 +5,18 @@
 
 use super::FnCtx;
 use crate::cfg::Cfg;
-use crate::dom::DomTree;
+use crate::dom::Idoms;
 use crate::entities::{Block, Inst, Value};
 use crate::function::ValueDef;
 use crate::inst::InstKind;
 
-/// Run the CFG/SSA checks (the structure must be sound); `cfg` and `dom` are
-/// reusable buffers, recomputed here.
-pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &mut Cfg, dom: &mut DomTree) {
+/// Run the CFG/SSA checks (the structure must be sound); `cfg` and `idoms`
+/// are reusable buffers, recomputed here.
+pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &mut Cfg, idoms: &mut Idoms) {
     let f = cx.f;
     cfg.recompute(f);
-    dom.recompute(f, cfg);
-    let (cfg, dom) = (&*cfg, &*dom);
+    idoms.recompute(cfg);
+    let dom = Dominance { cfg, idoms };
     if let Some(entry) = cfg.entry() {
         let preds = cfg.unique_preds(entry);
         if !preds.is_empty() {
@@ -36,7 +36,23 @@ pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &mut Cfg, dom: &mut DomTree) {
         }
     }
     for &b in cfg.rpo() {
-        check_dominance(cx, cfg, dom, b);
+        check_dominance(cx, &dom, b);
+    }
+}
+
+/// Dominance between the blocks of the CFG, from its immediate dominators.
+struct Dominance<'c> {
+    cfg: &'c Cfg,
+    idoms: &'c Idoms,
+}
+
+impl Dominance<'_> {
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        self.idoms.dominates(self.cfg, a, b)
+    }
+
+    fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+        self.idoms.strictly_dominates(self.cfg, a, b)
     }
 }
 
@@ -121,7 +137,8 @@ fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: 
 }
 
 /// Every operand of every instruction of reachable block `b` is available where it is used.
-fn check_dominance(cx: &mut FnCtx<'_>, cfg: &Cfg, dom: &DomTree, b: Block) {
+fn check_dominance(cx: &mut FnCtx<'_>, dom: &Dominance<'_>, b: Block) {
+    let cfg = dom.cfg;
     let f = cx.f;
     for (pos, &i) in f.blocks[b.index()].insts.iter().enumerate() {
         let kind = &f.insts[i.index()].kind;
