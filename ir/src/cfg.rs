@@ -14,42 +14,90 @@ use crate::function::Function;
 
 /// Successor/predecessor lists and a reverse post-order of one function.
 ///
-/// Stored flat (a block has at most two successors; predecessors in one
-/// array indexed by offsets), because every pass and the verifier rebuild it.
-#[derive(Clone, Debug)]
+/// Stored flat, because every pass and the verifier rebuild it: one record
+/// per block slot (at most two successors inline, the start of its
+/// predecessors, its RPO position) plus one list holding every block's
+/// predecessors (indexed by offsets) followed by the reverse post-order.
+/// [`Cfg::recompute`] rebuilds it in place, reusing both buffers.
+#[derive(Clone, Debug, Default)]
 pub struct Cfg {
     entry: Option<Block>,
-    in_layout: Vec<bool>,
-    succ_len: Vec<u8>,
-    succ: Vec<[Block; 2]>,
-    pred_start: Vec<u32>,
-    pred_list: Vec<Block>,
-    rpo: Vec<Block>,
-    rpo_index: Vec<u32>,
+    /// One record per block slot, plus a sentinel whose `pred_start` ends the
+    /// last block's predecessors.
+    nodes: Vec<Node>,
+    /// Predecessors of every block (`nodes[b].pred_start..nodes[b + 1].pred_start`),
+    /// then the reverse post-order (from `rpo_start`).
+    lists: Vec<Block>,
+    rpo_start: usize,
 }
 
-/// `rpo_index` of a block no path reaches.
+/// What the CFG records about one block slot.
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    succ: [Block; 2],
+    pred_start: u32,
+    /// Position in the RPO, or `UNREACHED`. During the DFS: the DFS parent.
+    rpo_index: u32,
+    succ_len: u8,
+    /// Next successor the DFS visits.
+    dfs_next: u8,
+    flags: u8,
+}
+
+impl Node {
+    const EMPTY: Node = Node {
+        succ: [Block(0); 2],
+        pred_start: 0,
+        rpo_index: UNREACHED,
+        succ_len: 0,
+        dfs_next: 0,
+        flags: 0,
+    };
+
+    fn succs(&self) -> &[Block] {
+        &self.succ[..self.succ_len as usize]
+    }
+}
+
+/// `rpo_index` of a block no path reaches (and the DFS root's parent).
 const UNREACHED: u32 = u32::MAX;
+/// The block is in the layout.
+const IN_LAYOUT: u8 = 1;
+/// Its successors were recorded (a corrupt layout may list it twice).
+const SUCCS_DONE: u8 = 2;
+/// It was entered as a predecessor of its successors.
+const PREDS_DONE: u8 = 4;
+/// The DFS reached it.
+const VISITED: u8 = 8;
 
 impl Cfg {
     /// Compute the CFG of `func` from the terminators of its layout blocks.
     pub fn new(func: &Function) -> Cfg {
+        let mut cfg = Cfg::default();
+        cfg.recompute(func);
+        cfg
+    }
+
+    /// Recompute the CFG of `func` in place (the same result as [`Cfg::new`]),
+    /// reusing this CFG's buffers.
+    pub fn recompute(&mut self, func: &Function) {
         let n = func.blocks.len();
-        let mut in_layout = vec![false; n];
+        let nodes = &mut self.nodes;
+        nodes.clear();
+        nodes.resize(n + 1, Node::EMPTY);
         for &b in &func.layout {
-            if let Some(slot) = in_layout.get_mut(b.index()) {
-                *slot = true;
+            if let Some(node) = nodes[..n].get_mut(b.index()) {
+                node.flags |= IN_LAYOUT;
             }
         }
-        let mut succ_len = vec![0u8; n];
-        let mut succ = vec![[Block(0); 2]; n];
-        let mut pred_count = vec![0u32; n + 1];
-        let mut done = vec![false; n];
+        // Successors (edges to blocks outside the layout dropped); count the
+        // predecessor edges of each block in its `pred_start`.
+        let mut edges = 0u32;
         for &b in &func.layout {
-            if b.index() >= n || done[b.index()] {
+            if b.index() >= n || nodes[b.index()].flags & SUCCS_DONE != 0 {
                 continue;
             }
-            done[b.index()] = true;
+            nodes[b.index()].flags |= SUCCS_DONE;
             let Some(&last) = func.blocks[b.index()].insts.last() else {
                 continue;
             };
@@ -57,48 +105,55 @@ impl Cfg {
                 continue;
             };
             for s in data.kind.successors() {
-                if in_layout.get(s.index()).copied().unwrap_or(false) {
-                    let k = &mut succ_len[b.index()];
-                    succ[b.index()][*k as usize] = s;
-                    *k += 1;
-                    pred_count[s.index() + 1] += 1;
+                if s.index() < n && nodes[s.index()].flags & IN_LAYOUT != 0 {
+                    let node = &mut nodes[b.index()];
+                    node.succ[node.succ_len as usize] = s;
+                    node.succ_len += 1;
+                    nodes[s.index()].pred_start += 1;
+                    edges += 1;
                 }
             }
         }
-        // Predecessors in layout order, one entry per edge.
-        for i in 0..n {
-            pred_count[i + 1] += pred_count[i];
+        // Counts → start offsets (the sentinel gets the total).
+        let mut start = 0u32;
+        for node in nodes.iter_mut() {
+            let count = node.pred_start;
+            node.pred_start = start;
+            start += count;
         }
-        let pred_start = pred_count;
-        let mut fill = pred_start.clone();
-        let mut pred_list = vec![Block(0); pred_start[n] as usize];
-        // Each block once, even if a corrupt layout lists it twice.
-        let mut filled = vec![false; n];
+        // Predecessors in layout order, one entry per edge, each block once
+        // even if a corrupt layout lists it twice. `pred_start` serves as the
+        // fill cursor and ends up at the next block's start; shifted back below.
+        let lists = &mut self.lists;
+        lists.clear();
+        lists.reserve(edges as usize + func.layout.len().min(n));
+        lists.resize(edges as usize, Block(0));
         for &b in &func.layout {
-            if b.index() >= n || filled[b.index()] {
+            if b.index() >= n || nodes[b.index()].flags & PREDS_DONE != 0 {
                 continue;
             }
-            filled[b.index()] = true;
-            for &s in &succ[b.index()][..succ_len[b.index()] as usize] {
-                pred_list[fill[s.index()] as usize] = b;
-                fill[s.index()] += 1;
+            nodes[b.index()].flags |= PREDS_DONE;
+            let node = nodes[b.index()];
+            for &s in node.succs() {
+                let cursor = &mut nodes[s.index()].pred_start;
+                lists[*cursor as usize] = b;
+                *cursor += 1;
             }
         }
-        let entry = func.layout.first().copied().filter(|e| e.index() < n);
-        let rpo = compute_rpo(entry, &succ, &succ_len);
-        let mut rpo_index = vec![UNREACHED; n];
-        for (i, &b) in rpo.iter().enumerate() {
-            rpo_index[b.index()] = i as u32;
+        for i in (1..n).rev() {
+            nodes[i].pred_start = nodes[i - 1].pred_start;
         }
-        Cfg {
-            entry,
-            in_layout,
-            succ_len,
-            succ,
-            pred_start,
-            pred_list,
-            rpo,
-            rpo_index,
+        if n > 0 {
+            nodes[0].pred_start = 0;
+        }
+        self.entry = func.layout.first().copied().filter(|e| e.index() < n);
+        self.rpo_start = lists.len();
+        if let Some(entry) = self.entry {
+            post_order(nodes, lists, entry);
+            lists[self.rpo_start..].reverse();
+            for (i, &b) in lists[self.rpo_start..].iter().enumerate() {
+                nodes[b.index()].rpo_index = i as u32;
+            }
         }
     }
 
@@ -109,55 +164,60 @@ impl Cfg {
 
     /// The number of block slots (the size of the function's block arena).
     pub fn num_block_slots(&self) -> usize {
-        self.succ.len()
+        self.nodes.len().saturating_sub(1)
+    }
+
+    /// The record of block `b`, if `b` is a block slot.
+    fn node(&self, b: Block) -> Option<&Node> {
+        self.nodes[..self.num_block_slots()].get(b.index())
     }
 
     /// Whether `b` is part of the function (in its layout).
     pub fn in_layout(&self, b: Block) -> bool {
-        self.in_layout.get(b.index()).copied().unwrap_or(false)
+        self.node(b).is_some_and(|n| n.flags & IN_LAYOUT != 0)
     }
 
     /// The successors of `b`, one entry per terminator edge, in terminator order.
     pub fn succs(&self, b: Block) -> &[Block] {
-        match (self.succ.get(b.index()), self.succ_len.get(b.index())) {
-            (Some(s), Some(&len)) => &s[..len as usize],
-            _ => &[],
-        }
+        self.node(b).map_or(&[], Node::succs)
     }
 
     /// The predecessors of `b`, one entry per edge (a block branching to `b`
     /// twice appears twice), in layout order.
     pub fn preds(&self, b: Block) -> &[Block] {
-        match (
-            self.pred_start.get(b.index()),
-            self.pred_start.get(b.index() + 1),
-        ) {
-            (Some(&lo), Some(&hi)) => &self.pred_list[lo as usize..hi as usize],
-            _ => &[],
+        match self.node(b) {
+            Some(node) => {
+                let hi = self.nodes[b.index() + 1].pred_start;
+                &self.lists[node.pred_start as usize..hi as usize]
+            }
+            None => &[],
         }
     }
 
     /// The distinct predecessor blocks of `b`, in layout order.
     pub fn unique_preds(&self, b: Block) -> Vec<Block> {
-        let mut out: Vec<Block> = Vec::new();
-        for &p in self.preds(b) {
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-        out
+        self.unique_preds_iter(b).collect()
+    }
+
+    /// The distinct predecessor blocks of `b`, in layout order, without allocating.
+    pub fn unique_preds_iter(&self, b: Block) -> impl Iterator<Item = Block> + '_ {
+        let preds = self.preds(b);
+        preds
+            .iter()
+            .enumerate()
+            .filter(move |&(k, p)| !preds[..k].contains(p))
+            .map(|(_, &p)| p)
     }
 
     /// The reachable blocks in reverse post-order (entry first).
     pub fn rpo(&self) -> &[Block] {
-        &self.rpo
+        &self.lists[self.rpo_start..]
     }
 
     /// The position of `b` in [`Cfg::rpo`], or `None` when `b` is unreachable.
     pub fn rpo_index(&self, b: Block) -> Option<usize> {
-        self.rpo_index
-            .get(b.index())
-            .copied()
+        self.node(b)
+            .map(|n| n.rpo_index)
             .filter(|&i| i != UNREACHED)
             .map(|i| i as usize)
     }
@@ -168,30 +228,32 @@ impl Cfg {
     }
 }
 
-/// Reverse post-order of the blocks reachable from `entry` (iterative DFS that
-/// visits successors in terminator order).
-fn compute_rpo(entry: Option<Block>, succ: &[[Block; 2]], succ_len: &[u8]) -> Vec<Block> {
-    let Some(entry) = entry else {
-        return Vec::new();
-    };
-    let mut visited = vec![false; succ.len()];
-    let mut post = Vec::new();
-    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
-    visited[entry.index()] = true;
-    while let Some(top) = stack.last_mut() {
-        let (b, next) = *top;
-        if next < succ_len[b.index()] as usize {
-            let s = succ[b.index()][next];
-            top.1 += 1;
-            if !visited[s.index()] {
-                visited[s.index()] = true;
-                stack.push((s, 0));
+/// Append the post-order of the blocks reachable from `entry` to `out`: an
+/// iterative DFS visiting successors in terminator order, whose stack is
+/// linked through the nodes (`rpo_index` holds the DFS parent meanwhile).
+fn post_order(nodes: &mut [Node], out: &mut Vec<Block>, entry: Block) {
+    nodes[entry.index()].flags |= VISITED;
+    nodes[entry.index()].rpo_index = UNREACHED;
+    let mut cur = entry;
+    loop {
+        let node = &mut nodes[cur.index()];
+        if node.dfs_next < node.succ_len {
+            let s = node.succ[node.dfs_next as usize];
+            node.dfs_next += 1;
+            let next = &mut nodes[s.index()];
+            if next.flags & VISITED == 0 {
+                next.flags |= VISITED;
+                next.rpo_index = cur.0;
+                cur = s;
             }
         } else {
-            post.push(b);
-            stack.pop();
+            out.push(cur);
+            let parent = node.rpo_index;
+            node.rpo_index = UNREACHED;
+            if parent == UNREACHED {
+                break;
+            }
+            cur = Block(parent);
         }
     }
-    post.reverse();
-    post
 }

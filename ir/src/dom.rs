@@ -17,123 +17,160 @@ use crate::entities::{Block, Inst, Value};
 use crate::function::{Function, ValueDef};
 
 /// The dominator tree of the reachable blocks of a function.
-#[derive(Clone, Debug)]
+///
+/// Stored flat: one record per block slot (immediate dominator, start of its
+/// children, pre/post numbers) plus one list holding every block's children
+/// (indexed by offsets) followed by the preorder. [`DomTree::recompute`]
+/// rebuilds it in place, reusing both buffers.
+#[derive(Clone, Debug, Default)]
 pub struct DomTree {
-    idom: Vec<Option<Block>>,
-    /// Children of block `b` are `child_list[child_start[b]..child_start[b + 1]]`.
-    child_start: Vec<u32>,
-    child_list: Vec<Block>,
-    pre: Vec<u32>,
-    post: Vec<u32>,
-    preorder: Vec<Block>,
-    reachable: Vec<bool>,
+    /// One record per block slot, plus a sentinel whose `child_start` ends
+    /// the last block's children.
+    nodes: Vec<Node>,
+    /// Children of block `b` (`nodes[b].child_start..nodes[b + 1].child_start`),
+    /// then the preorder (from `preorder_start`).
+    lists: Vec<Block>,
+    preorder_start: usize,
+}
+
+/// What the tree records about one block slot.
+#[derive(Copy, Clone, Debug)]
+struct Node {
+    /// The immediate dominator's index, or `NONE`.
+    idom: u32,
+    child_start: u32,
+    pre: u32,
+    post: u32,
+    /// While computing: the idom (as an RPO position) of the block at this
+    /// RPO position, then the next child the numbering DFS visits.
+    scratch: u32,
+    reachable: bool,
+}
+
+impl Node {
+    const EMPTY: Node = Node {
+        idom: NONE,
+        child_start: 0,
+        pre: UNNUMBERED,
+        post: UNNUMBERED,
+        scratch: NONE,
+        reachable: false,
+    };
 }
 
 const UNNUMBERED: u32 = u32::MAX;
+/// No block / no RPO position.
+const NONE: u32 = u32::MAX;
 
 impl DomTree {
     /// Compute the dominator tree of `func` from its CFG.
     pub fn new(func: &Function, cfg: &Cfg) -> DomTree {
-        let n = func.blocks.len().max(cfg.num_block_slots());
-        let rpo = cfg.rpo();
-        // idom as rpo indices; the entry is its own idom during the iteration.
-        let mut idom_rpo: Vec<Option<usize>> = vec![None; rpo.len()];
-        if !rpo.is_empty() {
-            idom_rpo[0] = Some(0);
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (i, &b) in rpo.iter().enumerate().skip(1) {
-                let mut new_idom: Option<usize> = None;
-                for &p in cfg.preds(b) {
-                    let Some(pi) = cfg.rpo_index(p) else { continue };
-                    if idom_rpo[pi].is_none() {
-                        continue;
-                    }
-                    new_idom = Some(match new_idom {
-                        None => pi,
-                        Some(cur) => intersect(&idom_rpo, pi, cur),
-                    });
-                }
-                if new_idom.is_some() && idom_rpo[i] != new_idom {
-                    idom_rpo[i] = new_idom;
-                    changed = true;
-                }
-            }
-        }
-        let mut idom = vec![None; n];
-        let mut reachable = vec![false; n];
-        let mut child_start = vec![0u32; n + 1];
-        for (i, &b) in rpo.iter().enumerate() {
-            reachable[b.index()] = true;
-            if i == 0 {
-                continue;
-            }
-            if let Some(d) = idom_rpo[i] {
-                let parent = rpo[d];
-                idom[b.index()] = Some(parent);
-                child_start[parent.index() + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            child_start[i + 1] += child_start[i];
-        }
-        // Children in reverse post-order, flat.
-        let mut fill = child_start.clone();
-        let mut child_list = vec![Block(0); child_start[n] as usize];
-        for &b in rpo.iter().skip(1) {
-            if let Some(parent) = idom[b.index()] {
-                child_list[fill[parent.index()] as usize] = b;
-                fill[parent.index()] += 1;
-            }
-        }
-        let mut tree = DomTree {
-            idom,
-            child_start,
-            child_list,
-            pre: vec![UNNUMBERED; n],
-            post: vec![UNNUMBERED; n],
-            preorder: Vec::with_capacity(rpo.len()),
-            reachable,
-        };
-        if let Some(&entry) = rpo.first() {
-            tree.number_from(entry);
-        }
+        let mut tree = DomTree::default();
+        tree.recompute(func, cfg);
         tree
     }
 
-    /// Iterative DFS of the tree assigning pre/post numbers.
-    fn number_from(&mut self, root: Block) {
-        let mut counter = 0u32;
-        let mut stack: Vec<(Block, usize)> = vec![(root, 0)];
-        self.pre[root.index()] = counter;
-        self.preorder.push(root);
-        counter += 1;
-        while let Some(top) = stack.last_mut() {
-            let (b, next) = *top;
-            if let Some(&c) = self.children(b).get(next) {
-                top.1 += 1;
-                self.pre[c.index()] = counter;
-                self.preorder.push(c);
-                counter += 1;
-                stack.push((c, 0));
-            } else {
-                self.post[b.index()] = counter;
-                counter += 1;
-                stack.pop();
+    /// Recompute the dominator tree of `func` in place (the same result as
+    /// [`DomTree::new`]), reusing this tree's buffers.
+    pub fn recompute(&mut self, func: &Function, cfg: &Cfg) {
+        let n = func.blocks.len().max(cfg.num_block_slots());
+        let rpo = cfg.rpo();
+        let nodes = &mut self.nodes;
+        nodes.clear();
+        nodes.resize(n + 1, Node::EMPTY);
+        // idom as RPO positions, in `scratch` indexed by RPO position.
+        iterate_idoms(cfg, &mut nodes[..]);
+        // Block indices from RPO positions; count the children in `child_start`.
+        for (i, &b) in rpo.iter().enumerate() {
+            nodes[b.index()].reachable = true;
+            if i == 0 {
+                continue;
+            }
+            let d = nodes[i].scratch;
+            if d != NONE {
+                let parent = rpo[d as usize];
+                nodes[b.index()].idom = parent.0;
+                nodes[parent.index()].child_start += 1;
             }
         }
+        // Counts → start offsets (the sentinel gets the total).
+        let mut start = 0u32;
+        for node in nodes.iter_mut() {
+            node.scratch = 0;
+            let count = node.child_start;
+            node.child_start = start;
+            start += count;
+        }
+        // Children in reverse post-order, flat; `child_start` serves as the fill
+        // cursor and ends up at the next block's start; shifted back below.
+        let lists = &mut self.lists;
+        lists.clear();
+        lists.reserve(start as usize + rpo.len());
+        lists.resize(start as usize, Block(0));
+        for &b in rpo.iter().skip(1) {
+            let parent = nodes[b.index()].idom;
+            if parent != NONE {
+                let cursor = &mut nodes[parent as usize].child_start;
+                lists[*cursor as usize] = b;
+                *cursor += 1;
+            }
+        }
+        for i in (1..n).rev() {
+            nodes[i].child_start = nodes[i - 1].child_start;
+        }
+        if n > 0 {
+            nodes[0].child_start = 0;
+        }
+        self.preorder_start = lists.len();
+        if let Some(&entry) = rpo.first() {
+            self.number_from(entry);
+        }
+    }
+
+    /// Iterative DFS of the tree assigning pre/post numbers; its stack is
+    /// linked through the idoms (`scratch` holds the next child to visit).
+    fn number_from(&mut self, root: Block) {
+        let mut counter = 0u32;
+        self.nodes[root.index()].pre = counter;
+        self.lists.push(root);
+        counter += 1;
+        let mut cur = root;
+        loop {
+            let next = self.nodes[cur.index()].scratch as usize;
+            if let Some(&c) = self.children(cur).get(next) {
+                self.nodes[cur.index()].scratch += 1;
+                self.nodes[c.index()].pre = counter;
+                self.lists.push(c);
+                counter += 1;
+                cur = c;
+            } else {
+                let node = &mut self.nodes[cur.index()];
+                node.post = counter;
+                counter += 1;
+                if cur == root || node.idom == NONE {
+                    break;
+                }
+                cur = Block(node.idom);
+            }
+        }
+    }
+
+    /// The record of block `b`, if `b` is a block slot.
+    fn node(&self, b: Block) -> Option<&Node> {
+        self.nodes[..self.nodes.len().saturating_sub(1)].get(b.index())
     }
 
     /// Whether `b` is reachable from the entry (and so part of the tree).
     pub fn is_reachable(&self, b: Block) -> bool {
-        self.reachable.get(b.index()).copied().unwrap_or(false)
+        self.node(b).is_some_and(|n| n.reachable)
     }
 
     /// The immediate dominator of `b` (`None` for the entry and unreachable blocks).
     pub fn idom(&self, b: Block) -> Option<Block> {
-        self.idom.get(b.index()).copied().flatten()
+        self.node(b)
+            .map(|n| n.idom)
+            .filter(|&d| d != NONE)
+            .map(Block)
     }
 
     /// Whether `a` dominates `b` (reflexive). False when either is unreachable,
@@ -142,10 +179,12 @@ impl DomTree {
         if a == b {
             return true;
         }
-        if !self.is_reachable(a) || !self.is_reachable(b) {
-            return false;
+        match (self.node(a), self.node(b)) {
+            (Some(na), Some(nb)) if na.reachable && nb.reachable => {
+                na.pre <= nb.pre && nb.post <= na.post
+            }
+            _ => false,
         }
-        self.pre[a.index()] <= self.pre[b.index()] && self.post[b.index()] <= self.post[a.index()]
     }
 
     /// Whether `a` dominates `b` and `a != b`.
@@ -155,19 +194,19 @@ impl DomTree {
 
     /// The blocks `b` immediately dominates, in RPO discovery order.
     pub fn children(&self, b: Block) -> &[Block] {
-        match (
-            self.child_start.get(b.index()),
-            self.child_start.get(b.index() + 1),
-        ) {
-            (Some(&lo), Some(&hi)) => &self.child_list[lo as usize..hi as usize],
-            _ => &[],
+        match self.node(b) {
+            Some(node) => {
+                let hi = self.nodes[b.index() + 1].child_start;
+                &self.lists[node.child_start as usize..hi as usize]
+            }
+            None => &[],
         }
     }
 
     /// The reachable blocks in a preorder walk of the tree (entry first; a
     /// block comes before every block it dominates).
     pub fn preorder(&self) -> &[Block] {
-        &self.preorder
+        &self.lists[self.preorder_start..]
     }
 
     /// Whether instruction `a` dominates instruction `b` (reflexive): same block →
@@ -222,17 +261,128 @@ impl DomTree {
     }
 }
 
-/// The CHK "intersect": walk both fingers up the tree (by RPO index) until they meet.
-fn intersect(idom: &[Option<usize>], mut a: usize, mut b: usize) -> usize {
+/// Where [`iterate_idoms`] keeps the idoms: slot `i` holds the RPO position of
+/// the idom of the block at RPO position `i` (`NONE` while unknown).
+trait IdomSlots {
+    fn get(&self, i: usize) -> u32;
+    fn set(&mut self, i: usize, d: u32);
+}
+
+impl IdomSlots for [Node] {
+    fn get(&self, i: usize) -> u32 {
+        self[i].scratch
+    }
+    fn set(&mut self, i: usize, d: u32) {
+        self[i].scratch = d;
+    }
+}
+
+impl IdomSlots for [u32] {
+    fn get(&self, i: usize) -> u32 {
+        self[i]
+    }
+    fn set(&mut self, i: usize, d: u32) {
+        self[i] = d;
+    }
+}
+
+/// The CHK iteration: fill `slots` (at least `cfg.rpo().len()` of them, all
+/// `NONE`) with the idom of every reachable block by RPO position; the entry
+/// is its own idom.
+fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
+    let rpo = cfg.rpo();
+    if rpo.is_empty() {
+        return;
+    }
+    slots.set(0, 0);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, &b) in rpo.iter().enumerate().skip(1) {
+            let mut new_idom = NONE;
+            for &p in cfg.preds(b) {
+                let Some(pi) = cfg.rpo_index(p) else { continue };
+                if slots.get(pi) == NONE {
+                    continue;
+                }
+                new_idom = if new_idom == NONE {
+                    pi as u32
+                } else {
+                    intersect(slots, pi as u32, new_idom)
+                };
+            }
+            if new_idom != NONE && slots.get(i) != new_idom {
+                slots.set(i, new_idom);
+                changed = true;
+            }
+        }
+    }
+}
+
+/// The CHK "intersect": walk both fingers up the tree (by RPO position) until they meet.
+fn intersect<S: IdomSlots + ?Sized>(slots: &S, mut a: u32, mut b: u32) -> u32 {
+    let up = |x: u32| match slots.get(x as usize) {
+        NONE => 0,
+        d => d,
+    };
     while a != b {
         while a > b {
-            a = idom[a].unwrap_or(0);
+            a = up(a);
         }
         while b > a {
-            b = idom[b].unwrap_or(0);
+            b = up(b);
         }
     }
     a
+}
+
+/// Immediate dominators only (no tree, no numbering): cheaper to compute than
+/// a [`DomTree`] when only a few dominance queries follow, which walk up the
+/// idoms. Answers exactly as [`DomTree`] does for the same CFG.
+#[derive(Clone, Debug, Default)]
+pub struct Idoms {
+    /// By RPO position: the RPO position of the block's idom (the entry's is 0).
+    by_rpo: Vec<u32>,
+}
+
+impl Idoms {
+    /// Compute the immediate dominators of the reachable blocks of `cfg`.
+    pub fn new(cfg: &Cfg) -> Idoms {
+        let mut idoms = Idoms::default();
+        idoms.recompute(cfg);
+        idoms
+    }
+
+    /// Recompute in place (as [`Idoms::new`]), reusing the buffer.
+    pub fn recompute(&mut self, cfg: &Cfg) {
+        self.by_rpo.clear();
+        self.by_rpo.resize(cfg.rpo().len(), NONE);
+        iterate_idoms(cfg, &mut self.by_rpo[..]);
+    }
+
+    /// Whether `a` dominates `b` (reflexive), as [`DomTree::dominates`]; `cfg`
+    /// is the CFG these idoms were computed from.
+    pub fn dominates(&self, cfg: &Cfg, a: Block, b: Block) -> bool {
+        if a == b {
+            return true;
+        }
+        let (Some(ia), Some(mut ib)) = (cfg.rpo_index(a), cfg.rpo_index(b)) else {
+            return false;
+        };
+        // An idom comes before its block in RPO, so the walk ends at or above `a`.
+        while ib > ia {
+            match self.by_rpo.get(ib) {
+                Some(&d) if (d as usize) < ib => ib = d as usize,
+                _ => return false,
+            }
+        }
+        ib == ia
+    }
+
+    /// Whether `a` dominates `b` and `a != b`.
+    pub fn strictly_dominates(&self, cfg: &Cfg, a: Block, b: Block) -> bool {
+        a != b && self.dominates(cfg, a, b)
+    }
 }
 
 /// Where a value is defined, as far as availability is concerned.

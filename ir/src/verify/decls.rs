@@ -49,10 +49,10 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
         }
     }
     for e in &m.externs {
-        let loc = format!("extern @{}", e.name);
+        let loc = || format!("extern @{}", e.name);
         for &t in e.params.iter().chain(&e.ret) {
             if !valid_type(m, t) || t == Type::NULL {
-                report(loc.clone(), format!("invalid type {}", m.type_name(t)));
+                report(loc(), format!("invalid type {}", m.type_name(t)));
             }
         }
         if let Some(eff) = &e.effects {
@@ -69,7 +69,7 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
                 };
                 if !ok {
                     report(
-                        loc.clone(),
+                        loc(),
                         format!("declared effect {l:?} names something that does not exist"),
                     );
                 }
@@ -77,21 +77,39 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
         }
     }
     // Globals, externs and functions share the `@` namespace.
-    let mut at_names: Vec<(&str, &str)> = Vec::new();
-    let all = m
-        .globals
-        .iter()
-        .map(|g| ("global", g.name.as_str()))
-        .chain(m.externs.iter().map(|e| ("extern", e.name.as_str())))
-        .chain(m.funcs.iter().map(|f| ("function", f.name.as_str())));
-    for (kind, name) in all {
-        if at_names.iter().any(|&(_, n)| n == name) {
-            report(
-                format!("{kind} @{name}"),
-                "the name @".to_string() + name + " is declared twice",
-            );
+    let globals = m.globals.iter().map(|g| g.name.as_str());
+    let externs = m.externs.iter().map(|e| e.name.as_str());
+    let funcs = m.funcs.iter().map(|f| f.name.as_str());
+    for (k, name) in globals.enumerate() {
+        if declared_before(m, k, 0, 0, name) {
+            report_twice(&mut report, "global", name);
         }
-        at_names.push((kind, name));
+    }
+    for (k, name) in externs.enumerate() {
+        if declared_before(m, m.globals.len(), k, 0, name) {
+            report_twice(&mut report, "extern", name);
+        }
+    }
+    for (k, name) in funcs.enumerate() {
+        if declared_before(m, m.globals.len(), m.externs.len(), k, name) {
+            report_twice(&mut report, "function", name);
+        }
     }
     errors
+}
+
+/// Whether one of the first `globals` globals, `externs` externs or `funcs`
+/// functions is called `name`.
+fn declared_before(m: &Module, globals: usize, externs: usize, funcs: usize, name: &str) -> bool {
+    m.globals[..globals].iter().any(|g| g.name == name)
+        || m.externs[..externs].iter().any(|e| e.name == name)
+        || m.funcs[..funcs].iter().any(|f| f.name == name)
+}
+
+/// Report a second declaration of `@name` (a `kind`: global, extern or function).
+fn report_twice(report: &mut impl FnMut(String, String), kind: &str, name: &str) {
+    report(
+        format!("{kind} @{name}"),
+        "the name @".to_string() + name + " is declared twice",
+    );
 }

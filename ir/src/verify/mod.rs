@@ -17,9 +17,12 @@ mod ssa;
 mod structure;
 mod typing;
 
+use crate::cfg::Cfg;
+use crate::dom::Idoms;
 use crate::entities::{Block, FuncId, Inst};
 use crate::function::Function;
 use crate::module::Module;
+use std::cell::RefCell;
 use std::fmt;
 
 /// One well-formedness violation.
@@ -46,40 +49,85 @@ impl fmt::Display for VerifyError {
 
 /// Check one function of `m` (not the module's declarations; see [`verify_module`]).
 pub fn verify_function(m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
-    let Some(func) = m.funcs.get(f.index()) else {
-        return Err(vec![VerifyError {
-            func: Some(f),
-            block: None,
-            inst: None,
-            location: format!("function #{}", f.0),
-            message: "no such function in the module".to_string(),
-        }]);
-    };
-    let mut cx = FnCtx::new(m, f, func);
-    let sound = structure::check(&mut cx);
-    typing::check(&mut cx);
-    if sound {
-        ssa::check(&mut cx);
-    }
-    if cx.errors.is_empty() {
-        Ok(())
-    } else {
-        Err(cx.errors)
-    }
+    with_thread_verifier(|v| v.verify_function(m, f))
 }
 
 /// Check the module's declarations and every function.
 pub fn verify_module(m: &Module) -> Result<(), Vec<VerifyError>> {
-    let mut errors = decls::check(m);
-    for i in 0..m.funcs.len() {
-        if let Err(mut e) = verify_function(m, FuncId::new(i)) {
-            errors.append(&mut e);
+    with_thread_verifier(|v| v.verify_module(m))
+}
+
+thread_local! {
+    /// The buffers [`verify_module`] and [`verify_function`] reuse on this thread.
+    static THREAD_VERIFIER: RefCell<Verifier> = RefCell::new(Verifier::new());
+}
+
+/// Run `run` with this thread's verifier (a fresh one if it is busy).
+fn with_thread_verifier<R>(run: impl FnOnce(&mut Verifier) -> R) -> R {
+    THREAD_VERIFIER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut v) => run(&mut v),
+        Err(_) => run(&mut Verifier::new()),
+    })
+}
+
+/// The verifier with its working buffers, reused from one function to the
+/// next: a well-formed function is checked without allocating once the
+/// buffers have grown. [`verify_module`] and [`verify_function`] use one per thread.
+#[derive(Default)]
+pub struct Verifier {
+    placed: Vec<Option<(Block, u32)>>,
+    in_layout: Vec<bool>,
+    layout_blocks: Vec<Block>,
+    cfg: Cfg,
+    idoms: Idoms,
+}
+
+impl Verifier {
+    /// A verifier with empty buffers.
+    pub fn new() -> Verifier {
+        Verifier::default()
+    }
+
+    /// Check one function of `m` (as the free function [`verify_function`]).
+    pub fn verify_function(&mut self, m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
+        let Some(func) = m.funcs.get(f.index()) else {
+            return Err(vec![VerifyError {
+                func: Some(f),
+                block: None,
+                inst: None,
+                location: format!("function #{}", f.0),
+                message: "no such function in the module".to_string(),
+            }]);
+        };
+        let mut cx = FnCtx::new(m, f, func, self);
+        let sound = structure::check(&mut cx, &mut self.layout_blocks);
+        typing::check(&mut cx);
+        if sound {
+            ssa::check(&mut cx, &mut self.cfg, &mut self.idoms);
+        }
+        self.placed = cx.placed;
+        self.in_layout = cx.in_layout;
+        if cx.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(cx.errors)
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
+
+    /// Check the module's declarations and every function (as the free function
+    /// [`verify_module`]).
+    pub fn verify_module(&mut self, m: &Module) -> Result<(), Vec<VerifyError>> {
+        let mut errors = decls::check(m);
+        for i in 0..m.funcs.len() {
+            if let Err(mut e) = self.verify_function(m, FuncId::new(i)) {
+                errors.append(&mut e);
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -90,24 +138,34 @@ pub(crate) struct FnCtx<'a> {
     f: &'a Function,
     errors: Vec<VerifyError>,
     /// For every instruction in the arena: the layout block listing it and its position.
-    placed: Vec<Option<(Block, usize)>>,
+    placed: Vec<Option<(Block, u32)>>,
     /// For every block in the arena: whether it is in the layout.
     in_layout: Vec<bool>,
 }
 
 impl<'a> FnCtx<'a> {
-    fn new(m: &'a Module, fid: FuncId, f: &'a Function) -> Self {
+    /// The context for checking `f`, taking over the verifier's `placed` and
+    /// `in_layout` buffers (cleared and sized for `f`).
+    fn new(m: &'a Module, fid: FuncId, f: &'a Function, v: &mut Verifier) -> Self {
+        let mut placed = std::mem::take(&mut v.placed);
+        placed.clear();
+        placed.resize(f.insts.len(), None);
+        let mut in_layout = std::mem::take(&mut v.in_layout);
+        in_layout.clear();
+        in_layout.resize(f.blocks.len(), false);
         FnCtx {
             m,
             fid,
             f,
             errors: Vec::new(),
-            placed: vec![None; f.insts.len()],
-            in_layout: vec![false; f.blocks.len()],
+            placed,
+            in_layout,
         }
     }
 
     /// Record an error at `block` / `inst`.
+    #[cold]
+    #[inline(never)]
     fn report(&mut self, block: Option<Block>, inst: Option<Inst>, message: impl Into<String>) {
         let mut location = format!("@{}", self.f.name);
         if let Some(b) = block {

@@ -5,15 +5,18 @@
 
 use super::FnCtx;
 use crate::cfg::Cfg;
-use crate::dom::DomTree;
+use crate::dom::Idoms;
 use crate::entities::{Block, Inst, Value};
 use crate::function::ValueDef;
 use crate::inst::InstKind;
 
-/// Run the CFG/SSA checks (the structure must be sound).
-pub(super) fn check(cx: &mut FnCtx<'_>) {
-    let cfg = Cfg::new(cx.f);
-    let dom = DomTree::new(cx.f, &cfg);
+/// Run the CFG/SSA checks (the structure must be sound); `cfg` and `idoms`
+/// are reusable buffers, recomputed here.
+pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &mut Cfg, idoms: &mut Idoms) {
+    let f = cx.f;
+    cfg.recompute(f);
+    idoms.recompute(cfg);
+    let dom = Dominance { cfg, idoms };
     if let Some(entry) = cfg.entry() {
         let preds = cfg.unique_preds(entry);
         if !preds.is_empty() {
@@ -25,28 +28,42 @@ pub(super) fn check(cx: &mut FnCtx<'_>) {
             );
         }
     }
-    for &b in &cx.f.layout {
-        for &i in &cx.f.blocks[b.index()].insts {
-            if let InstKind::Phi(entries) = &cx.f.insts[i.index()].kind {
-                check_phi_entries(cx, &cfg, b, i, entries);
+    for &b in &f.layout {
+        for &i in &f.blocks[b.index()].insts {
+            if let InstKind::Phi(entries) = &f.insts[i.index()].kind {
+                check_phi_entries(cx, cfg, b, i, entries);
             }
         }
     }
     for &b in cfg.rpo() {
-        check_dominance(cx, &cfg, &dom, b);
+        check_dominance(cx, &dom, b);
+    }
+}
+
+/// Dominance between the blocks of the CFG, from its immediate dominators.
+struct Dominance<'c> {
+    cfg: &'c Cfg,
+    idoms: &'c Idoms,
+}
+
+impl Dominance<'_> {
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        self.idoms.dominates(self.cfg, a, b)
+    }
+
+    fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+        self.idoms.strictly_dominates(self.cfg, a, b)
     }
 }
 
 /// Entries and predecessor edges must match as multisets.
 fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: &[(Block, Value)]) {
     let preds = cfg.preds(b);
-    let mut named: Vec<Block> = Vec::new();
-    for &(l, _) in entries {
-        if !named.contains(&l) {
-            named.push(l);
+    // Each named block once, in order of first mention.
+    for (k, &(l, _)) in entries.iter().enumerate() {
+        if entries[..k].iter().any(|e| e.0 == l) {
+            continue;
         }
-    }
-    for &l in &named {
         let have = entries.iter().filter(|e| e.0 == l).count();
         let edges = preds.iter().filter(|&&p| p == l).count();
         if !cx.block_in_layout(l) {
@@ -96,7 +113,7 @@ fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: 
             }
         }
     }
-    for p in cfg.unique_preds(b) {
+    for p in cfg.unique_preds_iter(b) {
         let have = entries.iter().filter(|e| e.0 == p).count();
         let edges = preds.iter().filter(|&&x| x == p).count();
         if have == 0 {
@@ -120,9 +137,11 @@ fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: 
 }
 
 /// Every operand of every instruction of reachable block `b` is available where it is used.
-fn check_dominance(cx: &mut FnCtx<'_>, cfg: &Cfg, dom: &DomTree, b: Block) {
-    for (pos, &i) in cx.f.blocks[b.index()].insts.iter().enumerate() {
-        let kind = &cx.f.insts[i.index()].kind;
+fn check_dominance(cx: &mut FnCtx<'_>, dom: &Dominance<'_>, b: Block) {
+    let cfg = dom.cfg;
+    let f = cx.f;
+    for (pos, &i) in f.blocks[b.index()].insts.iter().enumerate() {
+        let kind = &f.insts[i.index()].kind;
         if let InstKind::Phi(entries) = kind {
             for &(p, v) in entries {
                 // Edges from unreachable blocks are never taken; non-predecessors were reported.
@@ -140,9 +159,11 @@ fn check_dominance(cx: &mut FnCtx<'_>, cfg: &Cfg, dom: &DomTree, b: Block) {
             // Collect the (rare) failing uses first, without allocating per instruction.
             let mut bad: Vec<(Value, Block)> = Vec::new();
             kind.for_each_operand(|v| {
-                let Some(db) = def_block(cx, v) else { return };
+                let Some((db, dp)) = def_site(cx, v) else {
+                    return;
+                };
                 let ok = if db == b {
-                    def_pos(cx, v).is_some_and(|dp| dp < pos)
+                    (dp as usize) < pos
                 } else {
                     dom.strictly_dominates(db, b)
                 };
@@ -174,16 +195,14 @@ fn check_dominance(cx: &mut FnCtx<'_>, cfg: &Cfg, dom: &DomTree, b: Block) {
 /// The block of the placed instruction defining `v` (`None` for constants,
 /// parameters, null and values already reported as broken or unplaced).
 fn def_block(cx: &FnCtx<'_>, v: Value) -> Option<Block> {
-    match cx.f.values.get(v.index())?.def {
-        ValueDef::Inst(d) => cx.placed.get(d.index()).copied().flatten().map(|(b, _)| b),
-        _ => None,
-    }
+    def_site(cx, v).map(|(b, _)| b)
 }
 
-/// The position of `v`'s defining instruction in its block.
-fn def_pos(cx: &FnCtx<'_>, v: Value) -> Option<usize> {
+/// The block and position of the placed instruction defining `v` (as [`def_block`]).
+#[inline]
+fn def_site(cx: &FnCtx<'_>, v: Value) -> Option<(Block, u32)> {
     match cx.f.values.get(v.index())?.def {
-        ValueDef::Inst(d) => cx.placed.get(d.index()).copied().flatten().map(|(_, p)| p),
+        ValueDef::Inst(d) => cx.placed.get(d.index()).copied().flatten(),
         _ => None,
     }
 }

@@ -4,10 +4,10 @@
 use super::FnCtx;
 use crate::entities::{Block, Inst};
 
-/// Check the structure and fill `cx.placed` / `cx.in_layout`. Returns whether
-/// the arenas are sound enough (no bad ids, nothing listed twice) for the CFG
-/// and dominance checks to be meaningful.
-pub(super) fn check(cx: &mut FnCtx<'_>) -> bool {
+/// Check the structure and fill `cx.placed` / `cx.in_layout` (`blocks` is a
+/// reusable buffer). Returns whether the arenas are sound enough (no bad ids,
+/// nothing listed twice) for the CFG and dominance checks to be meaningful.
+pub(super) fn check(cx: &mut FnCtx<'_>, blocks: &mut Vec<Block>) -> bool {
     let f = cx.f;
     let mut sound = true;
     if f.layout.is_empty() {
@@ -18,7 +18,7 @@ pub(super) fn check(cx: &mut FnCtx<'_>) -> bool {
         );
         return false;
     }
-    let mut blocks = Vec::new();
+    blocks.clear();
     for &b in &f.layout {
         if b.index() >= f.blocks.len() {
             cx.report(
@@ -35,7 +35,7 @@ pub(super) fn check(cx: &mut FnCtx<'_>) -> bool {
             blocks.push(b);
         }
     }
-    for b in blocks {
+    for &b in blocks.iter() {
         sound &= check_block(cx, b);
     }
     check_claimed_blocks(cx);
@@ -76,7 +76,7 @@ fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
             sound = false;
             continue;
         }
-        cx.placed[i.index()] = Some((b, pos));
+        cx.placed[i.index()] = Some((b, pos as u32));
         if data.block != Some(b) {
             let claimed = match data.block {
                 Some(c) => format!("block {}", cx.label(c)),

@@ -6,10 +6,11 @@
 use super::describe::callee_name;
 use super::FnCtx;
 use crate::entities::{Block, Inst, Value};
-use crate::function::ValueDef;
+use crate::function::{Function, ValueDef};
 use crate::inst::{Addr, Callee, InstKind, UnOp};
-use crate::module::Module;
+use crate::module::{Extern, Module};
 use crate::types::{Base, Type};
+use std::fmt;
 
 /// What result an instruction must have.
 enum Expect {
@@ -25,20 +26,17 @@ enum Expect {
 pub(super) fn check(cx: &mut FnCtx<'_>) {
     check_signature(cx);
     // In layout order; each instruction once, where the structure check placed it.
-    let mut placed: Vec<(Block, Inst)> = Vec::new();
-    for &b in &cx.f.layout {
-        let Some(bd) = cx.f.blocks.get(b.index()) else {
+    let f = cx.f;
+    for &b in &f.layout {
+        let Some(bd) = f.blocks.get(b.index()) else {
             continue;
         };
         for (pos, &i) in bd.insts.iter().enumerate() {
-            if cx.placed.get(i.index()).copied().flatten() == Some((b, pos)) {
-                placed.push((b, i));
+            if cx.placed.get(i.index()).copied().flatten() == Some((b, pos as u32)) {
+                let expect = check_inst(cx, b, i);
+                check_result(cx, b, i, expect);
             }
         }
-    }
-    for (b, i) in placed {
-        let expect = check_inst(cx, b, i);
-        check_result(cx, b, i, expect);
     }
 }
 
@@ -94,7 +92,32 @@ pub(super) fn valid_type(m: &Module, t: Type) -> bool {
 }
 
 /// Check an operand exists and is placed; returns its type when it exists.
+#[inline]
 fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
+    let f = cx.f;
+    if let Some(d) = f.values.get(v.index()) {
+        let sound = match d.def {
+            ValueDef::Inst(def) => {
+                f.insts
+                    .get(def.index())
+                    .is_some_and(|x| x.result == Some(v))
+                    && cx.placed[def.index()].is_some()
+            }
+            ValueDef::Param(k) => f.params.get(k as usize) == Some(&v),
+            ValueDef::Const(_) => d.ty == Type::I64,
+            ValueDef::Null => d.ty == Type::NULL,
+        };
+        if sound {
+            return Some(d.ty);
+        }
+    }
+    report_operand(cx, b, i, v)
+}
+
+/// [`operand`] for an operand that is broken: report what is wrong.
+#[cold]
+#[inline(never)]
+fn report_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
     let f = cx.f;
     let Some(d) = f.values.get(v.index()) else {
         cx.report(
@@ -162,34 +185,65 @@ fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
 }
 
 /// An operand that must be i64.
+#[inline]
 fn int_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, what: &str) {
     if let Some(t) = operand(cx, b, i, v) {
         if t != Type::I64 {
-            cx.report(
-                Some(b),
-                Some(i),
-                format!("{what} {} has type {}, expected i64", cx.val(v), cx.ty(t)),
-            );
+            report_not_int(cx, b, i, v, t, what);
         }
     }
 }
 
+/// [`int_operand`] for an operand of type `t`, not i64.
+#[cold]
+#[inline(never)]
+fn report_not_int(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, t: Type, what: &str) {
+    cx.report(
+        Some(b),
+        Some(i),
+        format!("{what} {} has type {}, expected i64", cx.val(v), cx.ty(t)),
+    );
+}
+
 /// An operand that must fit `expected`.
-fn fitting_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, expected: Type, what: &str) {
+#[inline]
+fn fitting_operand(
+    cx: &mut FnCtx<'_>,
+    b: Block,
+    i: Inst,
+    v: Value,
+    expected: Type,
+    what: impl fmt::Display,
+) {
     if let Some(t) = operand(cx, b, i, v) {
         if !t.fits(expected) {
-            cx.report(
-                Some(b),
-                Some(i),
-                format!(
-                    "{what} {} has type {}, expected {}",
-                    cx.val(v),
-                    cx.ty(t),
-                    cx.ty(expected)
-                ),
-            );
+            report_misfit(cx, b, i, v, t, expected, &what);
         }
     }
+}
+
+/// [`fitting_operand`] for an operand of type `t`, which does not fit `expected`.
+#[cold]
+#[inline(never)]
+fn report_misfit(
+    cx: &mut FnCtx<'_>,
+    b: Block,
+    i: Inst,
+    v: Value,
+    t: Type,
+    expected: Type,
+    what: &dyn fmt::Display,
+) {
+    cx.report(
+        Some(b),
+        Some(i),
+        format!(
+            "{what} {} has type {}, expected {}",
+            cx.val(v),
+            cx.ty(t),
+            cx.ty(expected)
+        ),
+    );
 }
 
 /// A branch target must exist and be in the layout.
@@ -209,8 +263,8 @@ fn label(cx: &mut FnCtx<'_>, b: Block, i: Inst, target: Block) {
 
 /// Check operands of `i` and say what result it must have.
 fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
-    let kind = cx.f.insts[i.index()].kind.clone();
-    match kind {
+    let f = cx.f;
+    match f.insts[i.index()].kind {
         InstKind::Binary(op, x, y) => {
             if op.accepts_refs() {
                 let (tx, ty) = (operand(cx, b, i, x), operand(cx, b, i, y));
@@ -281,12 +335,14 @@ fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
                 Expect::Ty(elem.array_of())
             }
         }
-        InstKind::Load { addr, .. } => match slot_type(cx, b, i, &addr) {
+        InstKind::Load { ref addr, .. } => match slot_type(cx, b, i, addr) {
             Some(t) => Expect::Ty(t),
             None => Expect::Unknown,
         },
-        InstKind::Store { addr, value, .. } => {
-            match slot_type(cx, b, i, &addr) {
+        InstKind::Store {
+            ref addr, value, ..
+        } => {
+            match slot_type(cx, b, i, addr) {
                 Some(t) => fitting_operand(cx, b, i, value, t, "stored value"),
                 None => {
                     operand(cx, b, i, value);
@@ -310,7 +366,7 @@ fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
             }
             Expect::Ty(Type::I64)
         }
-        InstKind::Call { callee, args } => check_call(cx, b, i, callee, &args),
+        InstKind::Call { callee, ref args } => check_call(cx, b, i, callee, args),
         InstKind::Escape(v) => {
             operand(cx, b, i, v);
             Expect::Nothing
@@ -319,12 +375,12 @@ fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
             int_operand(cx, b, i, c, "guard condition");
             Expect::Nothing
         }
-        InstKind::Phi(entries) => {
-            let rt = cx.f.insts[i.index()]
+        InstKind::Phi(ref entries) => {
+            let rt = f.insts[i.index()]
                 .result
-                .and_then(|r| cx.f.values.get(r.index()))
+                .and_then(|r| f.values.get(r.index()))
                 .map(|d| d.ty);
-            for (_, v) in entries {
+            for &(_, v) in entries {
                 match rt {
                     Some(t) => fitting_operand(cx, b, i, v, t, "phi operand"),
                     None => {
@@ -454,22 +510,7 @@ fn slot_type(cx: &mut FnCtx<'_>, b: Block, i: Inst, addr: &Addr) -> Option<Type>
 
 /// Argument count and types against the callee's signature; the result is its return type.
 fn check_call(cx: &mut FnCtx<'_>, b: Block, i: Inst, callee: Callee, args: &[Value]) -> Expect {
-    let sig: Option<(Vec<Type>, Option<Type>)> = match callee {
-        Callee::Func(id) => cx.m.funcs.get(id.index()).map(|g| {
-            let params = g
-                .params
-                .iter()
-                .map(|&p| g.values.get(p.index()).map_or(Type::I64, |d| d.ty))
-                .collect();
-            (params, g.ret)
-        }),
-        Callee::Extern(id) => {
-            cx.m.externs
-                .get(id.index())
-                .map(|e| (e.params.clone(), e.ret))
-        }
-    };
-    let Some((params, ret)) = sig else {
+    let Some(sig) = Signature::of(cx.m, callee) else {
         cx.report(
             Some(b),
             Some(i),
@@ -483,29 +524,72 @@ fn check_call(cx: &mut FnCtx<'_>, b: Block, i: Inst, callee: Callee, args: &[Val
         }
         return Expect::Unknown;
     };
-    if params.len() != args.len() {
+    if sig.num_params() != args.len() {
         cx.report(
             Some(b),
             Some(i),
             format!(
                 "{} takes {} argument(s), but {} were passed",
                 callee_name(cx.m, callee),
-                params.len(),
+                sig.num_params(),
                 args.len()
             ),
         );
     }
     for (k, &a) in args.iter().enumerate() {
-        match params.get(k) {
-            Some(&pt) => fitting_operand(cx, b, i, a, pt, &format!("argument {}", k + 1)),
+        match sig.param(k) {
+            Some(pt) => fitting_operand(cx, b, i, a, pt, format_args!("argument {}", k + 1)),
             None => {
                 operand(cx, b, i, a);
             }
         }
     }
-    match ret {
+    match sig.ret() {
         Some(t) => Expect::Ty(t),
         None => Expect::Nothing,
+    }
+}
+
+/// The signature of an existing call target, read in place.
+enum Signature<'m> {
+    /// A function: its parameter values' types (i64 for a broken parameter value).
+    Func(&'m Function),
+    /// An extern: its declared parameter types.
+    Extern(&'m Extern),
+}
+
+impl<'m> Signature<'m> {
+    /// The signature of `callee`, if it exists in `m`.
+    fn of(m: &'m Module, callee: Callee) -> Option<Signature<'m>> {
+        match callee {
+            Callee::Func(id) => m.funcs.get(id.index()).map(Signature::Func),
+            Callee::Extern(id) => m.externs.get(id.index()).map(Signature::Extern),
+        }
+    }
+
+    fn num_params(&self) -> usize {
+        match self {
+            Signature::Func(g) => g.params.len(),
+            Signature::Extern(e) => e.params.len(),
+        }
+    }
+
+    /// The type of parameter `k`, if there is one.
+    fn param(&self, k: usize) -> Option<Type> {
+        match self {
+            Signature::Func(g) => {
+                let &p = g.params.get(k)?;
+                Some(g.values.get(p.index()).map_or(Type::I64, |d| d.ty))
+            }
+            Signature::Extern(e) => e.params.get(k).copied(),
+        }
+    }
+
+    fn ret(&self) -> Option<Type> {
+        match self {
+            Signature::Func(g) => g.ret,
+            Signature::Extern(e) => e.ret,
+        }
     }
 }
 
