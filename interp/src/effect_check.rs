@@ -20,6 +20,7 @@ use crate::exec::{Execution, InputError, Program};
 use ir::effects::{effect_loc_node, inst_effects, Effects, HeapNode};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::RefCell;
 use std::fmt;
 
 /// One access an instruction made outside its declared effects.
@@ -112,12 +113,31 @@ fn field_text(m: &Module, f: ir::FieldRef) -> String {
     }
 }
 
+/// The declarations seen so far, per instruction.
+type DeclCache = FxHashMap<Site, Effects>;
+/// Every `(instruction, kind, location)` already checked.
+type SeenSet = FxHashSet<(Site, AccessKind, AccessLoc)>;
+
+/// A checker's tables, kept per thread between [`run_checked_with`] calls.
+#[derive(Default)]
+struct CheckerTables {
+    cache: DeclCache,
+    seen: SeenSet,
+}
+
+/// Tables with more entries than this are not kept between runs.
+const KEEP_TABLE_ENTRIES: usize = 1 << 12;
+
+thread_local! {
+    static CHECKER_TABLES: RefCell<CheckerTables> = RefCell::new(CheckerTables::default());
+}
+
 /// An [`AccessObserver`] that checks every access against declared effects.
 pub struct EffectChecker<'m, F> {
     module: &'m Module,
     effects_of: F,
-    cache: FxHashMap<Site, Effects>,
-    seen: FxHashSet<(Site, AccessKind, AccessLoc)>,
+    cache: DeclCache,
+    seen: SeenSet,
     violations: Vec<EffectViolation>,
 }
 
@@ -133,9 +153,31 @@ impl<'m, F: FnMut(&Module, FuncId, Inst) -> Effects> EffectChecker<'m, F> {
         }
     }
 
+    /// A checker reusing (cleared) tables.
+    fn with_tables(module: &'m Module, effects_of: F, mut tables: CheckerTables) -> Self {
+        tables.cache.clear();
+        tables.seen.clear();
+        EffectChecker {
+            module,
+            effects_of,
+            cache: tables.cache,
+            seen: tables.seen,
+            violations: Vec::new(),
+        }
+    }
+
     /// The violations found so far, each (instruction, kind, location) once, in order of discovery.
     pub fn into_violations(self) -> Vec<EffectViolation> {
         self.violations
+    }
+
+    /// The violations and the tables (for reuse).
+    fn into_parts(self) -> (Vec<EffectViolation>, CheckerTables) {
+        let tables = CheckerTables {
+            cache: self.cache,
+            seen: self.seen,
+        };
+        (self.violations, tables)
     }
 
     fn violation(
@@ -187,9 +229,9 @@ impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecke
             let eff = self
                 .cache
                 .entry(site)
-                .or_insert_with(|| effects_of(module, site.func, site.inst))
-                .clone();
-            if !access_allowed(&eff, kind, loc) {
+                .or_insert_with(|| effects_of(module, site.func, site.inst));
+            if !access_allowed(eff, kind, loc) {
+                let eff = eff.clone();
                 let v = self.violation(site, kind, loc, &eff);
                 self.violations.push(v);
             }
@@ -225,7 +267,13 @@ pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
     config: &Config,
     effects_of: F,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
-    let mut checker = EffectChecker::new(program.module(), effects_of);
-    let exec = program.run_observed(func, inputs, config, &mut checker)?;
-    Ok((exec, checker.into_violations()))
+    // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
+    let tables = CHECKER_TABLES.with(|t| t.take());
+    let mut checker = EffectChecker::with_tables(program.module(), effects_of, tables);
+    let exec = program.run_observed(func, inputs, config, &mut checker);
+    let (violations, tables) = checker.into_parts();
+    if tables.seen.len() <= KEEP_TABLE_ENTRIES {
+        CHECKER_TABLES.with(|t| t.replace(tables));
+    }
+    Ok((exec?, violations))
 }

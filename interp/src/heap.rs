@@ -121,14 +121,18 @@ pub struct Heap {
 impl Heap {
     /// A heap holding only the reserved word and a zeroed globals block.
     pub fn new(globals: usize, budget: usize) -> Result<Heap, TrapKind> {
+        Heap::new_in(Vec::new(), globals, budget)
+    }
+
+    /// Like [`Heap::new`], reusing `words`' allocation for the arena.
+    pub fn new_in(mut words: Vec<u64>, globals: usize, budget: usize) -> Result<Heap, TrapKind> {
         let size = GLOBALS_BASE + globals;
         if size > budget {
             return Err(TrapKind::HeapExhausted);
         }
-        Ok(Heap {
-            words: vec![0; size],
-            budget,
-        })
+        words.clear();
+        words.resize(size, 0);
+        Ok(Heap { words, budget })
     }
 
     fn bump(&mut self, size: usize, header: u64) -> Result<u64, TrapKind> {
@@ -273,8 +277,30 @@ pub fn build_initial(
     spec: &InputSpec,
     budget: usize,
 ) -> Result<InitialState, TrapKind> {
-    let mut heap = Heap::new(layout.globals.len(), budget)?;
-    let mut addrs = Vec::with_capacity(spec.objects.len());
+    let mut params = Vec::new();
+    let heap = build_initial_in(
+        layout,
+        spec,
+        budget,
+        Vec::new(),
+        &mut params,
+        &mut Vec::new(),
+    )?;
+    Ok(InitialState { heap, params })
+}
+
+/// [`build_initial`] into reused buffers: the arena reuses `words`' allocation,
+/// `params` receives one word per parameter, `addrs` is scratch.
+pub fn build_initial_in(
+    layout: &Layout,
+    spec: &InputSpec,
+    budget: usize,
+    words: Vec<u64>,
+    params: &mut Vec<u64>,
+    addrs: &mut Vec<u64>,
+) -> Result<Heap, TrapKind> {
+    let mut heap = Heap::new_in(words, layout.globals.len(), budget)?;
+    addrs.clear();
     for obj in &spec.objects {
         let a = match obj {
             InputObject::Struct { ty, fields } => heap.alloc_struct(*ty, fields.len())?,
@@ -282,12 +308,13 @@ pub fn build_initial(
         };
         addrs.push(a);
     }
+    let addrs: &[u64] = addrs;
     let word = |v: InputValue| match v {
         InputValue::Int(i) => i as u64,
         InputValue::Null => 0,
         InputValue::Obj(i) => addrs[i],
     };
-    for (obj, &a) in spec.objects.iter().zip(&addrs) {
+    for (obj, &a) in spec.objects.iter().zip(addrs) {
         let (first, vals) = match obj {
             InputObject::Struct { fields, .. } => (a as usize + 1, fields),
             InputObject::Array { elems, .. } => (a as usize + 2, elems),
@@ -299,6 +326,7 @@ pub fn build_initial(
     for (g, &v) in spec.globals.iter().enumerate() {
         heap.words[GLOBALS_BASE + g] = word(v);
     }
-    let params = spec.params.iter().map(|&v| word(v)).collect();
-    Ok(InitialState { heap, params })
+    params.clear();
+    params.extend(spec.params.iter().map(|&v| word(v)));
+    Ok(heap)
 }
