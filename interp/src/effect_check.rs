@@ -115,7 +115,7 @@ fn field_text(m: &Module, f: ir::FieldRef) -> String {
 
 /// The declarations seen so far, per instruction.
 type DeclCache = FxHashMap<Site, Effects>;
-/// Every `(instruction, kind, location)` already checked.
+/// Every `(instruction, kind, location)` already reported as a violation.
 type SeenSet = FxHashSet<(Site, AccessKind, AccessLoc)>;
 
 /// A checker's tables, kept per thread between [`run_checked_with`] calls.
@@ -221,16 +221,14 @@ fn print_one(m: &Module, f: &Function, inst: Inst) -> String {
 impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecker<'_, F> {
     fn access(&mut self, stack: &[Site], kind: AccessKind, loc: AccessLoc) {
         for &site in stack {
-            if !self.seen.insert((site, kind, loc)) {
-                continue;
-            }
             let module = self.module;
             let effects_of = &mut self.effects_of;
             let eff = self
                 .cache
                 .entry(site)
                 .or_insert_with(|| effects_of(module, site.func, site.inst));
-            if !access_allowed(eff, kind, loc) {
+            // Allowed accesses need no memory; each violation is reported once.
+            if !access_allowed(eff, kind, loc) && self.seen.insert((site, kind, loc)) {
                 let eff = eff.clone();
                 let v = self.violation(site, kind, loc, &eff);
                 self.violations.push(v);

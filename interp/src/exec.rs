@@ -33,6 +33,8 @@ pub struct Program<'m> {
     tables: Tables,
     env_info: EnvInfo,
     names: HeapNames,
+    /// Per function, the index of its first op in a program-wide op numbering.
+    code_base: Vec<usize>,
 }
 
 /// Buffers one execution uses, kept per thread between executions so that a
@@ -51,7 +53,8 @@ struct RunBuffers {
     escape_acc: Vec<(AccessKind, AccessLoc)>,
     escape_queue: Vec<u64>,
     escape_seen: FxHashSet<u64>,
-    reported_ops: FxHashSet<(u32, u32)>,
+    reported_ops: Vec<bool>,
+    stamps: Vec<u32>,
     entry_roots: Vec<u64>,
     escaped: Vec<u64>,
     accesses: Vec<(AccessKind, AccessLoc)>,
@@ -87,8 +90,14 @@ struct Machine<'p, 'o, O: AccessObserver> {
     escape_acc: Vec<(AccessKind, AccessLoc)>,
     escape_queue: Vec<u64>,
     escape_seen: FxHashSet<u64>,
-    /// Top-level ops whose own access was already reported (observers only).
-    reported_ops: FxHashSet<(u32, u32)>,
+    /// Per op of the program (see `Program::code_base`): whether its own
+    /// access was already reported from top level (observers only).
+    reported_ops: Vec<bool>,
+    /// Per access slot (see `Program::access_slot`): the last batch that
+    /// reported it (observers only).
+    stamps: Vec<u32>,
+    /// The number of the current report batch.
+    batch: u32,
     observer: &'o mut O,
     max_depth: usize,
     steps: u64,
@@ -112,13 +121,42 @@ impl<'m> Program<'m> {
             .chain(funcs.iter().flat_map(|f| f.param_types.iter().copied()))
             .chain(tables.array_elems.iter().map(|e| e.array_of()));
         let names = HeapNames::new(module, mentioned);
+        let mut code_base = Vec::with_capacity(funcs.len() + 1);
+        let mut ops = 0;
+        for f in &funcs {
+            code_base.push(ops);
+            ops += f.code.len();
+        }
+        code_base.push(ops);
         Program {
             module,
             funcs,
             tables,
             env_info: EnvInfo::new(module),
             names,
+            code_base,
         }
+    }
+
+    /// The number of distinct access slots (see [`Program::access_slot`]).
+    fn access_slots(&self) -> usize {
+        let layout = &self.env_info.layout;
+        2 * (layout.field_count() + layout.globals.len() + 2)
+    }
+
+    /// A dense number for accesses to fields, globals, `Alloc` and `Output`
+    /// (`None` for element accesses), for de-duplicating report batches.
+    fn access_slot(&self, (kind, loc): (AccessKind, AccessLoc)) -> Option<usize> {
+        let layout = &self.env_info.layout;
+        let (nf, ng) = (layout.field_count(), layout.globals.len());
+        let n = match loc {
+            AccessLoc::Heap(EffectLoc::Field(f)) => layout.flat_field(f.ty, f.index as usize)?,
+            AccessLoc::Heap(EffectLoc::Global(g)) if g.index() < ng => nf + g.index(),
+            AccessLoc::Heap(_) => return None,
+            AccessLoc::Alloc => nf + ng,
+            AccessLoc::Output => nf + ng + 1,
+        };
+        Some(2 * n + kind as usize)
     }
 
     /// The module this program runs.
@@ -235,6 +273,12 @@ impl<'m> Program<'m> {
         bufs.frames.clear();
         bufs.trace.clear();
         bufs.reported_ops.clear();
+        bufs.stamps.clear();
+        if O::ENABLED {
+            bufs.reported_ops
+                .resize(self.code_base[self.funcs.len()], false);
+            bufs.stamps.resize(self.access_slots(), 0);
+        }
         let mut m = Machine {
             prog: self,
             heap,
@@ -249,6 +293,8 @@ impl<'m> Program<'m> {
             escape_queue: std::mem::take(&mut bufs.escape_queue),
             escape_seen: std::mem::take(&mut bufs.escape_seen),
             reported_ops: std::mem::take(&mut bufs.reported_ops),
+            stamps: std::mem::take(&mut bufs.stamps),
+            batch: 0,
             observer,
             max_depth: config.max_depth,
             steps: 0,
@@ -297,6 +343,7 @@ impl<'m> Program<'m> {
         bufs.escape_queue = m.escape_queue;
         bufs.escape_seen = m.escape_seen;
         bufs.reported_ops = m.reported_ops;
+        bufs.stamps = m.stamps;
         bufs.entry_roots = m.env.entry_roots;
         bufs.escaped = m.env.escaped;
         bufs.accesses = m.env.accesses;
@@ -326,12 +373,21 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
     }
 
     fn report(&mut self, cur: u32, pc: usize, accesses: &[(AccessKind, AccessLoc)]) {
-        if accesses.is_empty() {
+        let &[first, ..] = accesses else {
+            return;
+        };
+        self.fill_stack(cur, pc);
+        if accesses.len() == 1 {
+            self.observer.access(&self.sites, first.0, first.1);
             return;
         }
-        self.fill_stack(cur, pc);
         // An environment step logs one access per slot it touches; observers
         // only tell (kind, location) apart, so report each once per batch.
+        self.batch = self.batch.wrapping_add(1);
+        if self.batch == 0 {
+            self.stamps.fill(0);
+            self.batch = 1;
+        }
         self.unique.clear();
         let mut prev = None;
         for &a in accesses {
@@ -340,8 +396,16 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 continue;
             }
             prev = Some(a);
-            if !self.unique.contains(&a) {
-                self.unique.push(a);
+            let fresh = match self.prog.access_slot(a) {
+                Some(i) => std::mem::replace(&mut self.stamps[i], self.batch) != self.batch,
+                None => {
+                    !self.unique.contains(&a) && {
+                        self.unique.push(a);
+                        true
+                    }
+                }
+            };
+            if fresh {
                 self.observer.access(&self.sites, a.0, a.1);
             }
         }
@@ -451,8 +515,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         // (the same one-site stack every time) one report per
                         // op is all an observer can distinguish.
                         let top = self.frames.is_empty();
-                        let op = (cur_idx, (pc - 1) as u32);
-                        if !top || self.reported_ops.insert(op) {
+                        let op = prog.code_base[cur_idx as usize] + pc - 1;
+                        if !top || !std::mem::replace(&mut self.reported_ops[op], true) {
                             self.report(cur_idx, pc - 1, &[acc]);
                         }
                     }

@@ -75,11 +75,21 @@ pub struct Layout {
     pub fields: Vec<Vec<Type>>,
     /// Per global, its type.
     pub globals: Vec<Type>,
+    /// Per struct, the number of fields of all structs before it, then the
+    /// total: field `k` of struct `s` has the flat index `field_base[s] + k`.
+    pub field_base: Vec<usize>,
 }
 
 impl Layout {
     /// The layout of `m`'s types and globals.
     pub fn new(m: &Module) -> Layout {
+        let mut field_base = Vec::with_capacity(m.structs.len() + 1);
+        let mut total = 0;
+        for s in &m.structs {
+            field_base.push(total);
+            total += s.fields.len();
+        }
+        field_base.push(total);
         Layout {
             fields: m
                 .structs
@@ -87,7 +97,21 @@ impl Layout {
                 .map(|s| s.fields.iter().map(|f| f.ty).collect())
                 .collect(),
             globals: m.globals.iter().map(|g| g.ty).collect(),
+            field_base,
         }
+    }
+
+    /// The flat index of field `k` of struct `s` (see `field_base`), if it exists.
+    pub fn flat_field(&self, s: StructId, k: usize) -> Option<usize> {
+        let base = *self.field_base.get(s.index())?;
+        let end = *self.field_base.get(s.index() + 1)?;
+        let i = base + k;
+        (i < end).then_some(i)
+    }
+
+    /// The number of fields of all structs together.
+    pub fn field_count(&self) -> usize {
+        self.field_base.last().copied().unwrap_or(0)
     }
 
     /// The slots of the object at `obj`: its shape, the word of slot 0 and the slot count.
