@@ -40,42 +40,37 @@ const NULL_CANON: u64 = u64::MAX;
 #[derive(Clone, Debug)]
 pub struct Perm {
     all: bool,
-    fields: Vec<Vec<bool>>,
+    /// Per field (flat, see [`Layout::field_base`]), then per global.
+    slots: Vec<bool>,
     elems: Vec<Type>,
-    globals: Vec<bool>,
 }
 
 impl Perm {
     fn everything() -> Perm {
         Perm {
             all: true,
-            fields: Vec::new(),
+            slots: Vec::new(),
             elems: Vec::new(),
-            globals: Vec::new(),
         }
     }
 
     fn from_locs(layout: &Layout, locs: &[EffectLoc]) -> Perm {
+        let fields = layout.field_count();
         let mut p = Perm {
             all: false,
-            fields: layout.fields.iter().map(|f| vec![false; f.len()]).collect(),
+            slots: vec![false; fields + layout.globals.len()],
             elems: Vec::new(),
-            globals: vec![false; layout.globals.len()],
         };
         for loc in locs {
             match *loc {
                 EffectLoc::Field(f) => {
-                    if let Some(slot) = p
-                        .fields
-                        .get_mut(f.ty.index())
-                        .and_then(|s| s.get_mut(f.index as usize))
-                    {
-                        *slot = true;
+                    if let Some(i) = layout.flat_field(f.ty, f.index as usize) {
+                        p.slots[i] = true;
                     }
                 }
                 EffectLoc::Elements(e) => p.elems.push(e),
                 EffectLoc::Global(g) => {
-                    if let Some(slot) = p.globals.get_mut(g.index()) {
+                    if let Some(slot) = p.slots.get_mut(fields + g.index()) {
                         *slot = true;
                     }
                 }
@@ -84,16 +79,16 @@ impl Perm {
         p
     }
 
-    fn slot(&self, shape: Shape, k: usize) -> bool {
+    fn slot(&self, layout: &Layout, shape: Shape, k: usize) -> bool {
         self.all
             || match shape {
-                Shape::Struct(s) => self.fields[s.index()][k],
+                Shape::Struct(s) => self.slots[layout.field_base[s.index()] + k],
                 Shape::Array(e) => self.elems.contains(&e),
             }
     }
 
-    fn global(&self, g: usize) -> bool {
-        self.all || self.globals[g]
+    fn global(&self, layout: &Layout, g: usize) -> bool {
+        self.all || self.slots[layout.field_count() + g]
     }
 }
 
@@ -381,7 +376,7 @@ fn step_with(
         number: &mut scratch.number,
     };
     for (g, ty) in layout.globals.iter().enumerate() {
-        if ty.is_ref() && reads.global(g) {
+        if ty.is_ref() && reads.global(layout, g) {
             if log {
                 ctx.accesses.push((AccessKind::Read, global_loc(g)));
             }
@@ -405,7 +400,7 @@ fn step_with(
         next += 1;
         let (shape, first, n) = layout.slots(heap, obj);
         for k in 0..n {
-            if layout.slot_type(shape, k).is_ref() && reads.slot(shape, k) {
+            if layout.slot_type(shape, k).is_ref() && reads.slot(layout, shape, k) {
                 if log {
                     ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
                 }
@@ -425,7 +420,7 @@ fn step_with(
     // The result depends on every readable slot in reach.
     let mut result = seed;
     for (g, &ty) in layout.globals.iter().enumerate() {
-        if reads.global(g) {
+        if reads.global(layout, g) {
             if log {
                 ctx.accesses.push((AccessKind::Read, global_loc(g)));
             }
@@ -442,7 +437,7 @@ fn step_with(
             result = mix(result, len as u64);
         }
         for k in 0..len {
-            if reads.slot(shape, k) {
+            if reads.slot(layout, shape, k) {
                 if log {
                     ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
                 }
@@ -499,7 +494,7 @@ fn step_with(
     };
     let acc = &mut ctx.accesses;
     for (g, &ty) in layout.globals.iter().enumerate() {
-        if writes.global(g) {
+        if writes.global(layout, g) {
             rewrite(
                 &mut heap[GLOBALS_BASE + g],
                 ty,
@@ -513,7 +508,7 @@ fn step_with(
     for (n, &obj) in order.iter().enumerate() {
         let (shape, first, len) = layout.slots(heap, obj);
         for k in 0..len {
-            if writes.slot(shape, k) {
+            if writes.slot(layout, shape, k) {
                 let ty = layout.slot_type(shape, k);
                 rewrite(
                     &mut heap[first + k],

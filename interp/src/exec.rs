@@ -261,8 +261,8 @@ impl<'m> Program<'m> {
         entry_roots.extend(
             bufs.params
                 .iter()
-                .zip(&lf.param_is_ref)
-                .filter(|(&w, &r)| r && w != 0)
+                .zip(&lf.param_types)
+                .filter(|(&w, t)| t.is_ref() && w != 0)
                 .map(|(&w, _)| w),
         );
         let mut env = EnvContext::new(&self.env_info, entry_roots);
@@ -364,11 +364,11 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         self.sites.clear();
         self.sites.extend(self.frames.iter().map(|fr| Site {
             func: FuncId(fr.func),
-            inst: funcs[fr.func as usize].op_inst[fr.ret_pc - 1],
+            inst: funcs[fr.func as usize].meta[fr.ret_pc - 1].inst,
         }));
         self.sites.push(Site {
             func: FuncId(cur),
-            inst: funcs[cur as usize].op_inst[pc],
+            inst: funcs[cur as usize].meta[pc].inst,
         });
     }
 
@@ -510,7 +510,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         macro_rules! observe_op {
             () => {
                 if O::ENABLED {
-                    if let Some(acc) = cur.op_access[pc - 1] {
+                    if let Some(acc) = cur.meta[pc - 1].access {
                         // An op's own access has a static location: at top level
                         // (the same one-site stack every time) one report per
                         // op is all an observer can distinguish.
@@ -793,9 +793,9 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         };
         if result.is_err() {
             // Instructions after the trapping one were counted at block entry.
-            steps -= cur.remaining[pc - 1] as u64;
+            steps -= cur.meta[pc - 1].remaining as u64;
             for fr in &self.frames {
-                steps -= funcs[fr.func as usize].remaining[fr.ret_pc - 1] as u64;
+                steps -= funcs[fr.func as usize].meta[fr.ret_pc - 1].remaining as u64;
             }
         }
         self.steps = steps;

@@ -264,20 +264,36 @@ pub struct LoweredFunc {
     pub params: Vec<u32>,
     /// The parameter types, in order.
     pub param_types: Vec<Type>,
-    /// Which parameters are references.
-    pub param_is_ref: Vec<bool>,
     /// Argument slots of the calls, indexed by `Call::args`.
     pub arg_pool: Vec<u32>,
     /// Per pc: IR instructions added when a branch lands here.
     pub entry_steps: Vec<u32>,
-    /// Per pc: IR instructions of the block after this op.
-    pub remaining: Vec<u32>,
-    /// Per pc: the IR instruction this op comes from.
-    pub op_inst: Vec<Inst>,
-    /// Per pc: the access the op itself makes (for observers).
-    pub op_access: Vec<Option<(AccessKind, AccessLoc)>>,
+    /// Per pc: where the op comes from and what it accesses.
+    pub meta: Vec<OpMeta>,
     /// Whether the function returns a reference.
     pub returns_ref: bool,
+}
+
+/// What the executor knows about an op besides the op itself.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OpMeta {
+    /// The IR instruction this op comes from.
+    pub inst: Inst,
+    /// IR instructions of the block after this op.
+    pub remaining: u32,
+    /// The access the op itself makes (for observers).
+    pub access: Option<(AccessKind, AccessLoc)>,
+}
+
+/// Buffers lowering reuses from one function to the next.
+#[derive(Default)]
+pub struct LowerScratch {
+    fixups: Vec<(usize, [Option<Label>; 2])>,
+    block_pc: Vec<usize>,
+    tramps: Vec<(Block, Block, Inst)>,
+    tramp_pc: Vec<usize>,
+    pending_moves: Vec<(u32, u32)>,
+    moves: Vec<(u32, u32)>,
 }
 
 /// Module-level tables the bytecode refers to.
@@ -317,9 +333,7 @@ struct Lowerer<'a> {
     f: &'a Function,
     tables: &'a mut Tables,
     code: Vec<Op>,
-    remaining: Vec<u32>,
-    op_inst: Vec<Inst>,
-    op_access: Vec<Option<(AccessKind, AccessLoc)>>,
+    meta: Vec<OpMeta>,
     arg_pool: Vec<u32>,
     fixups: Vec<(usize, [Option<Label>; 2])>,
     scratch: u32,
@@ -341,9 +355,11 @@ impl<'a> Lowerer<'a> {
         access: Option<(AccessKind, AccessLoc)>,
     ) -> usize {
         self.code.push(op);
-        self.remaining.push(remaining);
-        self.op_inst.push(inst);
-        self.op_access.push(access);
+        self.meta.push(OpMeta {
+            inst,
+            remaining,
+            access,
+        });
         self.code.len() - 1
     }
 
@@ -687,6 +703,16 @@ pub fn sequentialize_into(pending: &mut Vec<(u32, u32)>, scratch: u32, out: &mut
 
 /// Lower function `f` of module `m`.
 pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredFunc {
+    lower_function_with(m, f, tables, &mut LowerScratch::default())
+}
+
+/// [`lower_function`] with buffers reused across functions.
+pub fn lower_function_with(
+    m: &Module,
+    f: &Function,
+    tables: &mut Tables,
+    sc: &mut LowerScratch,
+) -> LoweredFunc {
     // Every slot named by a placed instruction must lie inside the frame.
     let mut slots = f.values.len();
     for i in f.inst_iter() {
@@ -712,23 +738,26 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
         f,
         tables,
         code: Vec::with_capacity(ops),
-        remaining: Vec::with_capacity(ops),
-        op_inst: Vec::with_capacity(ops),
-        op_access: Vec::with_capacity(ops),
+        meta: Vec::with_capacity(ops),
         arg_pool: Vec::new(),
-        fixups: Vec::new(),
+        fixups: std::mem::take(&mut sc.fixups),
         scratch,
-        pending_moves: Vec::new(),
-        moves: Vec::new(),
+        pending_moves: std::mem::take(&mut sc.pending_moves),
+        moves: std::mem::take(&mut sc.moves),
     };
-    let mut block_pc = vec![usize::MAX; f.blocks.len()];
-    let mut tramps = Vec::new();
+    l.fixups.clear();
+    let block_pc = &mut sc.block_pc;
+    block_pc.clear();
+    block_pc.resize(f.blocks.len(), usize::MAX);
+    let tramps = &mut sc.tramps;
+    tramps.clear();
     for &b in &f.layout {
         block_pc[b.index()] = l.code.len();
-        l.lower_block(b, &mut tramps);
+        l.lower_block(b, tramps);
     }
-    let mut tramp_pc = Vec::new();
-    for &(from, to, inst) in &tramps {
+    let tramp_pc = &mut sc.tramp_pc;
+    tramp_pc.clear();
+    for &(from, to, inst) in tramps.iter() {
         tramp_pc.push(l.code.len());
         l.emit_phi_moves(from, to, inst, 0);
         let pc = l.emit(Op::Goto { t: 0 }, inst, 0, None);
@@ -748,7 +777,7 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
         }
     };
     let fixups = std::mem::take(&mut l.fixups);
-    for (pc, [a, b]) in fixups {
+    for &(pc, [a, b]) in &fixups {
         match &mut l.code[pc] {
             Op::Jmp { t } | Op::Goto { t } => *t = resolve(a),
             Op::Br { t, e, .. } => {
@@ -765,20 +794,19 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
     for (k, &(_, to, _)) in tramps.iter().enumerate() {
         entry_steps[tramp_pc[k]] = f.blocks[to.index()].insts.len() as u32;
     }
+    sc.fixups = fixups;
+    sc.pending_moves = l.pending_moves;
+    sc.moves = l.moves;
     let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
-    let param_is_ref = param_types.iter().map(|t| t.is_ref()).collect();
     LoweredFunc {
         code: l.code,
         frame_size,
         template,
         params: f.params.iter().map(|&p| slot(p)).collect(),
         param_types,
-        param_is_ref,
         arg_pool: l.arg_pool,
         entry_steps,
-        remaining: l.remaining,
-        op_inst: l.op_inst,
-        op_access: l.op_access,
+        meta: l.meta,
         returns_ref: f.ret.is_some_and(|t| t.is_ref()),
     }
 }
@@ -790,10 +818,11 @@ pub fn lower_module(m: &Module) -> (Vec<LoweredFunc>, Tables) {
         array_elems: Vec::new(),
         extern_ref_masks: m.externs.iter().map(|e| ref_mask(&e.params)).collect(),
     };
+    let mut scratch = LowerScratch::default();
     let funcs = m
         .funcs
         .iter()
-        .map(|f| lower_function(m, f, &mut tables))
+        .map(|f| lower_function_with(m, f, &mut tables, &mut scratch))
         .collect();
     (funcs, tables)
 }
