@@ -22,6 +22,7 @@ use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// One access an instruction made outside its declared effects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,10 +133,49 @@ thread_local! {
     static CHECKER_TABLES: RefCell<CheckerTables> = RefCell::new(CheckerTables::default());
 }
 
+/// The declared effects ([`declared_effects`]) of every instruction of a
+/// module, each computed on first use and kept for every later run.
+pub struct DeclTable {
+    /// Per function, the table index of its instruction 0.
+    base: Vec<usize>,
+    decls: Vec<OnceLock<Effects>>,
+}
+
+impl DeclTable {
+    /// An empty (lazy) table for `m`.
+    pub fn new(m: &Module) -> DeclTable {
+        let mut base = Vec::with_capacity(m.funcs.len());
+        let mut total = 0;
+        for f in &m.funcs {
+            base.push(total);
+            total += f.insts.len();
+        }
+        DeclTable {
+            base,
+            decls: (0..total).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The declared effects of `site` in `m` (the module the table was built
+    /// for), or `None` when the site is outside the module.
+    fn get(&self, m: &Module, site: Site) -> Option<&Effects> {
+        let f = m.funcs.get(site.func.index())?;
+        if site.inst.index() >= f.insts.len() {
+            return None;
+        }
+        let cell = self
+            .decls
+            .get(self.base[site.func.index()] + site.inst.index())?;
+        Some(cell.get_or_init(|| inst_effects(m, f, site.inst)))
+    }
+}
+
 /// An [`AccessObserver`] that checks every access against declared effects.
 pub struct EffectChecker<'m, F> {
     module: &'m Module,
     effects_of: F,
+    /// Declarations shared between runs (only when `effects_of` is [`declared_effects`]).
+    table: Option<&'m DeclTable>,
     cache: DeclCache,
     seen: SeenSet,
     violations: Vec<EffectViolation>,
@@ -147,19 +187,27 @@ impl<'m, F: FnMut(&Module, FuncId, Inst) -> Effects> EffectChecker<'m, F> {
         EffectChecker {
             module,
             effects_of,
+            table: None,
             cache: FxHashMap::default(),
             seen: FxHashSet::default(),
             violations: Vec::new(),
         }
     }
 
-    /// A checker reusing (cleared) tables.
-    fn with_tables(module: &'m Module, effects_of: F, mut tables: CheckerTables) -> Self {
+    /// A checker reusing (cleared) tables; `table`, when given, must hold the
+    /// same declarations as `effects_of`.
+    fn with_tables(
+        module: &'m Module,
+        effects_of: F,
+        table: Option<&'m DeclTable>,
+        mut tables: CheckerTables,
+    ) -> Self {
         tables.cache.clear();
         tables.seen.clear();
         EffectChecker {
             module,
             effects_of,
+            table,
             cache: tables.cache,
             seen: tables.seen,
             violations: Vec::new(),
@@ -223,10 +271,13 @@ impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecke
         for &site in stack {
             let module = self.module;
             let effects_of = &mut self.effects_of;
-            let eff = self
-                .cache
-                .entry(site)
-                .or_insert_with(|| effects_of(module, site.func, site.inst));
+            let eff = match self.table.and_then(|t| t.get(module, site)) {
+                Some(eff) => eff,
+                None => self
+                    .cache
+                    .entry(site)
+                    .or_insert_with(|| effects_of(module, site.func, site.inst)),
+            };
             // Allowed accesses need no memory; each violation is reported once.
             if !access_allowed(eff, kind, loc) && self.seen.insert((site, kind, loc)) {
                 let eff = eff.clone();
@@ -253,7 +304,14 @@ pub fn run_checked(
     inputs: &InputSpec,
     config: &Config,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
-    run_checked_with(program, func, inputs, config, declared_effects)
+    check_run(
+        program,
+        func,
+        inputs,
+        config,
+        declared_effects,
+        Some(program.decl_table()),
+    )
 }
 
 /// Like [`run_checked`], with the declarations taken from `effects_of`
@@ -265,9 +323,21 @@ pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
     config: &Config,
     effects_of: F,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    check_run(program, func, inputs, config, effects_of, None)
+}
+
+/// [`run_checked_with`], optionally with a table holding the same declarations.
+fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
+    program: &Program<'m>,
+    func: FuncId,
+    inputs: &InputSpec,
+    config: &Config,
+    effects_of: F,
+    table: Option<&'m DeclTable>,
+) -> Result<(Execution, Vec<EffectViolation>), InputError> {
     // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
     let tables = CHECKER_TABLES.with(|t| t.take());
-    let mut checker = EffectChecker::with_tables(program.module(), effects_of, tables);
+    let mut checker = EffectChecker::with_tables(program.module(), effects_of, table, tables);
     let exec = program.run_observed(func, inputs, config, &mut checker);
     let (violations, tables) = checker.into_parts();
     if tables.seen.len() <= KEEP_TABLE_ENTRIES {

@@ -3,6 +3,7 @@
 
 use crate::access::{AccessKind, AccessLoc, AccessObserver, NoObserver, Site};
 use crate::config::{Config, TrapKind};
+use crate::effect_check::DeclTable;
 use crate::env::{loadstar_env_step, EnvContext, EnvInfo, VOLATILE};
 use crate::heap::{build_initial_in, validate_inputs, Heap, Layout};
 use crate::lower::{
@@ -12,6 +13,7 @@ use crate::observe::{observe_with, Behaviour, FinalState, HeapNames, ObserveScra
 use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId};
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 pub use crate::heap::InputError;
 
@@ -35,6 +37,8 @@ pub struct Program<'m> {
     names: HeapNames,
     /// Per function, the index of its first op in a program-wide op numbering.
     code_base: Vec<usize>,
+    /// Declared effects for effect checking, built on first use.
+    decls: OnceLock<DeclTable>,
 }
 
 /// Buffers one execution uses, kept per thread between executions so that a
@@ -135,6 +139,7 @@ impl<'m> Program<'m> {
             env_info: EnvInfo::new(module),
             names,
             code_base,
+            decls: OnceLock::new(),
         }
     }
 
@@ -157,6 +162,11 @@ impl<'m> Program<'m> {
             AccessLoc::Output => nf + ng + 1,
         };
         Some(2 * n + kind as usize)
+    }
+
+    /// The declared effects of the module's instructions, shared by every checked run.
+    pub(crate) fn decl_table(&self) -> &DeclTable {
+        self.decls.get_or_init(|| DeclTable::new(self.module))
     }
 
     /// The module this program runs.
