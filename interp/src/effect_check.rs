@@ -20,7 +20,9 @@ use crate::exec::{Execution, InputError, Program};
 use ir::effects::{effect_loc_node, inst_effects, Effects, HeapNode};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// One access an instruction made outside its declared effects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,12 +114,70 @@ fn field_text(m: &Module, f: ir::FieldRef) -> String {
     }
 }
 
+/// The declarations seen so far, per instruction.
+type DeclCache = FxHashMap<Site, Effects>;
+/// Every `(instruction, kind, location)` already reported as a violation.
+type SeenSet = FxHashSet<(Site, AccessKind, AccessLoc)>;
+
+/// A checker's tables, kept per thread between [`run_checked_with`] calls.
+#[derive(Default)]
+struct CheckerTables {
+    cache: DeclCache,
+    seen: SeenSet,
+}
+
+/// Tables with more entries than this are not kept between runs.
+const KEEP_TABLE_ENTRIES: usize = 1 << 12;
+
+thread_local! {
+    static CHECKER_TABLES: RefCell<CheckerTables> = RefCell::new(CheckerTables::default());
+}
+
+/// The declared effects ([`declared_effects`]) of every instruction of a
+/// module, each computed on first use and kept for every later run.
+pub struct DeclTable {
+    /// Per function, the table index of its instruction 0.
+    base: Vec<usize>,
+    decls: Vec<OnceLock<Effects>>,
+}
+
+impl DeclTable {
+    /// An empty (lazy) table for `m`.
+    pub fn new(m: &Module) -> DeclTable {
+        let mut base = Vec::with_capacity(m.funcs.len());
+        let mut total = 0;
+        for f in &m.funcs {
+            base.push(total);
+            total += f.insts.len();
+        }
+        DeclTable {
+            base,
+            decls: (0..total).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// The declared effects of `site` in `m` (the module the table was built
+    /// for), or `None` when the site is outside the module.
+    fn get(&self, m: &Module, site: Site) -> Option<&Effects> {
+        let f = m.funcs.get(site.func.index())?;
+        if site.inst.index() >= f.insts.len() {
+            return None;
+        }
+        let cell = self
+            .decls
+            .get(self.base[site.func.index()] + site.inst.index())?;
+        Some(cell.get_or_init(|| inst_effects(m, f, site.inst)))
+    }
+}
+
 /// An [`AccessObserver`] that checks every access against declared effects.
 pub struct EffectChecker<'m, F> {
     module: &'m Module,
     effects_of: F,
-    cache: FxHashMap<Site, Effects>,
-    seen: FxHashSet<(Site, AccessKind, AccessLoc)>,
+    /// Declarations shared between runs (only when `effects_of` is [`declared_effects`]).
+    table: Option<&'m DeclTable>,
+    cache: DeclCache,
+    seen: SeenSet,
     violations: Vec<EffectViolation>,
 }
 
@@ -127,8 +187,29 @@ impl<'m, F: FnMut(&Module, FuncId, Inst) -> Effects> EffectChecker<'m, F> {
         EffectChecker {
             module,
             effects_of,
+            table: None,
             cache: FxHashMap::default(),
             seen: FxHashSet::default(),
+            violations: Vec::new(),
+        }
+    }
+
+    /// A checker reusing (cleared) tables; `table`, when given, must hold the
+    /// same declarations as `effects_of`.
+    fn with_tables(
+        module: &'m Module,
+        effects_of: F,
+        table: Option<&'m DeclTable>,
+        mut tables: CheckerTables,
+    ) -> Self {
+        tables.cache.clear();
+        tables.seen.clear();
+        EffectChecker {
+            module,
+            effects_of,
+            table,
+            cache: tables.cache,
+            seen: tables.seen,
             violations: Vec::new(),
         }
     }
@@ -136,6 +217,15 @@ impl<'m, F: FnMut(&Module, FuncId, Inst) -> Effects> EffectChecker<'m, F> {
     /// The violations found so far, each (instruction, kind, location) once, in order of discovery.
     pub fn into_violations(self) -> Vec<EffectViolation> {
         self.violations
+    }
+
+    /// The violations and the tables (for reuse).
+    fn into_parts(self) -> (Vec<EffectViolation>, CheckerTables) {
+        let tables = CheckerTables {
+            cache: self.cache,
+            seen: self.seen,
+        };
+        (self.violations, tables)
     }
 
     fn violation(
@@ -179,17 +269,18 @@ fn print_one(m: &Module, f: &Function, inst: Inst) -> String {
 impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecker<'_, F> {
     fn access(&mut self, stack: &[Site], kind: AccessKind, loc: AccessLoc) {
         for &site in stack {
-            if !self.seen.insert((site, kind, loc)) {
-                continue;
-            }
             let module = self.module;
             let effects_of = &mut self.effects_of;
-            let eff = self
-                .cache
-                .entry(site)
-                .or_insert_with(|| effects_of(module, site.func, site.inst))
-                .clone();
-            if !access_allowed(&eff, kind, loc) {
+            let eff = match self.table.and_then(|t| t.get(module, site)) {
+                Some(eff) => eff,
+                None => self
+                    .cache
+                    .entry(site)
+                    .or_insert_with(|| effects_of(module, site.func, site.inst)),
+            };
+            // Allowed accesses need no memory; each violation is reported once.
+            if !access_allowed(eff, kind, loc) && self.seen.insert((site, kind, loc)) {
+                let eff = eff.clone();
                 let v = self.violation(site, kind, loc, &eff);
                 self.violations.push(v);
             }
@@ -213,7 +304,14 @@ pub fn run_checked(
     inputs: &InputSpec,
     config: &Config,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
-    run_checked_with(program, func, inputs, config, declared_effects)
+    check_run(
+        program,
+        func,
+        inputs,
+        config,
+        declared_effects,
+        Some(program.decl_table()),
+    )
 }
 
 /// Like [`run_checked`], with the declarations taken from `effects_of`
@@ -225,7 +323,25 @@ pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
     config: &Config,
     effects_of: F,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
-    let mut checker = EffectChecker::new(program.module(), effects_of);
-    let exec = program.run_observed(func, inputs, config, &mut checker)?;
-    Ok((exec, checker.into_violations()))
+    check_run(program, func, inputs, config, effects_of, None)
+}
+
+/// [`run_checked_with`], optionally with a table holding the same declarations.
+fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
+    program: &Program<'m>,
+    func: FuncId,
+    inputs: &InputSpec,
+    config: &Config,
+    effects_of: F,
+    table: Option<&'m DeclTable>,
+) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
+    let tables = CHECKER_TABLES.with(|t| t.take());
+    let mut checker = EffectChecker::with_tables(program.module(), effects_of, table, tables);
+    let exec = program.run_observed(func, inputs, config, &mut checker);
+    let (violations, tables) = checker.into_parts();
+    if tables.seen.len() <= KEEP_TABLE_ENTRIES {
+        CHECKER_TABLES.with(|t| t.replace(tables));
+    }
+    Ok((exec?, violations))
 }

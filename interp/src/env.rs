@@ -26,7 +26,7 @@ use crate::access::{AccessKind, AccessLoc};
 use crate::hash::{hash_name, mix, SEED};
 use crate::heap::{header_of_type, Layout, Shape, GLOBALS_BASE};
 use ir::{EffectLoc, ExternEffects, FieldRef, GlobalId, Module, StructId, Type};
-use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 
 /// The `callee` code of a volatile step in [`loadstar_env_step`].
 pub const VOLATILE: u32 = u32::MAX;
@@ -40,42 +40,37 @@ const NULL_CANON: u64 = u64::MAX;
 #[derive(Clone, Debug)]
 pub struct Perm {
     all: bool,
-    fields: Vec<Vec<bool>>,
+    /// Per field (flat, see [`Layout::field_base`]), then per global.
+    slots: Vec<bool>,
     elems: Vec<Type>,
-    globals: Vec<bool>,
 }
 
 impl Perm {
     fn everything() -> Perm {
         Perm {
             all: true,
-            fields: Vec::new(),
+            slots: Vec::new(),
             elems: Vec::new(),
-            globals: Vec::new(),
         }
     }
 
     fn from_locs(layout: &Layout, locs: &[EffectLoc]) -> Perm {
+        let fields = layout.field_count();
         let mut p = Perm {
             all: false,
-            fields: layout.fields.iter().map(|f| vec![false; f.len()]).collect(),
+            slots: vec![false; fields + layout.globals.len()],
             elems: Vec::new(),
-            globals: vec![false; layout.globals.len()],
         };
         for loc in locs {
             match *loc {
                 EffectLoc::Field(f) => {
-                    if let Some(slot) = p
-                        .fields
-                        .get_mut(f.ty.index())
-                        .and_then(|s| s.get_mut(f.index as usize))
-                    {
-                        *slot = true;
+                    if let Some(i) = layout.flat_field(f.ty, f.index as usize) {
+                        p.slots[i] = true;
                     }
                 }
                 EffectLoc::Elements(e) => p.elems.push(e),
                 EffectLoc::Global(g) => {
-                    if let Some(slot) = p.globals.get_mut(g.index()) {
+                    if let Some(slot) = p.slots.get_mut(fields + g.index()) {
                         *slot = true;
                     }
                 }
@@ -84,16 +79,16 @@ impl Perm {
         p
     }
 
-    fn slot(&self, shape: Shape, k: usize) -> bool {
+    fn slot(&self, layout: &Layout, shape: Shape, k: usize) -> bool {
         self.all
             || match shape {
-                Shape::Struct(s) => self.fields[s.index()][k],
+                Shape::Struct(s) => self.slots[layout.field_base[s.index()] + k],
                 Shape::Array(e) => self.elems.contains(&e),
             }
     }
 
-    fn global(&self, g: usize) -> bool {
-        self.all || self.globals[g]
+    fn global(&self, layout: &Layout, g: usize) -> bool {
+        self.all || self.slots[layout.field_count() + g]
     }
 }
 
@@ -226,30 +221,83 @@ pub unsafe extern "C" fn loadstar_env_step(
     step(ctx, info, heap, callee, args, ref_mask)
 }
 
-/// How one step sees the heap: the permissions and the reached objects.
-struct Reach {
+/// A reach number slot that no object holds.
+const UNREACHED: u32 = u32::MAX;
+
+/// Buffers a step reuses, kept per thread between steps (a step never
+/// allocates once they have grown to the program's size).
+#[derive(Default)]
+struct StepScratch {
+    /// Reached objects in breadth-first order.
     order: Vec<u64>,
-    number: FxHashMap<u64, u64>,
+    /// Per arena word: the reach number of the object whose header is there,
+    /// or [`UNREACHED`]; reset after every step.
+    number: Vec<u32>,
+    /// `(header, reach number)` of every reached object, sorted: the
+    /// candidates of one header are a contiguous run in reach order.
+    by_header: Vec<(u64, u32)>,
 }
 
-impl Reach {
+/// Scratch arenas larger than this many words are not kept between steps.
+const KEEP_SCRATCH_WORDS: usize = 1 << 16;
+
+thread_local! {
+    static STEP_SCRATCH: RefCell<StepScratch> = RefCell::new(StepScratch::default());
+}
+
+/// How one step sees the heap: the reached objects and their numbers.
+struct Reach<'s> {
+    order: &'s mut Vec<u64>,
+    number: &'s mut [u32],
+}
+
+impl Reach<'_> {
     fn visit(&mut self, obj: u64) {
-        if obj != 0 && !self.number.contains_key(&obj) {
-            self.number.insert(obj, self.order.len() as u64);
+        if obj != 0 && self.number[obj as usize] == UNREACHED {
+            self.number[obj as usize] = self.order.len() as u32;
             self.order.push(obj);
         }
     }
+}
 
-    fn canon(&self, word: u64, is_ref: bool) -> u64 {
-        if !is_ref {
-            word
-        } else if word == 0 {
-            NULL_CANON
+/// The hash form of a slot word: integers as they are, `null` and unreached
+/// references as markers, reached references by reach number.
+fn canon(number: &[u32], word: u64, is_ref: bool) -> u64 {
+    if !is_ref {
+        word
+    } else if word == 0 {
+        NULL_CANON
+    } else {
+        // Unreached references (not readable) hash to one marker.
+        match number.get(word as usize) {
+            Some(&n) if n != UNREACHED => n as u64 | 1 << 62,
+            _ => NULL_CANON - 1,
+        }
+    }
+}
+
+/// Picks reached objects of a type by hash (or `null`).
+struct Picker<'a> {
+    order: &'a [u64],
+    by_header: &'a [(u64, u32)],
+}
+
+impl Picker<'_> {
+    /// A reached object of type `ty` (in reach order), or `null`, chosen by `h`.
+    fn pick(&self, h: u64, ty: Type) -> u64 {
+        let (lo, n) = match header_of_type(ty) {
+            Some(hd) => {
+                let lo = self.by_header.partition_point(|&(x, _)| x < hd);
+                let hi = self.by_header.partition_point(|&(x, _)| x <= hd);
+                (lo, hi - lo)
+            }
+            None => (0, 0),
+        };
+        let i = (h % (n as u64 + 1)) as usize;
+        if i < n {
+            self.order[self.by_header[lo + i].1 as usize]
         } else {
-            // Unreached references (not readable) hash to one marker.
-            self.number
-                .get(&word)
-                .map_or(NULL_CANON - 1, |&n| n | 1 << 62)
+            0
         }
     }
 }
@@ -276,6 +324,28 @@ fn step(
     args: &[u64],
     volatile_mask: u64,
 ) -> u64 {
+    // Taken out (not borrowed) so that a panic mid-step leaves a clean scratch behind.
+    let mut scratch = STEP_SCRATCH.with(|s| s.take());
+    let r = step_with(ctx, info, heap, callee, args, volatile_mask, &mut scratch);
+    for &o in &scratch.order {
+        scratch.number[o as usize] = UNREACHED;
+    }
+    if scratch.number.len() > KEEP_SCRATCH_WORDS {
+        scratch.number = Vec::new();
+    }
+    STEP_SCRATCH.with(|s| s.replace(scratch));
+    r
+}
+
+fn step_with(
+    ctx: &mut EnvContext,
+    info: &EnvInfo,
+    heap: &mut [u64],
+    callee: u32,
+    args: &[u64],
+    volatile_mask: u64,
+    scratch: &mut StepScratch,
+) -> u64 {
     let everything = Perm::everything();
     let (name_hash, arg_mask, ret, reads, writes) = if callee == VOLATILE {
         (
@@ -297,12 +367,16 @@ fn step(
     let is_arg_ref = |i: usize| i < 64 && arg_mask >> i & 1 == 1;
 
     // Reach: roots in fixed order, then breadth-first over readable reference slots.
+    scratch.order.clear();
+    if scratch.number.len() < heap.len() {
+        scratch.number.resize(heap.len(), UNREACHED);
+    }
     let mut reach = Reach {
-        order: Vec::new(),
-        number: FxHashMap::default(),
+        order: &mut scratch.order,
+        number: &mut scratch.number,
     };
     for (g, ty) in layout.globals.iter().enumerate() {
-        if ty.is_ref() && reads.global(g) {
+        if ty.is_ref() && reads.global(layout, g) {
             if log {
                 ctx.accesses.push((AccessKind::Read, global_loc(g)));
             }
@@ -326,7 +400,7 @@ fn step(
         next += 1;
         let (shape, first, n) = layout.slots(heap, obj);
         for k in 0..n {
-            if layout.slot_type(shape, k).is_ref() && reads.slot(shape, k) {
+            if layout.slot_type(shape, k).is_ref() && reads.slot(layout, shape, k) {
                 if log {
                     ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
                 }
@@ -334,60 +408,60 @@ fn step(
             }
         }
     }
+    let order: &[u64] = &scratch.order;
+    let number: &[u32] = &scratch.number;
 
     // The step's seed: sequence number, name, canonical arguments.
     let mut seed = mix(mix(SEED, s), name_hash);
     for (i, &a) in args.iter().enumerate() {
-        seed = mix(seed, reach.canon(a, is_arg_ref(i)));
+        seed = mix(seed, canon(number, a, is_arg_ref(i)));
     }
 
     // The result depends on every readable slot in reach.
     let mut result = seed;
     for (g, &ty) in layout.globals.iter().enumerate() {
-        if reads.global(g) {
+        if reads.global(layout, g) {
             if log {
                 ctx.accesses.push((AccessKind::Read, global_loc(g)));
             }
             result = mix(
                 mix(result, g as u64),
-                reach.canon(heap[GLOBALS_BASE + g], ty.is_ref()),
+                canon(number, heap[GLOBALS_BASE + g], ty.is_ref()),
             );
         }
     }
-    for (n, &obj) in reach.order.iter().enumerate() {
+    for (n, &obj) in order.iter().enumerate() {
         let (shape, first, len) = layout.slots(heap, obj);
         result = mix(mix(result, n as u64), heap[obj as usize]);
         if matches!(shape, Shape::Array(_)) {
             result = mix(result, len as u64);
         }
         for k in 0..len {
-            if reads.slot(shape, k) {
+            if reads.slot(layout, shape, k) {
                 if log {
                     ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
                 }
                 let ty = layout.slot_type(shape, k);
                 result = mix(
                     mix(result, k as u64),
-                    reach.canon(heap[first + k], ty.is_ref()),
+                    canon(number, heap[first + k], ty.is_ref()),
                 );
             }
         }
     }
 
     // Candidates for reference slots and results: reached objects by header.
-    let mut by_header: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
-    for &obj in &reach.order {
-        by_header.entry(heap[obj as usize]).or_default().push(obj);
-    }
-    let pick = |h: u64, ty: Type| -> u64 {
-        let cands = header_of_type(ty).and_then(|hd| by_header.get(&hd));
-        let n = cands.map_or(0, |c| c.len());
-        let i = (h % (n as u64 + 1)) as usize;
-        if i < n {
-            cands.map_or(0, |c| c[i])
-        } else {
-            0
-        }
+    scratch.by_header.clear();
+    scratch.by_header.extend(
+        order
+            .iter()
+            .enumerate()
+            .map(|(n, &obj)| (heap[obj as usize], n as u32)),
+    );
+    scratch.by_header.sort_unstable();
+    let picker = Picker {
+        order,
+        by_header: &scratch.by_header,
     };
     let rewrite = |word: &mut u64,
                    ty: Type,
@@ -398,7 +472,7 @@ fn step(
         let c = mix(mix(seed, obj_no), k as u64);
         let changed = if ty.is_ref() {
             if c.is_multiple_of(4) {
-                *word = pick(mix(c, 0x5eed), ty);
+                *word = picker.pick(mix(c, 0x5eed), ty);
                 true
             } else {
                 false
@@ -418,23 +492,23 @@ fn step(
             acc.push((AccessKind::Write, loc));
         }
     };
-    let mut acc = std::mem::take(&mut ctx.accesses);
+    let acc = &mut ctx.accesses;
     for (g, &ty) in layout.globals.iter().enumerate() {
-        if writes.global(g) {
+        if writes.global(layout, g) {
             rewrite(
                 &mut heap[GLOBALS_BASE + g],
                 ty,
                 GLOBALS_OBJ,
                 g,
                 global_loc(g),
-                &mut acc,
+                acc,
             );
         }
     }
-    for (n, &obj) in reach.order.iter().enumerate() {
+    for (n, &obj) in order.iter().enumerate() {
         let (shape, first, len) = layout.slots(heap, obj);
         for k in 0..len {
-            if writes.slot(shape, k) {
+            if writes.slot(layout, shape, k) {
                 let ty = layout.slot_type(shape, k);
                 rewrite(
                     &mut heap[first + k],
@@ -442,16 +516,15 @@ fn step(
                     n as u64,
                     k,
                     slot_loc(shape, k),
-                    &mut acc,
+                    acc,
                 );
             }
         }
     }
-    ctx.accesses = acc;
 
     match ret {
         None => 0,
         Some(ty) if ty.is_int() => result,
-        Some(ty) => pick(result, ty),
+        Some(ty) => picker.pick(result, ty),
     }
 }

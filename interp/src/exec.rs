@@ -3,13 +3,17 @@
 
 use crate::access::{AccessKind, AccessLoc, AccessObserver, NoObserver, Site};
 use crate::config::{Config, TrapKind};
+use crate::effect_check::DeclTable;
 use crate::env::{loadstar_env_step, EnvContext, EnvInfo, VOLATILE};
-use crate::heap::{build_initial, validate_inputs, Heap, Layout};
+use crate::heap::{build_initial_in, validate_inputs, Heap, Layout};
 use crate::lower::{
     lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF,
 };
-use crate::observe::{observe, Behaviour, FinalState, RawValue};
-use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
+use crate::observe::{observe_with, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue};
+use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId};
+use rustc_hash::FxHashSet;
+use std::cell::RefCell;
+use std::sync::OnceLock;
 
 pub use crate::heap::InputError;
 
@@ -30,6 +34,42 @@ pub struct Program<'m> {
     funcs: Vec<LoweredFunc>,
     tables: Tables,
     env_info: EnvInfo,
+    names: HeapNames,
+    /// Per function, the index of its first op in a program-wide op numbering.
+    code_base: Vec<usize>,
+    /// Declared effects for effect checking, built on first use.
+    decls: OnceLock<DeclTable>,
+}
+
+/// Buffers one execution uses, kept per thread between executions so that a
+/// run allocates (almost) only its result.
+#[derive(Default)]
+struct RunBuffers {
+    heap: Vec<u64>,
+    params: Vec<u64>,
+    addrs: Vec<u64>,
+    regs: Vec<u64>,
+    frames: Vec<Frame>,
+    trace: Vec<RawValue>,
+    args: Vec<u64>,
+    sites: Vec<Site>,
+    unique: Vec<(AccessKind, AccessLoc)>,
+    escape_acc: Vec<(AccessKind, AccessLoc)>,
+    escape_queue: Vec<u64>,
+    escape_seen: FxHashSet<u64>,
+    reported_ops: Vec<bool>,
+    stamps: Vec<u32>,
+    entry_roots: Vec<u64>,
+    escaped: Vec<u64>,
+    accesses: Vec<(AccessKind, AccessLoc)>,
+    observe: ObserveScratch,
+}
+
+/// Arenas larger than this many words are not kept between executions.
+const KEEP_ARENA_WORDS: usize = 1 << 16;
+
+thread_local! {
+    static RUN_BUFFERS: RefCell<RunBuffers> = RefCell::new(RunBuffers::default());
 }
 
 struct Frame {
@@ -48,8 +88,20 @@ struct Machine<'p, 'o, O: AccessObserver> {
     trace: Vec<RawValue>,
     args: Vec<u64>,
     sites: Vec<Site>,
-    /// Top-level ops whose own access was already reported (observers only).
-    reported_ops: rustc_hash::FxHashSet<(u32, u32)>,
+    /// Scratch of [`Machine::report`]: the distinct accesses of one batch.
+    unique: Vec<(AccessKind, AccessLoc)>,
+    /// Scratch of `escape`: its accesses, the walk's queue and visited set.
+    escape_acc: Vec<(AccessKind, AccessLoc)>,
+    escape_queue: Vec<u64>,
+    escape_seen: FxHashSet<u64>,
+    /// Per op of the program (see `Program::code_base`): whether its own
+    /// access was already reported from top level (observers only).
+    reported_ops: Vec<bool>,
+    /// Per access slot (see `Program::access_slot`): the last batch that
+    /// reported it (observers only).
+    stamps: Vec<u32>,
+    /// The number of the current report batch.
+    batch: u32,
     observer: &'o mut O,
     max_depth: usize,
     steps: u64,
@@ -60,12 +112,61 @@ impl<'m> Program<'m> {
     /// Lower every function of `module`.
     pub fn new(module: &'m Module) -> Program<'m> {
         let (funcs, tables) = lower_module(module);
+        let mentioned = module
+            .globals
+            .iter()
+            .map(|g| g.ty)
+            .chain(
+                module
+                    .structs
+                    .iter()
+                    .flat_map(|s| s.fields.iter().map(|f| f.ty)),
+            )
+            .chain(funcs.iter().flat_map(|f| f.param_types.iter().copied()))
+            .chain(tables.array_elems.iter().map(|e| e.array_of()));
+        let names = HeapNames::new(module, mentioned);
+        let mut code_base = Vec::with_capacity(funcs.len() + 1);
+        let mut ops = 0;
+        for f in &funcs {
+            code_base.push(ops);
+            ops += f.code.len();
+        }
+        code_base.push(ops);
         Program {
             module,
             funcs,
             tables,
             env_info: EnvInfo::new(module),
+            names,
+            code_base,
+            decls: OnceLock::new(),
         }
+    }
+
+    /// The number of distinct access slots (see [`Program::access_slot`]).
+    fn access_slots(&self) -> usize {
+        let layout = &self.env_info.layout;
+        2 * (layout.field_count() + layout.globals.len() + 2)
+    }
+
+    /// A dense number for accesses to fields, globals, `Alloc` and `Output`
+    /// (`None` for element accesses), for de-duplicating report batches.
+    fn access_slot(&self, (kind, loc): (AccessKind, AccessLoc)) -> Option<usize> {
+        let layout = &self.env_info.layout;
+        let (nf, ng) = (layout.field_count(), layout.globals.len());
+        let n = match loc {
+            AccessLoc::Heap(EffectLoc::Field(f)) => layout.flat_field(f.ty, f.index as usize)?,
+            AccessLoc::Heap(EffectLoc::Global(g)) if g.index() < ng => nf + g.index(),
+            AccessLoc::Heap(_) => return None,
+            AccessLoc::Alloc => nf + ng,
+            AccessLoc::Output => nf + ng + 1,
+        };
+        Some(2 * n + kind as usize)
+    }
+
+    /// The declared effects of the module's instructions, shared by every checked run.
+    pub(crate) fn decl_table(&self) -> &DeclTable {
+        self.decls.get_or_init(|| DeclTable::new(self.module))
     }
 
     /// The module this program runs.
@@ -105,28 +206,52 @@ impl<'m> Program<'m> {
         config: &Config,
         observer: &mut O,
     ) -> Result<Execution, InputError> {
-        let f = self
-            .module
-            .funcs
-            .get(func.index())
-            .ok_or_else(|| InputError(format!("no function {func:?}")))?;
-        let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
-        validate_inputs(self.module, &param_types, inputs)?;
+        if func.index() >= self.module.funcs.len() {
+            return Err(InputError(format!("no function {func:?}")));
+        }
+        validate_inputs(self.module, &self.funcs[func.index()].param_types, inputs)?;
+        // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
+        let mut bufs = RUN_BUFFERS.with(|b| b.take());
+        let exec = self.run_in(func, inputs, config, observer, &mut bufs);
+        if bufs.heap.capacity() > KEEP_ARENA_WORDS {
+            bufs.heap = Vec::new();
+        }
+        bufs.observe.trim(KEEP_ARENA_WORDS);
+        RUN_BUFFERS.with(|b| b.replace(bufs));
+        Ok(exec)
+    }
+
+    /// Run validated inputs with the buffers of `bufs` (returned to it afterwards).
+    fn run_in<O: AccessObserver>(
+        &self,
+        func: FuncId,
+        inputs: &InputSpec,
+        config: &Config,
+        observer: &mut O,
+        bufs: &mut RunBuffers,
+    ) -> Execution {
         let lf = &self.funcs[func.index()];
         let layout = &self.env_info.layout;
-        let (heap, params) = match build_initial(layout, inputs, config.heap_words) {
-            Ok(init) => (init.heap, init.params),
+        let words = std::mem::take(&mut bufs.heap);
+        let heap = match build_initial_in(
+            layout,
+            inputs,
+            config.heap_words,
+            words,
+            &mut bufs.params,
+            &mut bufs.addrs,
+        ) {
+            Ok(heap) => heap,
             Err(trap) => {
                 // The inputs alone exceed the heap budget.
-                let empty = Heap {
-                    words: vec![0; 1 + layout.globals.len()],
-                    budget: 0,
-                };
-                let behaviour = observe(
+                let empty = vec![0; 1 + layout.globals.len()];
+                let behaviour = observe_with(
                     self.module,
                     layout,
+                    &self.names,
+                    &mut bufs.observe,
                     &FinalState {
-                        words: &empty.words,
+                        words: &empty,
                         entry_roots: &[],
                         returned: None,
                         escaped: &[],
@@ -134,35 +259,58 @@ impl<'m> Program<'m> {
                         trap: Some(trap),
                     },
                 );
-                return Ok(Execution {
+                return Execution {
                     behaviour,
                     fuel_used: 0,
                     steps: 0,
-                });
+                };
             }
         };
-        let entry_roots: Vec<u64> = params
-            .iter()
-            .zip(&lf.param_is_ref)
-            .filter(|(&w, &r)| r && w != 0)
-            .map(|(&w, _)| w)
-            .collect();
+        let mut entry_roots = std::mem::take(&mut bufs.entry_roots);
+        entry_roots.clear();
+        entry_roots.extend(
+            bufs.params
+                .iter()
+                .zip(&lf.param_types)
+                .filter(|(&w, t)| t.is_ref() && w != 0)
+                .map(|(&w, _)| w),
+        );
+        let mut env = EnvContext::new(&self.env_info, entry_roots);
+        env.escaped = std::mem::take(&mut bufs.escaped);
+        env.escaped.clear();
+        env.accesses = std::mem::take(&mut bufs.accesses);
+        env.accesses.clear();
+        bufs.frames.clear();
+        bufs.trace.clear();
+        bufs.reported_ops.clear();
+        bufs.stamps.clear();
+        if O::ENABLED {
+            bufs.reported_ops
+                .resize(self.code_base[self.funcs.len()], false);
+            bufs.stamps.resize(self.access_slots(), 0);
+        }
         let mut m = Machine {
             prog: self,
             heap,
-            regs: Vec::new(),
-            frames: Vec::new(),
-            env: EnvContext::new(&self.env_info, entry_roots.clone()),
-            trace: Vec::new(),
-            args: Vec::new(),
-            sites: Vec::new(),
-            reported_ops: rustc_hash::FxHashSet::default(),
+            regs: std::mem::take(&mut bufs.regs),
+            frames: std::mem::take(&mut bufs.frames),
+            env,
+            trace: std::mem::take(&mut bufs.trace),
+            args: std::mem::take(&mut bufs.args),
+            sites: std::mem::take(&mut bufs.sites),
+            unique: std::mem::take(&mut bufs.unique),
+            escape_acc: std::mem::take(&mut bufs.escape_acc),
+            escape_queue: std::mem::take(&mut bufs.escape_queue),
+            escape_seen: std::mem::take(&mut bufs.escape_seen),
+            reported_ops: std::mem::take(&mut bufs.reported_ops),
+            stamps: std::mem::take(&mut bufs.stamps),
+            batch: 0,
             observer,
             max_depth: config.max_depth,
             steps: 0,
             fuel: config.fuel,
         };
-        let result = m.exec(func.0, &params);
+        let result = m.exec(func.0, &bufs.params);
         let (returned, trap) = match result {
             Ok(None) => (None, None),
             Ok(Some(w)) => (
@@ -175,23 +323,41 @@ impl<'m> Program<'m> {
             ),
             Err(t) => (None, Some(t)),
         };
-        let behaviour = observe(
+        let behaviour = observe_with(
             self.module,
             layout,
+            &self.names,
+            &mut bufs.observe,
             &FinalState {
                 words: &m.heap.words,
-                entry_roots: &entry_roots,
+                entry_roots: &m.env.entry_roots,
                 returned,
                 escaped: &m.env.escaped,
                 trace: &m.trace,
                 trap,
             },
         );
-        Ok(Execution {
+        let exec = Execution {
             behaviour,
             fuel_used: config.fuel - m.fuel,
             steps: m.steps,
-        })
+        };
+        bufs.heap = m.heap.words;
+        bufs.regs = m.regs;
+        bufs.frames = m.frames;
+        bufs.trace = m.trace;
+        bufs.args = m.args;
+        bufs.sites = m.sites;
+        bufs.unique = m.unique;
+        bufs.escape_acc = m.escape_acc;
+        bufs.escape_queue = m.escape_queue;
+        bufs.escape_seen = m.escape_seen;
+        bufs.reported_ops = m.reported_ops;
+        bufs.stamps = m.stamps;
+        bufs.entry_roots = m.env.entry_roots;
+        bufs.escaped = m.env.escaped;
+        bufs.accesses = m.env.accesses;
+        exec
     }
 }
 
@@ -208,25 +374,48 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         self.sites.clear();
         self.sites.extend(self.frames.iter().map(|fr| Site {
             func: FuncId(fr.func),
-            inst: funcs[fr.func as usize].op_inst[fr.ret_pc - 1],
+            inst: funcs[fr.func as usize].meta[fr.ret_pc - 1].inst,
         }));
         self.sites.push(Site {
             func: FuncId(cur),
-            inst: funcs[cur as usize].op_inst[pc],
+            inst: funcs[cur as usize].meta[pc].inst,
         });
     }
 
     fn report(&mut self, cur: u32, pc: usize, accesses: &[(AccessKind, AccessLoc)]) {
-        if accesses.is_empty() {
+        let &[first, ..] = accesses else {
+            return;
+        };
+        self.fill_stack(cur, pc);
+        if accesses.len() == 1 {
+            self.observer.access(&self.sites, first.0, first.1);
             return;
         }
-        self.fill_stack(cur, pc);
         // An environment step logs one access per slot it touches; observers
         // only tell (kind, location) apart, so report each once per batch.
-        let mut unique: Vec<(AccessKind, AccessLoc)> = Vec::with_capacity(8);
+        self.batch = self.batch.wrapping_add(1);
+        if self.batch == 0 {
+            self.stamps.fill(0);
+            self.batch = 1;
+        }
+        self.unique.clear();
+        let mut prev = None;
         for &a in accesses {
-            if !unique.contains(&a) {
-                unique.push(a);
+            // Runs of one access are common (array elements): skip them cheaply.
+            if prev == Some(a) {
+                continue;
+            }
+            prev = Some(a);
+            let fresh = match self.prog.access_slot(a) {
+                Some(i) => std::mem::replace(&mut self.stamps[i], self.batch) != self.batch,
+                None => {
+                    !self.unique.contains(&a) && {
+                        self.unique.push(a);
+                        true
+                    }
+                }
+            };
+            if fresh {
                 self.observer.access(&self.sites, a.0, a.1);
             }
         }
@@ -251,17 +440,20 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         if O::ENABLED {
             let acc = std::mem::take(&mut self.env.accesses);
             self.report(cur, pc, &acc);
+            self.env.accesses = acc;
         }
         r
     }
 
-    /// The reads an `escape` of `obj` makes: every slot of its reach.
-    fn escape_reads(&self, obj: u64) -> Vec<(AccessKind, AccessLoc)> {
+    /// Append to `out` the reads an `escape` of `obj` makes: every slot of its reach.
+    fn escape_reads(&mut self, obj: u64, out: &mut Vec<(AccessKind, AccessLoc)>) {
         let layout: &Layout = &self.prog.env_info.layout;
         let words = &self.heap.words;
-        let mut seen = rustc_hash::FxHashSet::default();
-        let mut queue = vec![obj];
-        let mut out = Vec::new();
+        let seen = &mut self.escape_seen;
+        let queue = &mut self.escape_queue;
+        seen.clear();
+        queue.clear();
+        queue.push(obj);
         seen.insert(obj);
         while let Some(o) = queue.pop() {
             let (shape, first, n) = layout.slots(words, o);
@@ -280,7 +472,6 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 }
             }
         }
-        out
     }
 
     fn exec(&mut self, entry: u32, params: &[u64]) -> Result<Option<u64>, TrapKind> {
@@ -288,7 +479,11 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         let funcs = &prog.funcs;
         let mut cur_idx = entry;
         let mut cur: &LoweredFunc = &funcs[entry as usize];
-        self.regs.resize(cur.frame_size.max(1024), 0);
+        // Every frame is initialised from its template: stale words never show.
+        let want = cur.frame_size.max(1024);
+        if self.regs.len() < want {
+            self.regs.resize(want, 0);
+        }
         self.regs[..cur.frame_size].copy_from_slice(&cur.template);
         for (&slot, &w) in cur.params.iter().zip(params) {
             self.regs[slot as usize] = w;
@@ -325,13 +520,13 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         macro_rules! observe_op {
             () => {
                 if O::ENABLED {
-                    if let Some(acc) = cur.op_access[pc - 1] {
+                    if let Some(acc) = cur.meta[pc - 1].access {
                         // An op's own access has a static location: at top level
                         // (the same one-site stack every time) one report per
                         // op is all an observer can distinguish.
                         let top = self.frames.is_empty();
-                        let op = (cur_idx, (pc - 1) as u32);
-                        if !top || self.reported_ops.insert(op) {
+                        let op = prog.code_base[cur_idx as usize] + pc - 1;
+                        if !top || !std::mem::replace(&mut self.reported_ops[op], true) {
                             self.report(cur_idx, pc - 1, &[acc]);
                         }
                     }
@@ -533,11 +728,14 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 Op::Escape { v, is_ref } => {
                     let w = rd!(v);
                     if O::ENABLED {
-                        let mut acc = vec![(AccessKind::Write, AccessLoc::Output)];
+                        let mut acc = std::mem::take(&mut self.escape_acc);
+                        acc.clear();
+                        acc.push((AccessKind::Write, AccessLoc::Output));
                         if is_ref && w != 0 {
-                            acc.extend(self.escape_reads(w));
+                            self.escape_reads(w, &mut acc);
                         }
                         self.report(cur_idx, pc - 1, &acc);
+                        self.escape_acc = acc;
                     }
                     if is_ref {
                         self.trace.push(RawValue::Ref(w));
@@ -605,9 +803,9 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         };
         if result.is_err() {
             // Instructions after the trapping one were counted at block entry.
-            steps -= cur.remaining[pc - 1] as u64;
+            steps -= cur.meta[pc - 1].remaining as u64;
             for fr in &self.frames {
-                steps -= funcs[fr.func as usize].remaining[fr.ret_pc - 1] as u64;
+                steps -= funcs[fr.func as usize].meta[fr.ret_pc - 1].remaining as u64;
             }
         }
         self.steps = steps;

@@ -75,11 +75,21 @@ pub struct Layout {
     pub fields: Vec<Vec<Type>>,
     /// Per global, its type.
     pub globals: Vec<Type>,
+    /// Per struct, the number of fields of all structs before it, then the
+    /// total: field `k` of struct `s` has the flat index `field_base[s] + k`.
+    pub field_base: Vec<usize>,
 }
 
 impl Layout {
     /// The layout of `m`'s types and globals.
     pub fn new(m: &Module) -> Layout {
+        let mut field_base = Vec::with_capacity(m.structs.len() + 1);
+        let mut total = 0;
+        for s in &m.structs {
+            field_base.push(total);
+            total += s.fields.len();
+        }
+        field_base.push(total);
         Layout {
             fields: m
                 .structs
@@ -87,7 +97,21 @@ impl Layout {
                 .map(|s| s.fields.iter().map(|f| f.ty).collect())
                 .collect(),
             globals: m.globals.iter().map(|g| g.ty).collect(),
+            field_base,
         }
+    }
+
+    /// The flat index of field `k` of struct `s` (see `field_base`), if it exists.
+    pub fn flat_field(&self, s: StructId, k: usize) -> Option<usize> {
+        let base = *self.field_base.get(s.index())?;
+        let end = *self.field_base.get(s.index() + 1)?;
+        let i = base + k;
+        (i < end).then_some(i)
+    }
+
+    /// The number of fields of all structs together.
+    pub fn field_count(&self) -> usize {
+        self.field_base.last().copied().unwrap_or(0)
     }
 
     /// The slots of the object at `obj`: its shape, the word of slot 0 and the slot count.
@@ -121,14 +145,18 @@ pub struct Heap {
 impl Heap {
     /// A heap holding only the reserved word and a zeroed globals block.
     pub fn new(globals: usize, budget: usize) -> Result<Heap, TrapKind> {
+        Heap::new_in(Vec::new(), globals, budget)
+    }
+
+    /// Like [`Heap::new`], reusing `words`' allocation for the arena.
+    pub fn new_in(mut words: Vec<u64>, globals: usize, budget: usize) -> Result<Heap, TrapKind> {
         let size = GLOBALS_BASE + globals;
         if size > budget {
             return Err(TrapKind::HeapExhausted);
         }
-        Ok(Heap {
-            words: vec![0; size],
-            budget,
-        })
+        words.clear();
+        words.resize(size, 0);
+        Ok(Heap { words, budget })
     }
 
     fn bump(&mut self, size: usize, header: u64) -> Result<u64, TrapKind> {
@@ -273,8 +301,30 @@ pub fn build_initial(
     spec: &InputSpec,
     budget: usize,
 ) -> Result<InitialState, TrapKind> {
-    let mut heap = Heap::new(layout.globals.len(), budget)?;
-    let mut addrs = Vec::with_capacity(spec.objects.len());
+    let mut params = Vec::new();
+    let heap = build_initial_in(
+        layout,
+        spec,
+        budget,
+        Vec::new(),
+        &mut params,
+        &mut Vec::new(),
+    )?;
+    Ok(InitialState { heap, params })
+}
+
+/// [`build_initial`] into reused buffers: the arena reuses `words`' allocation,
+/// `params` receives one word per parameter, `addrs` is scratch.
+pub fn build_initial_in(
+    layout: &Layout,
+    spec: &InputSpec,
+    budget: usize,
+    words: Vec<u64>,
+    params: &mut Vec<u64>,
+    addrs: &mut Vec<u64>,
+) -> Result<Heap, TrapKind> {
+    let mut heap = Heap::new_in(words, layout.globals.len(), budget)?;
+    addrs.clear();
     for obj in &spec.objects {
         let a = match obj {
             InputObject::Struct { ty, fields } => heap.alloc_struct(*ty, fields.len())?,
@@ -282,12 +332,13 @@ pub fn build_initial(
         };
         addrs.push(a);
     }
+    let addrs: &[u64] = addrs;
     let word = |v: InputValue| match v {
         InputValue::Int(i) => i as u64,
         InputValue::Null => 0,
         InputValue::Obj(i) => addrs[i],
     };
-    for (obj, &a) in spec.objects.iter().zip(&addrs) {
+    for (obj, &a) in spec.objects.iter().zip(addrs) {
         let (first, vals) = match obj {
             InputObject::Struct { fields, .. } => (a as usize + 1, fields),
             InputObject::Array { elems, .. } => (a as usize + 2, elems),
@@ -299,6 +350,7 @@ pub fn build_initial(
     for (g, &v) in spec.globals.iter().enumerate() {
         heap.words[GLOBALS_BASE + g] = word(v);
     }
-    let params = spec.params.iter().map(|&v| word(v)).collect();
-    Ok(InitialState { heap, params })
+    params.clear();
+    params.extend(spec.params.iter().map(|&v| word(v)));
+    Ok(heap)
 }

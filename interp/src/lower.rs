@@ -262,20 +262,38 @@ pub struct LoweredFunc {
     pub template: Vec<u64>,
     /// The slots of the parameters, in order.
     pub params: Vec<u32>,
-    /// Which parameters are references.
-    pub param_is_ref: Vec<bool>,
+    /// The parameter types, in order.
+    pub param_types: Vec<Type>,
     /// Argument slots of the calls, indexed by `Call::args`.
     pub arg_pool: Vec<u32>,
     /// Per pc: IR instructions added when a branch lands here.
     pub entry_steps: Vec<u32>,
-    /// Per pc: IR instructions of the block after this op.
-    pub remaining: Vec<u32>,
-    /// Per pc: the IR instruction this op comes from.
-    pub op_inst: Vec<Inst>,
-    /// Per pc: the access the op itself makes (for observers).
-    pub op_access: Vec<Option<(AccessKind, AccessLoc)>>,
+    /// Per pc: where the op comes from and what it accesses.
+    pub meta: Vec<OpMeta>,
     /// Whether the function returns a reference.
     pub returns_ref: bool,
+}
+
+/// What the executor knows about an op besides the op itself.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct OpMeta {
+    /// The IR instruction this op comes from.
+    pub inst: Inst,
+    /// IR instructions of the block after this op.
+    pub remaining: u32,
+    /// The access the op itself makes (for observers).
+    pub access: Option<(AccessKind, AccessLoc)>,
+}
+
+/// Buffers lowering reuses from one function to the next.
+#[derive(Default)]
+pub struct LowerScratch {
+    fixups: Vec<(usize, [Option<Label>; 2])>,
+    block_pc: Vec<usize>,
+    tramps: Vec<(Block, Block, Inst)>,
+    tramp_pc: Vec<usize>,
+    pending_moves: Vec<(u32, u32)>,
+    moves: Vec<(u32, u32)>,
 }
 
 /// Module-level tables the bytecode refers to.
@@ -283,6 +301,8 @@ pub struct LoweredFunc {
 pub struct Tables {
     /// Array headers used by `newarray`.
     pub array_headers: Vec<u64>,
+    /// The element type of each of `array_headers`.
+    pub array_elems: Vec<Type>,
     /// Per extern, which parameters are references.
     pub extern_ref_masks: Vec<u64>,
 }
@@ -294,6 +314,7 @@ impl Tables {
             Some(i) => i as u32,
             None => {
                 self.array_headers.push(h);
+                self.array_elems.push(elem);
                 (self.array_headers.len() - 1) as u32
             }
         }
@@ -312,12 +333,13 @@ struct Lowerer<'a> {
     f: &'a Function,
     tables: &'a mut Tables,
     code: Vec<Op>,
-    remaining: Vec<u32>,
-    op_inst: Vec<Inst>,
-    op_access: Vec<Option<(AccessKind, AccessLoc)>>,
+    meta: Vec<OpMeta>,
     arg_pool: Vec<u32>,
     fixups: Vec<(usize, [Option<Label>; 2])>,
     scratch: u32,
+    /// Scratch of [`Lowerer::emit_phi_moves`]: the parallel copy, then its sequence.
+    pending_moves: Vec<(u32, u32)>,
+    moves: Vec<(u32, u32)>,
 }
 
 fn slot(v: ir::Value) -> u32 {
@@ -333,9 +355,11 @@ impl<'a> Lowerer<'a> {
         access: Option<(AccessKind, AccessLoc)>,
     ) -> usize {
         self.code.push(op);
-        self.remaining.push(remaining);
-        self.op_inst.push(inst);
-        self.op_access.push(access);
+        self.meta.push(OpMeta {
+            inst,
+            remaining,
+            access,
+        });
         self.code.len() - 1
     }
 
@@ -349,24 +373,42 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    /// The parallel copy of the phis of `to` along the edge `from → to`, sequentialised.
-    fn phi_moves(&self, from: Block, to: Block) -> Vec<(u32, u32)> {
-        let mut moves = Vec::new();
-        for &i in &self.f.blocks[to.index()].insts {
-            let data = self.f.inst(i);
-            if let InstKind::Phi(entries) = &data.kind {
-                if let (Some(r), Some(&(_, v))) =
-                    (data.result, entries.iter().find(|(b, _)| *b == from))
-                {
-                    if r != v {
-                        moves.push((slot(r), slot(v)));
-                    }
+    /// The phis of `to` with their incoming value along `from → to` (skipping self-copies).
+    fn edge_copies(&self, from: Block, to: Block) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.f.blocks[to.index()]
+            .insts
+            .iter()
+            .map(|&i| self.f.inst(i))
+            .map_while(|data| match &data.kind {
+                InstKind::Phi(entries) => Some((data.result, entries)),
+                _ => None,
+            })
+            .filter_map(move |(result, entries)| {
+                match (result, entries.iter().find(|(b, _)| *b == from)) {
+                    (Some(r), Some(&(_, v))) if r != v => Some((slot(r), slot(v))),
+                    _ => None,
                 }
-            } else {
-                break;
-            }
+            })
+    }
+
+    /// Whether the edge `from → to` needs any phi copy.
+    fn has_phi_moves(&self, from: Block, to: Block) -> bool {
+        self.edge_copies(from, to).next().is_some()
+    }
+
+    /// Emit the parallel copy of the phis of `to` along the edge `from → to`,
+    /// sequentialised, as moves attributed to `inst`.
+    fn emit_phi_moves(&mut self, from: Block, to: Block, inst: Inst, remaining: u32) {
+        let mut pending = std::mem::take(&mut self.pending_moves);
+        let mut moves = std::mem::take(&mut self.moves);
+        pending.clear();
+        pending.extend(self.edge_copies(from, to));
+        sequentialize_into(&mut pending, self.scratch, &mut moves);
+        for &(d, a) in &moves {
+            self.emit(Op::Mov { d, a }, inst, remaining, None);
         }
-        sequentialize(moves, self.scratch)
+        self.pending_moves = pending;
+        self.moves = moves;
     }
 
     fn lower_block(&mut self, b: Block, tramps: &mut Vec<(Block, Block, Inst)>) {
@@ -513,9 +555,7 @@ impl<'a> Lowerer<'a> {
                 }
                 InstKind::Guard(c) => Op::Guard { c: slot(*c) },
                 InstKind::Jmp(t) => {
-                    for (dst, src) in self.phi_moves(b, *t) {
-                        self.emit(Op::Mov { d: dst, a: src }, i, rem, None);
-                    }
+                    self.emit_phi_moves(b, *t, i, rem);
                     let pc = self.emit(Op::Jmp { t: 0 }, i, rem, None);
                     self.fixups.push((pc, [Some(Label::Block(*t)), None]));
                     terminated = true;
@@ -523,7 +563,7 @@ impl<'a> Lowerer<'a> {
                 }
                 InstKind::Br(c, t, e) => {
                     let label = |to: Block, tramps: &mut Vec<(Block, Block, Inst)>| {
-                        if self.phi_moves(b, to).is_empty() {
+                        if !self.has_phi_moves(b, to) {
                             Label::Block(to)
                         } else {
                             tramps.push((b, to, i));
@@ -635,6 +675,14 @@ fn bin_op(op: BinOp, d: u32, a: u32, b: u32) -> Op {
 /// breaking cycles through `scratch`.
 pub fn sequentialize(mut pending: Vec<(u32, u32)>, scratch: u32) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
+    sequentialize_into(&mut pending, scratch, &mut out);
+    out
+}
+
+/// [`sequentialize`] into a reused vector: `out` is cleared, then receives the
+/// moves; `pending` is consumed (left empty).
+pub fn sequentialize_into(pending: &mut Vec<(u32, u32)>, scratch: u32, out: &mut Vec<(u32, u32)>) {
+    out.clear();
     while !pending.is_empty() {
         let ready = pending
             .iter()
@@ -651,11 +699,20 @@ pub fn sequentialize(mut pending: Vec<(u32, u32)>, scratch: u32) -> Vec<(u32, u3
             }
         }
     }
-    out
 }
 
 /// Lower function `f` of module `m`.
 pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredFunc {
+    lower_function_with(m, f, tables, &mut LowerScratch::default())
+}
+
+/// [`lower_function`] with buffers reused across functions.
+pub fn lower_function_with(
+    m: &Module,
+    f: &Function,
+    tables: &mut Tables,
+    sc: &mut LowerScratch,
+) -> LoweredFunc {
     // Every slot named by a placed instruction must lie inside the frame.
     let mut slots = f.values.len();
     for i in f.inst_iter() {
@@ -674,30 +731,35 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
             template[i] = c as u64;
         }
     }
+    // Roughly one op per instruction (phis become moves, terminators may add some).
+    let ops = f.insts.len() + 2;
     let mut l = Lowerer {
         m,
         f,
         tables,
-        code: Vec::new(),
-        remaining: Vec::new(),
-        op_inst: Vec::new(),
-        op_access: Vec::new(),
+        code: Vec::with_capacity(ops),
+        meta: Vec::with_capacity(ops),
         arg_pool: Vec::new(),
-        fixups: Vec::new(),
+        fixups: std::mem::take(&mut sc.fixups),
         scratch,
+        pending_moves: std::mem::take(&mut sc.pending_moves),
+        moves: std::mem::take(&mut sc.moves),
     };
-    let mut block_pc = vec![usize::MAX; f.blocks.len()];
-    let mut tramps = Vec::new();
+    l.fixups.clear();
+    let block_pc = &mut sc.block_pc;
+    block_pc.clear();
+    block_pc.resize(f.blocks.len(), usize::MAX);
+    let tramps = &mut sc.tramps;
+    tramps.clear();
     for &b in &f.layout {
         block_pc[b.index()] = l.code.len();
-        l.lower_block(b, &mut tramps);
+        l.lower_block(b, tramps);
     }
-    let mut tramp_pc = Vec::new();
-    for &(from, to, inst) in &tramps {
+    let tramp_pc = &mut sc.tramp_pc;
+    tramp_pc.clear();
+    for &(from, to, inst) in tramps.iter() {
         tramp_pc.push(l.code.len());
-        for (d, s) in l.phi_moves(from, to) {
-            l.emit(Op::Mov { d, a: s }, inst, 0, None);
-        }
+        l.emit_phi_moves(from, to, inst, 0);
         let pc = l.emit(Op::Goto { t: 0 }, inst, 0, None);
         l.fixups.push((pc, [Some(Label::Block(to)), None]));
     }
@@ -715,7 +777,7 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
         }
     };
     let fixups = std::mem::take(&mut l.fixups);
-    for (pc, [a, b]) in fixups {
+    for &(pc, [a, b]) in &fixups {
         match &mut l.code[pc] {
             Op::Jmp { t } | Op::Goto { t } => *t = resolve(a),
             Op::Br { t, e, .. } => {
@@ -732,18 +794,19 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
     for (k, &(_, to, _)) in tramps.iter().enumerate() {
         entry_steps[tramp_pc[k]] = f.blocks[to.index()].insts.len() as u32;
     }
+    sc.fixups = fixups;
+    sc.pending_moves = l.pending_moves;
+    sc.moves = l.moves;
     let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
     LoweredFunc {
         code: l.code,
         frame_size,
         template,
         params: f.params.iter().map(|&p| slot(p)).collect(),
-        param_is_ref: param_types.iter().map(|t| t.is_ref()).collect(),
+        param_types,
         arg_pool: l.arg_pool,
         entry_steps,
-        remaining: l.remaining,
-        op_inst: l.op_inst,
-        op_access: l.op_access,
+        meta: l.meta,
         returns_ref: f.ret.is_some_and(|t| t.is_ref()),
     }
 }
@@ -752,12 +815,14 @@ pub fn lower_function(m: &Module, f: &Function, tables: &mut Tables) -> LoweredF
 pub fn lower_module(m: &Module) -> (Vec<LoweredFunc>, Tables) {
     let mut tables = Tables {
         array_headers: Vec::new(),
+        array_elems: Vec::new(),
         extern_ref_masks: m.externs.iter().map(|e| ref_mask(&e.params)).collect(),
     };
+    let mut scratch = LowerScratch::default();
     let funcs = m
         .funcs
         .iter()
-        .map(|f| lower_function(m, f, &mut tables))
+        .map(|f| lower_function_with(m, f, &mut tables, &mut scratch))
         .collect();
     (funcs, tables)
 }

@@ -4,9 +4,13 @@
 
 use crate::config::TrapKind;
 use crate::heap::{Layout, Shape, GLOBALS_BASE};
-use ir::Module;
-use rustc_hash::FxHashMap;
+use ir::{Module, StructId, Type};
 use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+/// A name in a heap entry (a global, type or field name): shared, so
+/// observing a heap never copies names.
+pub type Name = Arc<str>;
 
 /// A value as an observer sees it: references only by walk number.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -54,7 +58,7 @@ pub enum HeapEntry {
     /// `@name = value`.
     Global {
         /// The global's name without `@`.
-        name: String,
+        name: Name,
         /// Its final value.
         value: Observed,
     },
@@ -63,16 +67,16 @@ pub enum HeapEntry {
         /// The walk number.
         id: u32,
         /// The type's name.
-        ty: String,
+        ty: Name,
         /// Field names and values, in declaration order.
-        fields: Vec<(String, Observed)>,
+        fields: Vec<(Name, Observed)>,
     },
     /// `#n = [E]{v, …}`.
     Array {
         /// The walk number.
         id: u32,
         /// The array type's name, e.g. `[i64]`.
-        ty: String,
+        ty: Name,
         /// The elements.
         elems: Vec<Observed>,
     },
@@ -168,8 +172,106 @@ pub struct FinalState<'a> {
     pub trap: Option<TrapKind>,
 }
 
+/// The names of a struct type and of its fields.
+struct StructNames {
+    name: Name,
+    fields: Box<[Name]>,
+}
+
+/// The names a module's heap entries print with, each built once, on first use.
+pub struct HeapNames {
+    globals: Vec<OnceLock<Name>>,
+    structs: Vec<OnceLock<StructNames>>,
+    /// Element types of the array types the module mentions, with their array names.
+    arrays: Vec<(Type, OnceLock<Name>)>,
+}
+
+impl HeapNames {
+    /// A (lazy) name table for `m`; `types` are types the module mentions
+    /// (any others are named when met, without caching).
+    pub fn new(m: &Module, types: impl IntoIterator<Item = Type>) -> HeapNames {
+        let mut arrays: Vec<(Type, OnceLock<Name>)> = Vec::new();
+        for t in types {
+            // `[[E]]` holds `[E]` arrays: every array type up to `t`'s depth.
+            for dims in 0..t.dims {
+                let elem = Type { base: t.base, dims };
+                if !arrays.iter().any(|(e, _)| *e == elem) {
+                    arrays.push((elem, OnceLock::new()));
+                }
+            }
+        }
+        HeapNames {
+            globals: m.globals.iter().map(|_| OnceLock::new()).collect(),
+            structs: m.structs.iter().map(|_| OnceLock::new()).collect(),
+            arrays,
+        }
+    }
+
+    fn global(&self, m: &Module, g: usize) -> Name {
+        self.globals[g]
+            .get_or_init(|| Name::from(m.globals[g].name.as_str()))
+            .clone()
+    }
+
+    fn struct_names(&self, m: &Module, s: StructId) -> &StructNames {
+        self.structs[s.index()].get_or_init(|| {
+            let decl = m.struct_decl(s);
+            StructNames {
+                name: Name::from(decl.name.as_str()),
+                fields: decl
+                    .fields
+                    .iter()
+                    .map(|f| Name::from(f.name.as_str()))
+                    .collect(),
+            }
+        })
+    }
+
+    fn array(&self, m: &Module, elem: Type) -> Name {
+        let make = || Name::from(m.type_name(elem.array_of()));
+        match self.arrays.iter().find(|(e, _)| *e == elem) {
+            Some((_, cell)) => cell.get_or_init(make).clone(),
+            None => make(),
+        }
+    }
+}
+
+/// A walk number slot that no object holds.
+const UNNUMBERED: u32 = u32::MAX;
+
+/// Buffers [`observe_with`] reuses between calls.
+#[derive(Default)]
+pub struct ObserveScratch {
+    /// Objects in walk order.
+    order: Vec<u64>,
+    /// Per arena word: the walk number of the object whose header is there, or
+    /// [`UNNUMBERED`] (every entry is [`UNNUMBERED`] between calls).
+    number: Vec<u32>,
+}
+
+impl ObserveScratch {
+    /// Drop buffers grown beyond `words` words.
+    pub fn trim(&mut self, words: usize) {
+        if self.number.len() > words {
+            *self = ObserveScratch::default();
+        }
+    }
+}
+
 /// Observe the final state: walk from the roots and name every object.
 pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
+    let names = HeapNames::new(m, std::iter::empty());
+    observe_with(m, layout, &names, &mut ObserveScratch::default(), st)
+}
+
+/// [`observe`] with a module's name table and reused buffers.
+pub fn observe_with(
+    m: &Module,
+    layout: &Layout,
+    names: &HeapNames,
+    scratch: &mut ObserveScratch,
+    st: &FinalState,
+) -> Behaviour {
     let FinalState {
         words,
         entry_roots,
@@ -178,27 +280,34 @@ pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
         trace: raw_trace,
         trap,
     } = *st;
-    let mut number: FxHashMap<u64, u32> = FxHashMap::default();
-    let mut order: Vec<u64> = Vec::new();
-    let visit = |o: u64, number: &mut FxHashMap<u64, u32>, order: &mut Vec<u64>| {
-        if o != 0 && !number.contains_key(&o) {
-            number.insert(o, order.len() as u32);
+    let ObserveScratch {
+        order,
+        number: numbers,
+    } = scratch;
+    order.clear();
+    if numbers.len() < words.len() {
+        numbers.resize(words.len(), UNNUMBERED);
+    }
+    let number: &mut [u32] = numbers;
+    let visit = |o: u64, number: &mut [u32], order: &mut Vec<u64>| {
+        if o != 0 && number[o as usize] == UNNUMBERED {
+            number[o as usize] = order.len() as u32;
             order.push(o);
         }
     };
     for (g, ty) in layout.globals.iter().enumerate() {
         if ty.is_ref() {
-            visit(words[GLOBALS_BASE + g], &mut number, &mut order);
+            visit(words[GLOBALS_BASE + g], number, order);
         }
     }
     for &r in entry_roots {
-        visit(r, &mut number, &mut order);
+        visit(r, number, order);
     }
     if let Some(RawValue::Ref(r)) = returned {
-        visit(r, &mut number, &mut order);
+        visit(r, number, order);
     }
     for &r in escaped {
-        visit(r, &mut number, &mut order);
+        visit(r, number, order);
     }
     let mut next = 0;
     while next < order.len() {
@@ -207,15 +316,19 @@ pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
         let (shape, first, n) = layout.slots(words, obj);
         for k in 0..n {
             if layout.slot_type(shape, k).is_ref() {
-                visit(words[first + k], &mut number, &mut order);
+                visit(words[first + k], number, order);
             }
         }
     }
+    let number: &[u32] = number;
     let obs = |v: RawValue| match v {
         RawValue::Int(i) => Observed::Int(i),
         RawValue::Ref(0) => Observed::Null,
         // Every traced or returned reference is a root, hence numbered.
-        RawValue::Ref(r) => number.get(&r).map_or(Observed::Null, |&n| Observed::Obj(n)),
+        RawValue::Ref(r) => match number.get(r as usize) {
+            Some(&n) if n != UNNUMBERED => Observed::Obj(n),
+            _ => Observed::Null,
+        },
     };
     let word = |w: u64, is_ref: bool| {
         if is_ref {
@@ -224,10 +337,10 @@ pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
             Observed::Int(w as i64)
         }
     };
-    let mut heap = Vec::new();
+    let mut heap = Vec::with_capacity(m.globals.len() + order.len());
     for (g, decl) in m.globals.iter().enumerate() {
         heap.push(HeapEntry::Global {
-            name: decl.name.clone(),
+            name: names.global(m, g),
             value: word(words[GLOBALS_BASE + g], decl.ty.is_ref()),
         });
     }
@@ -237,20 +350,24 @@ pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
         heap.push(match shape {
             Shape::Struct(s) => {
                 let decl = m.struct_decl(s);
+                let sn = names.struct_names(m, s);
                 HeapEntry::Struct {
                     id,
-                    ty: decl.name.clone(),
+                    ty: sn.name.clone(),
                     fields: decl
                         .fields
                         .iter()
+                        .zip(sn.fields.iter())
                         .enumerate()
-                        .map(|(k, fd)| (fd.name.clone(), word(words[first + k], fd.ty.is_ref())))
+                        .map(|(k, (fd, name))| {
+                            (name.clone(), word(words[first + k], fd.ty.is_ref()))
+                        })
                         .collect(),
                 }
             }
             Shape::Array(e) => HeapEntry::Array {
                 id,
-                ty: m.type_name(e.array_of()),
+                ty: names.array(m, e),
                 elems: (0..n).map(|k| word(words[first + k], e.is_ref())).collect(),
             },
         });
@@ -259,9 +376,13 @@ pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
         Some(t) => Outcome::Trap(t),
         None => Outcome::Return(returned.map(obs)),
     };
-    Behaviour {
+    let behaviour = Behaviour {
         outcome,
         trace: raw_trace.iter().map(|&v| obs(v)).collect(),
         heap,
+    };
+    for &o in order.iter() {
+        numbers[o as usize] = UNNUMBERED;
     }
+    behaviour
 }

@@ -135,8 +135,8 @@ fn outcome_class(o: &Outcome) -> String {
 fn heap_entry_label(e: Option<&HeapEntry>) -> String {
     match e {
         Some(HeapEntry::Global { name, .. }) => format!("@{name}"),
-        Some(HeapEntry::Struct { ty, .. }) => ty.clone(),
-        Some(HeapEntry::Array { ty, .. }) => ty.clone(),
+        Some(HeapEntry::Struct { ty, .. }) => ty.to_string(),
+        Some(HeapEntry::Array { ty, .. }) => ty.to_string(),
         None => "missing".to_string(),
     }
 }
