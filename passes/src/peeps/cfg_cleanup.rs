@@ -1,10 +1,11 @@
 //! CFG cleanup between peephole rounds: delete blocks the entry no longer
 //! reaches (dropping the phi entries that named them), and merge a block into
-//! its single predecessor when that predecessor jumps only to it.
+//! its single predecessor when that predecessor jumps only to it. Both start
+//! from the engine's cached CFG when no edge changed since it was computed.
 
 use super::engine::Engine;
-use ir::cfg::Cfg;
 use ir::{Block, Inst, InstKind};
+use smallvec::SmallVec;
 
 impl Engine<'_> {
     /// Run both cleanups; returns whether anything changed. Expects compacted blocks.
@@ -16,26 +17,32 @@ impl Engine<'_> {
     }
 
     fn remove_unreachable(&mut self) -> bool {
-        let cfg = Cfg::new(self.func);
-        let dead: Vec<Block> = self
-            .func
-            .layout
-            .iter()
-            .copied()
-            .filter(|&b| !cfg.is_reachable(b))
-            .collect();
+        let cfg = self.take_cfg();
+        let mut dead = std::mem::take(&mut self.bufs.dead);
+        dead.clear();
+        dead.extend(
+            self.func
+                .layout
+                .iter()
+                .copied()
+                .filter(|&b| !cfg.is_reachable(b)),
+        );
         if dead.is_empty() {
+            self.cfg = Some(cfg);
+            self.bufs.dead = dead;
             return false;
         }
+        self.cfg_changed();
         for &b in &dead {
             for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
                 self.detach(inst);
             }
         }
         self.func.layout.retain(|&b| cfg.is_reachable(b));
-        for b in self.func.layout.clone() {
-            let phis: Vec<Inst> = self.phis_of(b);
-            for p in phis {
+        for k in 0..self.func.layout.len() {
+            let b = self.func.layout[k];
+            let phis = self.take_phis_of(b);
+            for &p in &phis {
                 let mut changed = false;
                 if let InstKind::Phi(entries) = &mut self.func.insts[p.index()].kind {
                     let before = entries.len();
@@ -46,28 +53,34 @@ impl Engine<'_> {
                     self.changed(p);
                 }
             }
+            self.bufs.phis = phis;
         }
         self.report.blocks_removed += dead.len() as u64;
+        self.bufs.dead = dead;
         true
     }
 
-    fn phis_of(&self, b: Block) -> Vec<Inst> {
-        self.func.blocks[b.index()]
-            .insts
-            .iter()
-            .copied()
-            .filter(|&i| self.placed(i) && self.func.insts[i.index()].kind.is_phi())
-            .collect()
-    }
-
     fn merge_blocks(&mut self) -> bool {
-        let cfg = Cfg::new(self.func);
-        let mut preds: Vec<Vec<Block>> = (0..self.func.blocks.len())
-            .map(|b| cfg.preds(Block::new(b)).to_vec())
-            .collect();
+        let cfg = self.take_cfg();
+        let n = self.func.blocks.len();
+        let mut preds = Preds {
+            start: std::mem::take(&mut self.bufs.pred_start),
+            list: std::mem::take(&mut self.bufs.pred_list),
+        };
+        preds.start.clear();
+        preds.list.clear();
+        for b in 0..n {
+            preds.start.push(preds.list.len() as u32);
+            preds.list.extend_from_slice(cfg.preds(Block::new(b)));
+        }
+        preds.start.push(preds.list.len() as u32);
         let entry = self.func.entry();
-        let mut gone = vec![false; self.func.blocks.len()];
-        for a in self.func.layout.clone() {
+        let mut gone = std::mem::take(&mut self.bufs.gone);
+        gone.clear();
+        gone.resize(n, false);
+        let mut any = false;
+        for k in 0..self.func.layout.len() {
+            let a = self.func.layout[k];
             if gone[a.index()] {
                 continue;
             }
@@ -75,23 +88,30 @@ impl Engine<'_> {
                 let InstKind::Jmp(b) = self.func.insts[term.index()].kind else {
                     break;
                 };
-                if b == a || b == entry || preds[b.index()] != [a] {
+                if b == a || b == entry || preds.of(b) != [a] {
                     break;
                 }
                 self.merge(a, b, term, &mut preds);
                 gone[b.index()] = true;
+                any = true;
             }
         }
-        let any = gone.iter().any(|&g| g);
         if any {
             self.func.layout.retain(|&x| !gone[x.index()]);
+            self.cfg_changed();
+        } else {
+            self.cfg = Some(cfg);
         }
+        self.bufs.pred_start = preds.start;
+        self.bufs.pred_list = preds.list;
+        self.bufs.gone = gone;
         any
     }
 
     /// Move `b`'s instructions to the end of `a` (whose terminator `term` jumps to `b`).
-    fn merge(&mut self, a: Block, b: Block, term: Inst, preds: &mut [Vec<Block>]) {
-        for phi in self.phis_of(b) {
+    fn merge(&mut self, a: Block, b: Block, term: Inst, preds: &mut Preds) {
+        let phis = self.take_phis_of(b);
+        for &phi in &phis {
             let v = match &self.func.insts[phi.index()].kind {
                 InstKind::Phi(entries) => entries.first().map(|e| e.1),
                 _ => None,
@@ -100,6 +120,7 @@ impl Engine<'_> {
                 self.collapse_single_entry_phi(phi, v);
             }
         }
+        self.bufs.phis = phis;
         self.func.insts[term.index()].block = None;
         self.func.blocks[a.index()].insts.pop();
         for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
@@ -108,13 +129,18 @@ impl Engine<'_> {
                 self.func.blocks[a.index()].insts.push(inst);
             }
         }
-        for s in self.func.successors(a) {
-            for p in &mut preds[s.index()] {
+        let succs: SmallVec<[Block; 2]> = match self.func.terminator(a) {
+            Some(t) => self.func.insts[t.index()].kind.successors().collect(),
+            None => SmallVec::new(),
+        };
+        for s in succs {
+            for p in preds.of_mut(s) {
                 if *p == b {
                     *p = a;
                 }
             }
-            for phi in self.phis_of(s) {
+            let phis = self.take_phis_of(s);
+            for &phi in &phis {
                 if let InstKind::Phi(entries) = &mut self.func.insts[phi.index()].kind {
                     for e in entries.iter_mut() {
                         if e.0 == b {
@@ -124,7 +150,25 @@ impl Engine<'_> {
                 }
                 self.changed(phi);
             }
+            self.bufs.phis = phis;
         }
         self.report.blocks_merged += 1;
+    }
+}
+
+/// The predecessors of every block slot, flat, as the merge updates them.
+struct Preds {
+    /// Block `b`'s predecessors are `list[start[b]..start[b + 1]]`.
+    start: Vec<u32>,
+    list: Vec<Block>,
+}
+
+impl Preds {
+    fn of(&self, b: Block) -> &[Block] {
+        &self.list[self.start[b.index()] as usize..self.start[b.index() + 1] as usize]
+    }
+
+    fn of_mut(&mut self, b: Block) -> &mut [Block] {
+        &mut self.list[self.start[b.index()] as usize..self.start[b.index() + 1] as usize]
     }
 }

@@ -3,10 +3,13 @@
 //! former inputs, and every instruction that registered a dependency on the
 //! changed one. Runs until the worklist is empty, with CFG cleanup between
 //! rounds, and can check the invariant "every instruction is on the worklist
-//! or no rule applies to it".
+//! or no rule applies to it". The CFG and dominator tree are only rebuilt when
+//! an edge changed since they were computed, and the engine's lists live in
+//! buffers reused from run to run ([`super::scratch`]).
 
 use super::rule::{Change, MatchCtx, Opnd};
 use super::rules::{rules, rules_for};
+use super::scratch::{self, reset_lists, Buffers, Scratch};
 use super::worklist::Worklist;
 use smallvec::SmallVec;
 
@@ -57,13 +60,14 @@ impl EngineReport {
     }
 }
 
-/// `(distant, dependent)` pairs registered while matching.
-type Deps = Vec<(Inst, Inst)>;
-
 /// The state of one run over one function.
 pub(crate) struct Engine<'f> {
     pub(crate) func: &'f mut Function,
     pub(crate) dom: DomTree,
+    /// The CFG of `func` as it is now; `None` once an edge or the layout changed.
+    pub(crate) cfg: Option<Cfg>,
+    /// The CFG changed since `dom` was computed.
+    pub(crate) dom_stale: bool,
     /// Per value: instructions that may use it (a superset; stale entries are skipped).
     pub(crate) users: Vec<InstList>,
     /// Per instruction: instructions to revisit when it changes.
@@ -73,6 +77,8 @@ pub(crate) struct Engine<'f> {
     /// A branch was folded since the last CFG cleanup.
     pub(crate) cfg_dirty: bool,
     opts: EngineOptions,
+    /// Reused temporaries.
+    pub(crate) bufs: Buffers,
 }
 
 /// Run the peephole engine on `func` to its fixed point.
@@ -80,30 +86,26 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
     if func.layout.is_empty() {
         return Ok(EngineReport::default());
     }
-    let mut e = Engine::new(func, opts);
-    loop {
-        e.drain()?;
-        e.compact();
-        if !e.cfg_dirty {
-            break;
-        }
-        e.cfg_dirty = false;
-        e.cleanup_cfg();
-        e.compact();
-        e.recompute_dom();
-    }
-    if opts.check != CheckMode::Off {
-        e.check_fixed_point()?;
-    }
-    Ok(e.report)
+    let mut e = Engine::new(func, opts, scratch::take());
+    let result = e.run(opts.check);
+    let (report, scratch) = e.finish();
+    scratch::give_back(scratch);
+    result.map(|()| report)
 }
 
 impl<'f> Engine<'f> {
-    fn new(func: &'f mut Function, opts: EngineOptions) -> Engine<'f> {
+    fn new(func: &'f mut Function, opts: EngineOptions, scratch: Scratch) -> Engine<'f> {
         let cfg = Cfg::new(func);
         let dom = DomTree::new(func, &cfg);
-        let mut users = vec![InstList::new(); func.values.len()];
-        let mut work = Worklist::new(func.insts.len(), opts.seed);
+        let Scratch {
+            mut users,
+            mut deps,
+            mut work,
+            bufs,
+        } = scratch;
+        reset_lists(&mut users, func.values.len());
+        reset_lists(&mut deps, func.insts.len());
+        work.reset(func.insts.len(), opts.seed);
         for inst in func.inst_iter() {
             work.push(inst);
             func.insts[inst.index()].kind.for_each_operand(|v| {
@@ -114,9 +116,11 @@ impl<'f> Engine<'f> {
             });
         }
         Engine {
-            deps: vec![InstList::new(); func.insts.len()],
+            deps,
             func,
             dom,
+            cfg: Some(cfg),
+            dom_stale: false,
             users,
             work,
             report: EngineReport {
@@ -126,26 +130,75 @@ impl<'f> Engine<'f> {
             // The first round always cleans the CFG up.
             cfg_dirty: true,
             opts,
+            bufs,
         }
+    }
+
+    /// Rounds of rewriting and CFG cleanup until nothing is left to do, then
+    /// the fixed-point check `check` asks for.
+    fn run(&mut self, check: CheckMode) -> Result<(), String> {
+        loop {
+            self.drain()?;
+            self.compact();
+            if !self.cfg_dirty {
+                break;
+            }
+            self.cfg_dirty = false;
+            self.cleanup_cfg();
+            self.compact();
+            self.recompute_dom();
+        }
+        if check != CheckMode::Off {
+            self.check_fixed_point()?;
+        }
+        Ok(())
+    }
+
+    /// The report, and the buffers for the next run.
+    fn finish(self) -> (EngineReport, Scratch) {
+        let scratch = Scratch {
+            users: self.users,
+            deps: self.deps,
+            work: self.work,
+            bufs: self.bufs,
+        };
+        (self.report, scratch)
+    }
+
+    /// An edge or the layout changed: the cached CFG and the dominator tree
+    /// no longer describe the function.
+    pub(crate) fn cfg_changed(&mut self) {
+        self.cfg = None;
+        self.dom_stale = true;
+    }
+
+    /// The CFG of the function as it is now (cached until an edge changes).
+    pub(crate) fn take_cfg(&mut self) -> Cfg {
+        self.cfg.take().unwrap_or_else(|| Cfg::new(self.func))
     }
 
     pub(crate) fn placed(&self, inst: Inst) -> bool {
         self.func.insts[inst.index()].block.is_some()
     }
 
-    /// The first rule that applies to `inst`, and the dependencies registered while looking.
-    fn find(&self, inst: Inst) -> (Option<(usize, Change)>, Deps) {
+    /// The first rule that applies to `inst`; the dependencies registered
+    /// while looking are appended to `deps`.
+    fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
         let mut cx = MatchCtx::new(self.func, &self.dom, self.opts.drop_deps_of);
+        cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
+        let mut found = None;
         for &k in rules_for(&self.func.insts[inst.index()].kind) {
             let rule = &table[k];
             cx.rule = rule.name;
             if let Some(change) = (rule.matcher)(&mut cx, inst) {
-                return (Some((k, change)), cx.deps);
+                found = Some((k, change));
+                break;
             }
         }
-        (None, cx.deps)
+        *deps = cx.deps;
+        found
     }
 
     /// Apply rules until the worklist is empty. A pulled instruction's waiting
@@ -153,7 +206,8 @@ impl<'f> Engine<'f> {
     /// a chain like `((x + 1) + 1) + 1` re-associates in one step per link
     /// instead of walking every link down the chain: linear, whatever the seed.
     fn drain(&mut self) -> Result<(), String> {
-        let mut stack: Vec<Inst> = Vec::new();
+        let mut stack = std::mem::take(&mut self.bufs.stack);
+        stack.clear();
         while let Some(inst) = self.work.pop() {
             stack.push(inst);
             while let Some(&top) = stack.last() {
@@ -174,6 +228,7 @@ impl<'f> Engine<'f> {
                 self.visit(top)?;
             }
         }
+        self.bufs.stack = stack;
         Ok(())
     }
 
@@ -182,13 +237,16 @@ impl<'f> Engine<'f> {
         if !self.placed(inst) {
             return Ok(());
         }
-        let (found, deps) = self.find(inst);
-        for (distant, dependent) in deps {
+        let mut deps = std::mem::take(&mut self.bufs.match_deps);
+        deps.clear();
+        let found = self.find(inst, &mut deps);
+        for &(distant, dependent) in &deps {
             let list = &mut self.deps[distant.index()];
             if !list.contains(&dependent) {
                 list.push(dependent);
             }
         }
+        self.bufs.match_deps = deps;
         if let Some((k, change)) = found {
             self.report.fired[k] += 1;
             self.apply(inst, change);
@@ -234,9 +292,17 @@ impl<'f> Engine<'f> {
                 }
             }
         }
-        for d in std::mem::take(&mut self.deps[inst.index()]) {
+        self.revisit_dependents(inst);
+    }
+
+    /// Put the instructions that registered a dependency on `inst` back on
+    /// the worklist, and forget those dependencies.
+    fn revisit_dependents(&mut self, inst: Inst) {
+        let list = &mut self.deps[inst.index()];
+        for &d in list.iter() {
             self.work.push(d);
         }
+        list.clear();
     }
 
     /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
@@ -265,13 +331,14 @@ impl<'f> Engine<'f> {
 
     pub(crate) fn detach(&mut self, inst: Inst) {
         self.func.insts[inst.index()].block = None;
-        for d in std::mem::take(&mut self.deps[inst.index()]) {
-            self.work.push(d);
-        }
+        self.revisit_dependents(inst);
     }
 
     fn apply(&mut self, inst: Inst, change: Change) {
-        let inputs = self.func.insts[inst.index()].kind.operands();
+        let mut inputs: SmallVec<[Value; 4]> = SmallVec::new();
+        self.func.insts[inst.index()]
+            .kind
+            .for_each_operand(|v| inputs.push(v));
         match change {
             Change::Replace(o) => {
                 let v = self.opnd(o);
@@ -297,6 +364,7 @@ impl<'f> Engine<'f> {
                     self.drop_edge(me, dropped);
                 }
                 self.cfg_dirty = true;
+                self.cfg_changed();
             }
             Change::Remove => self.detach(inst),
         }
@@ -305,13 +373,8 @@ impl<'f> Engine<'f> {
 
     /// The edge `from → to` is gone: remove one phi entry for it in `to`.
     pub(crate) fn drop_edge(&mut self, from: ir::Block, to: ir::Block) {
-        let phis: Vec<Inst> = self.func.blocks[to.index()]
-            .insts
-            .iter()
-            .copied()
-            .filter(|&p| self.placed(p) && self.func.insts[p.index()].kind.is_phi())
-            .collect();
-        for p in phis {
+        let phis = self.take_phis_of(to);
+        for &p in &phis {
             if let InstKind::Phi(entries) = &mut self.func.insts[p.index()].kind {
                 if let Some(k) = entries.iter().rposition(|e| e.0 == from) {
                     entries.remove(k);
@@ -319,30 +382,55 @@ impl<'f> Engine<'f> {
             }
             self.changed(p);
         }
+        self.bufs.phis = phis;
     }
 
-    /// Drop detached instructions from the blocks' lists.
-    pub(crate) fn compact(&mut self) {
-        let insts = &self.func.insts;
-        for b in &self.func.layout {
+    /// The placed phis of `b`, in a buffer to hand back to `bufs.phis`.
+    pub(crate) fn take_phis_of(&mut self, b: ir::Block) -> Vec<Inst> {
+        let mut phis = std::mem::take(&mut self.bufs.phis);
+        phis.clear();
+        phis.extend(
             self.func.blocks[b.index()]
                 .insts
-                .retain(|i| insts[i.index()].block.is_some());
+                .iter()
+                .copied()
+                .filter(|&i| self.placed(i) && self.func.insts[i.index()].kind.is_phi()),
+        );
+        phis
+    }
+
+    /// Drop detached instructions from the blocks' lists. (Should a block's
+    /// last instruction go, the cached CFG is dropped with it.)
+    pub(crate) fn compact(&mut self) {
+        let insts = &self.func.insts;
+        let mut lost_a_terminator = false;
+        for b in &self.func.layout {
+            let list = &mut self.func.blocks[b.index()].insts;
+            let last = list.last().copied();
+            list.retain(|i| insts[i.index()].block.is_some());
+            lost_a_terminator |= list.last().copied() != last;
+        }
+        if lost_a_terminator {
+            self.cfg_changed();
         }
     }
 
-    /// Recompute the dominator tree after the CFG changed, and revisit the
+    /// Recompute the dominator tree when the CFG changed, and revisit the
     /// phis: `phi_same` is the one rule that asks the tree.
     pub(crate) fn recompute_dom(&mut self) {
-        let cfg = Cfg::new(self.func);
-        self.dom = DomTree::new(self.func, &cfg);
-        let phis: Vec<Inst> = self
-            .func
-            .inst_iter()
-            .filter(|&i| self.func.insts[i.index()].kind.is_phi())
-            .collect();
-        for p in phis {
-            self.work.push(p);
+        if self.dom_stale {
+            let cfg = self.take_cfg();
+            self.dom = DomTree::new(self.func, &cfg);
+            self.cfg = Some(cfg);
+            self.dom_stale = false;
+        }
+        let func: &Function = self.func;
+        for b in &func.layout {
+            for &i in &func.blocks[b.index()].insts {
+                if func.insts[i.index()].kind.is_phi() {
+                    self.work.push(i);
+                }
+            }
         }
     }
 
@@ -361,13 +449,21 @@ impl<'f> Engine<'f> {
     }
 
     /// The invariant: every placed instruction is waiting or no rule applies.
-    pub(crate) fn check_fixed_point(&self) -> Result<(), String> {
+    pub(crate) fn check_fixed_point(&mut self) -> Result<(), String> {
+        let mut deps = std::mem::take(&mut self.bufs.match_deps);
+        let result = self.check_fixed_point_with(&mut deps);
+        self.bufs.match_deps = deps;
+        result
+    }
+
+    fn check_fixed_point_with(&self, deps: &mut Vec<(Inst, Inst)>) -> Result<(), String> {
         for &b in &self.func.layout {
             for &inst in &self.func.blocks[b.index()].insts {
                 if !self.placed(inst) || self.work.contains(inst) {
                     continue;
                 }
-                if let (Some((k, change)), _) = self.find(inst) {
+                deps.clear();
+                if let Some((k, change)) = self.find(inst, deps) {
                     return Err(format!(
                         "peephole fixed point violated in @{}: rule '{}' still applies to {:?} ({:?} → {:?}), which is not on the worklist",
                         self.func.name,

@@ -7,6 +7,7 @@ pub mod cfg_cleanup;
 pub mod engine;
 pub mod rule;
 pub mod rules;
+mod scratch;
 pub mod worklist;
 
 pub use engine::{run_engine, CheckMode, EngineOptions, EngineReport};
