@@ -17,7 +17,7 @@ impl Engine<'_> {
     }
 
     fn remove_unreachable(&mut self) -> bool {
-        let cfg = self.take_cfg();
+        let cfg = self.cfgs.current(self.func);
         let mut dead = std::mem::take(&mut self.bufs.dead);
         dead.clear();
         dead.extend(
@@ -28,17 +28,20 @@ impl Engine<'_> {
                 .filter(|&b| !cfg.is_reachable(b)),
         );
         if dead.is_empty() {
-            self.cfg = Some(cfg);
             self.bufs.dead = dead;
             return false;
         }
+        let mut reachable = std::mem::take(&mut self.bufs.reachable);
+        reachable.clear();
+        reachable.extend((0..self.func.blocks.len()).map(|b| cfg.is_reachable(Block::new(b))));
+        let is_reachable = |b: Block| reachable.get(b.index()).copied().unwrap_or(false);
         self.cfg_changed();
         for &b in &dead {
             for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
                 self.detach(inst);
             }
         }
-        self.func.layout.retain(|&b| cfg.is_reachable(b));
+        self.func.layout.retain(|&b| is_reachable(b));
         for k in 0..self.func.layout.len() {
             let b = self.func.layout[k];
             let phis = self.take_phis_of(b);
@@ -46,7 +49,7 @@ impl Engine<'_> {
                 let mut changed = false;
                 if let InstKind::Phi(entries) = &mut self.func.insts[p.index()].kind {
                     let before = entries.len();
-                    entries.retain(|(pred, _)| cfg.is_reachable(*pred));
+                    entries.retain(|(pred, _)| is_reachable(*pred));
                     changed = entries.len() != before;
                 }
                 if changed {
@@ -57,11 +60,12 @@ impl Engine<'_> {
         }
         self.report.blocks_removed += dead.len() as u64;
         self.bufs.dead = dead;
+        self.bufs.reachable = reachable;
         true
     }
 
     fn merge_blocks(&mut self) -> bool {
-        let cfg = self.take_cfg();
+        let cfg = self.cfgs.current(self.func);
         let n = self.func.blocks.len();
         let mut preds = Preds {
             start: std::mem::take(&mut self.bufs.pred_start),
@@ -99,8 +103,6 @@ impl Engine<'_> {
         if any {
             self.func.layout.retain(|&x| !gone[x.index()]);
             self.cfg_changed();
-        } else {
-            self.cfg = Some(cfg);
         }
         self.bufs.pred_start = preds.start;
         self.bufs.pred_list = preds.list;

@@ -7,6 +7,7 @@
 //! an edge changed since they were computed, and the engine's lists live in
 //! buffers reused from run to run ([`super::scratch`]).
 
+use super::cfg_state::CfgState;
 use super::rule::{Change, MatchCtx, Opnd};
 use super::rules::{rules, rules_for};
 use super::scratch::{self, reset_lists, Buffers, Scratch};
@@ -16,8 +17,6 @@ use smallvec::SmallVec;
 /// Users or dependents of one value or instruction: usually a few, kept inline
 /// so that building the engine does not allocate per value.
 pub(crate) type InstList = SmallVec<[Inst; 4]>;
-use ir::cfg::Cfg;
-use ir::dom::DomTree;
 use ir::{Function, Inst, InstKind, UnOp, Value};
 
 /// When the fixed-point invariant is checked.
@@ -63,11 +62,8 @@ impl EngineReport {
 /// The state of one run over one function.
 pub(crate) struct Engine<'f> {
     pub(crate) func: &'f mut Function,
-    pub(crate) dom: DomTree,
-    /// The CFG of `func` as it is now; `None` once an edge or the layout changed.
-    pub(crate) cfg: Option<Cfg>,
-    /// The CFG changed since `dom` was computed.
-    pub(crate) dom_stale: bool,
+    /// The snapshot CFG (and its dominator tree) rules see, and the current CFG.
+    pub(crate) cfgs: CfgState,
     /// Per value: instructions that may use it (a superset; stale entries are skipped).
     pub(crate) users: Vec<InstList>,
     /// Per instruction: instructions to revisit when it changes.
@@ -95,8 +91,7 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
 
 impl<'f> Engine<'f> {
     fn new(func: &'f mut Function, opts: EngineOptions, scratch: Scratch) -> Engine<'f> {
-        let cfg = Cfg::new(func);
-        let dom = DomTree::new(func, &cfg);
+        let cfgs = CfgState::new(func);
         let Scratch {
             mut users,
             mut deps,
@@ -118,9 +113,7 @@ impl<'f> Engine<'f> {
         Engine {
             deps,
             func,
-            dom,
-            cfg: Some(cfg),
-            dom_stale: false,
+            cfgs,
             users,
             work,
             report: EngineReport {
@@ -165,16 +158,9 @@ impl<'f> Engine<'f> {
         (self.report, scratch)
     }
 
-    /// An edge or the layout changed: the cached CFG and the dominator tree
-    /// no longer describe the function.
+    /// An edge or the layout changed: the current CFG is no longer the snapshot.
     pub(crate) fn cfg_changed(&mut self) {
-        self.cfg = None;
-        self.dom_stale = true;
-    }
-
-    /// The CFG of the function as it is now (cached until an edge changes).
-    pub(crate) fn take_cfg(&mut self) -> Cfg {
-        self.cfg.take().unwrap_or_else(|| Cfg::new(self.func))
+        self.cfgs.changed();
     }
 
     pub(crate) fn placed(&self, inst: Inst) -> bool {
@@ -184,7 +170,8 @@ impl<'f> Engine<'f> {
     /// The first rule that applies to `inst`; the dependencies registered
     /// while looking are appended to `deps`.
     fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
-        let mut cx = MatchCtx::new(self.func, &self.dom, self.opts.drop_deps_of);
+        let (cfg, dom) = self.cfgs.snapshot_dom();
+        let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
@@ -415,15 +402,10 @@ impl<'f> Engine<'f> {
         }
     }
 
-    /// Recompute the dominator tree when the CFG changed, and revisit the
-    /// phis: `phi_same` is the one rule that asks the tree.
+    /// Snapshot the CFG for the dominator tree (a new tree when it changed),
+    /// and revisit the phis: `phi_same` is the one rule that asks the tree.
     pub(crate) fn recompute_dom(&mut self) {
-        if self.dom_stale {
-            let cfg = self.take_cfg();
-            self.dom = DomTree::new(self.func, &cfg);
-            self.cfg = Some(cfg);
-            self.dom_stale = false;
-        }
+        self.cfgs.snapshot(self.func);
         let func: &Function = self.func;
         for b in &func.layout {
             for &i in &func.blocks[b.index()].insts {

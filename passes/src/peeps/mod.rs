@@ -4,6 +4,7 @@
 //! after branches fold, and a check of the fixed-point invariant.
 
 pub mod cfg_cleanup;
+mod cfg_state;
 pub mod engine;
 pub mod rule;
 pub mod rules;

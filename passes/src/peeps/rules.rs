@@ -514,7 +514,7 @@ fn phi_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     if let Some(d) = cx.func.def_inst(v) {
         let db = cx.func.insts[d.index()].block?;
         let pb = cx.func.insts[inst.index()].block?;
-        if !cx.dom.strictly_dominates(db, pb) {
+        if !cx.dom().strictly_dominates(db, pb) {
             return None;
         }
     }

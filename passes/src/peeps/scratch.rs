@@ -21,6 +21,8 @@ pub(crate) struct Buffers {
     pub(crate) phis: Vec<Inst>,
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
+    /// Per block slot: reached from the entry (before the cleanup removed the rest).
+    pub(crate) reachable: Vec<bool>,
     /// Predecessors of every block slot, flat: block `b`'s are
     /// `pred_list[pred_start[b]..pred_start[b + 1]]`.
     pub(crate) pred_start: Vec<u32>,
