@@ -1,8 +1,9 @@
 //! CFG cleanup between peephole rounds: delete blocks the entry no longer
 //! reaches (dropping the phi entries that named them), and merge a block into
-//! its single predecessor when that predecessor jumps only to it. Both start
-//! from the engine's cached CFG when no edge changed since it was computed.
+//! its single predecessor when that predecessor jumps only to it. Both work
+//! on a [`BlockGraph`] kept in the engine's reused buffers.
 
+use super::block_graph::BlockGraph;
 use super::engine::Engine;
 use ir::{Block, Inst, InstKind};
 use smallvec::SmallVec;
@@ -11,13 +12,17 @@ impl Engine<'_> {
     /// Run both cleanups; returns whether anything changed. Expects compacted blocks.
     pub(crate) fn cleanup_cfg(&mut self) -> bool {
         let removed = self.remove_unreachable();
-        self.compact();
-        let merged = self.merge_blocks();
+        let lost_a_last = self.compact();
+        // The graph `remove_unreachable` computed is still the CFG unless
+        // it removed something.
+        let merged = self.merge_blocks(removed || lost_a_last);
         removed || merged
     }
 
     fn remove_unreachable(&mut self) -> bool {
-        let cfg = self.cfgs.current(self.func);
+        let mut graph = std::mem::take(&mut self.bufs.graph);
+        graph.compute(self.func);
+        let is_reachable = |b: Block| graph.is_reachable(b);
         let mut dead = std::mem::take(&mut self.bufs.dead);
         dead.clear();
         dead.extend(
@@ -25,17 +30,14 @@ impl Engine<'_> {
                 .layout
                 .iter()
                 .copied()
-                .filter(|&b| !cfg.is_reachable(b)),
+                .filter(|&b| !is_reachable(b)),
         );
         if dead.is_empty() {
             self.bufs.dead = dead;
+            self.bufs.graph = graph;
             return false;
         }
-        let mut reachable = std::mem::take(&mut self.bufs.reachable);
-        reachable.clear();
-        reachable.extend((0..self.func.blocks.len()).map(|b| cfg.is_reachable(Block::new(b))));
-        let is_reachable = |b: Block| reachable.get(b.index()).copied().unwrap_or(false);
-        self.cfg_changed();
+        self.before_cfg_change();
         for &b in &dead {
             for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
                 self.detach(inst);
@@ -60,24 +62,17 @@ impl Engine<'_> {
         }
         self.report.blocks_removed += dead.len() as u64;
         self.bufs.dead = dead;
-        self.bufs.reachable = reachable;
+        self.bufs.graph = graph;
         true
     }
 
-    fn merge_blocks(&mut self) -> bool {
-        let cfg = self.cfgs.current(self.func);
+    /// Merge blocks; `graph_stale` when `bufs.graph` no longer describes the CFG.
+    fn merge_blocks(&mut self, graph_stale: bool) -> bool {
         let n = self.func.blocks.len();
-        let mut preds = Preds {
-            start: std::mem::take(&mut self.bufs.pred_start),
-            list: std::mem::take(&mut self.bufs.pred_list),
-        };
-        preds.start.clear();
-        preds.list.clear();
-        for b in 0..n {
-            preds.start.push(preds.list.len() as u32);
-            preds.list.extend_from_slice(cfg.preds(Block::new(b)));
+        let mut graph = std::mem::take(&mut self.bufs.graph);
+        if graph_stale {
+            graph.compute(self.func);
         }
-        preds.start.push(preds.list.len() as u32);
         let entry = self.func.entry();
         let mut gone = std::mem::take(&mut self.bufs.gone);
         gone.clear();
@@ -92,26 +87,27 @@ impl Engine<'_> {
                 let InstKind::Jmp(b) = self.func.insts[term.index()].kind else {
                     break;
                 };
-                if b == a || b == entry || preds.of(b) != [a] {
+                if b == a || b == entry || graph.preds(b) != [a] {
                     break;
                 }
-                self.merge(a, b, term, &mut preds);
+                if !any {
+                    self.before_cfg_change();
+                }
+                self.merge(a, b, term, &mut graph);
                 gone[b.index()] = true;
                 any = true;
             }
         }
         if any {
             self.func.layout.retain(|&x| !gone[x.index()]);
-            self.cfg_changed();
         }
-        self.bufs.pred_start = preds.start;
-        self.bufs.pred_list = preds.list;
+        self.bufs.graph = graph;
         self.bufs.gone = gone;
         any
     }
 
     /// Move `b`'s instructions to the end of `a` (whose terminator `term` jumps to `b`).
-    fn merge(&mut self, a: Block, b: Block, term: Inst, preds: &mut Preds) {
+    fn merge(&mut self, a: Block, b: Block, term: Inst, graph: &mut BlockGraph) {
         let phis = self.take_phis_of(b);
         for &phi in &phis {
             let v = match &self.func.insts[phi.index()].kind {
@@ -136,7 +132,7 @@ impl Engine<'_> {
             None => SmallVec::new(),
         };
         for s in succs {
-            for p in preds.of_mut(s) {
+            for p in graph.preds_mut(s) {
                 if *p == b {
                     *p = a;
                 }
@@ -155,22 +151,5 @@ impl Engine<'_> {
             self.bufs.phis = phis;
         }
         self.report.blocks_merged += 1;
-    }
-}
-
-/// The predecessors of every block slot, flat, as the merge updates them.
-struct Preds {
-    /// Block `b`'s predecessors are `list[start[b]..start[b + 1]]`.
-    start: Vec<u32>,
-    list: Vec<Block>,
-}
-
-impl Preds {
-    fn of(&self, b: Block) -> &[Block] {
-        &self.list[self.start[b.index()] as usize..self.start[b.index() + 1] as usize]
-    }
-
-    fn of_mut(&mut self, b: Block) -> &mut [Block] {
-        &mut self.list[self.start[b.index()] as usize..self.start[b.index() + 1] as usize]
     }
 }

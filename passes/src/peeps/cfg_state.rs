@@ -1,63 +1,61 @@
-//! The engine's view of the control-flow graph. Rules see the dominator tree
-//! of a *snapshot*: the CFG when the engine started, retaken after each CFG
-//! cleanup (between snapshots the tree may be stale, which only makes its
-//! answers conservative). The tree depends on nothing but the snapshot's CFG,
-//! so it is built only when a rule first asks for it, which few runs do. The
-//! cleanup asks for the *current* CFG, which is the snapshot itself until an
-//! edge or the layout changes.
+//! The dominator tree rules see: the one of a *snapshot* of the CFG, taken
+//! when the engine starts and again after each CFG cleanup (between snapshots
+//! the tree may be stale, which only makes its answers conservative). Few runs
+//! ever ask for it, so neither the snapshot's `Cfg` nor its tree is built
+//! until a rule asks — except that the `Cfg` is built just before the first
+//! edge change after a snapshot, while it still describes the snapshot.
 
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::Function;
 use std::cell::OnceCell;
 
-/// The snapshot CFG, its lazily built dominator tree, and the current CFG.
+/// The snapshot CFG and its dominator tree, each built on demand.
 pub(crate) struct CfgState {
-    /// The CFG at the last snapshot.
-    snap: Cfg,
-    /// The dominator tree of `snap`, once asked for.
+    /// The CFG at the last snapshot, once built.
+    snap_cfg: OnceCell<Cfg>,
+    /// The dominator tree of the snapshot, once asked for.
     dom: OnceCell<DomTree>,
-    /// No edge or layout change since the snapshot: `snap` is current.
+    /// No edge or block list changed since the snapshot.
     snap_is_current: bool,
-    /// The current CFG, computed after a change (dropped at the next change).
-    fresh: Option<Cfg>,
+    /// Whether a rule can ask for the tree at all (only phis ask, and the
+    /// engine never creates one).
+    may_ask: bool,
 }
 
 impl CfgState {
-    /// The state of `func` as it is now (the first snapshot).
-    pub(crate) fn new(func: &Function) -> CfgState {
+    /// The first snapshot, of the function as it is now; `may_ask` is false
+    /// when it has no phi.
+    pub(crate) fn new(may_ask: bool) -> CfgState {
         CfgState {
-            snap: Cfg::new(func),
+            snap_cfg: OnceCell::new(),
             dom: OnceCell::new(),
             snap_is_current: true,
-            fresh: None,
+            may_ask,
         }
     }
 
-    /// The snapshot's CFG and the cell its dominator tree is built into.
-    pub(crate) fn snapshot_dom(&self) -> (&Cfg, &OnceCell<DomTree>) {
-        (&self.snap, &self.dom)
+    /// The cells of the snapshot's CFG and dominator tree (filled from the
+    /// function on first use; valid because they are filled before it changes).
+    pub(crate) fn snapshot_cells(&self) -> (&OnceCell<Cfg>, &OnceCell<DomTree>) {
+        (&self.snap_cfg, &self.dom)
     }
 
-    /// The CFG of `func` as it is now.
-    pub(crate) fn current(&mut self, func: &Function) -> &Cfg {
+    /// An edge, the layout or a block's last instruction of `func` is about
+    /// to change: keep what the snapshot's tree needs.
+    pub(crate) fn before_change(&mut self, func: &Function) {
         if self.snap_is_current {
-            &self.snap
-        } else {
-            self.fresh.get_or_insert_with(|| Cfg::new(func))
+            if self.may_ask && self.dom.get().is_none() {
+                self.snap_cfg.get_or_init(|| Cfg::new(func));
+            }
+            self.snap_is_current = false;
         }
     }
 
-    /// An edge or the layout of `func` changed.
-    pub(crate) fn changed(&mut self) {
-        self.snap_is_current = false;
-        self.fresh = None;
-    }
-
-    /// Take a new snapshot of `func` (a no-op when nothing changed since the last).
-    pub(crate) fn snapshot(&mut self, func: &Function) {
+    /// Take a new snapshot (a no-op when nothing changed since the last).
+    pub(crate) fn snapshot(&mut self) {
         if !self.snap_is_current {
-            self.snap = self.fresh.take().unwrap_or_else(|| Cfg::new(func));
+            self.snap_cfg = OnceCell::new();
             self.dom = OnceCell::new();
             self.snap_is_current = true;
         }

@@ -75,6 +75,9 @@ pub(crate) struct Engine<'f> {
     opts: EngineOptions,
     /// Reused temporaries.
     pub(crate) bufs: Buffers,
+    /// An instruction was detached since the last `compact` (true at the
+    /// start: the lists have not been compacted yet).
+    detached_since_compact: bool,
 }
 
 /// Run the peephole engine on `func` to its fixed point.
@@ -91,7 +94,6 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
 
 impl<'f> Engine<'f> {
     fn new(func: &'f mut Function, opts: EngineOptions, scratch: Scratch) -> Engine<'f> {
-        let cfgs = CfgState::new(func);
         let Scratch {
             mut users,
             mut deps,
@@ -101,8 +103,10 @@ impl<'f> Engine<'f> {
         reset_lists(&mut users, func.values.len());
         reset_lists(&mut deps, func.insts.len());
         work.reset(func.insts.len(), opts.seed);
+        let mut has_phis = false;
         for inst in func.inst_iter() {
             work.push(inst);
+            has_phis |= func.insts[inst.index()].kind.is_phi();
             func.insts[inst.index()].kind.for_each_operand(|v| {
                 let u: &mut InstList = &mut users[v.index()];
                 if u.last() != Some(&inst) {
@@ -113,7 +117,7 @@ impl<'f> Engine<'f> {
         Engine {
             deps,
             func,
-            cfgs,
+            cfgs: CfgState::new(has_phis),
             users,
             work,
             report: EngineReport {
@@ -124,6 +128,7 @@ impl<'f> Engine<'f> {
             cfg_dirty: true,
             opts,
             bufs,
+            detached_since_compact: true,
         }
     }
 
@@ -158,9 +163,9 @@ impl<'f> Engine<'f> {
         (self.report, scratch)
     }
 
-    /// An edge or the layout changed: the current CFG is no longer the snapshot.
-    pub(crate) fn cfg_changed(&mut self) {
-        self.cfgs.changed();
+    /// An edge, the layout or a block's last instruction is about to change.
+    pub(crate) fn before_cfg_change(&mut self) {
+        self.cfgs.before_change(self.func);
     }
 
     pub(crate) fn placed(&self, inst: Inst) -> bool {
@@ -170,7 +175,7 @@ impl<'f> Engine<'f> {
     /// The first rule that applies to `inst`; the dependencies registered
     /// while looking are appended to `deps`.
     fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
-        let (cfg, dom) = self.cfgs.snapshot_dom();
+        let (cfg, dom) = self.cfgs.snapshot_cells();
         let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
         cx.set_current(inst);
@@ -318,6 +323,7 @@ impl<'f> Engine<'f> {
 
     pub(crate) fn detach(&mut self, inst: Inst) {
         self.func.insts[inst.index()].block = None;
+        self.detached_since_compact = true;
         self.revisit_dependents(inst);
     }
 
@@ -345,13 +351,13 @@ impl<'f> Engine<'f> {
                 self.changed(inst);
             }
             Change::Jump { target, dropped } => {
+                self.before_cfg_change();
                 let me = self.func.insts[inst.index()].block;
                 self.func.insts[inst.index()].kind = InstKind::Jmp(target);
                 if let Some(me) = me {
                     self.drop_edge(me, dropped);
                 }
                 self.cfg_dirty = true;
-                self.cfg_changed();
             }
             Change::Remove => self.detach(inst),
         }
@@ -386,26 +392,37 @@ impl<'f> Engine<'f> {
         phis
     }
 
-    /// Drop detached instructions from the blocks' lists. (Should a block's
-    /// last instruction go, the cached CFG is dropped with it.)
-    pub(crate) fn compact(&mut self) {
+    /// Drop detached instructions from the blocks' lists (nothing to do when
+    /// none was detached since the last time). Should a block's last
+    /// instruction go, that is a CFG change, and the result is true.
+    pub(crate) fn compact(&mut self) -> bool {
+        if !self.detached_since_compact {
+            return false;
+        }
+        self.detached_since_compact = false;
+        let func: &Function = self.func;
+        let loses_a_last = func.layout.iter().any(|b| {
+            func.blocks[b.index()]
+                .insts
+                .last()
+                .is_some_and(|i| func.insts[i.index()].block.is_none())
+        });
+        if loses_a_last {
+            self.before_cfg_change();
+        }
         let insts = &self.func.insts;
-        let mut lost_a_terminator = false;
         for b in &self.func.layout {
-            let list = &mut self.func.blocks[b.index()].insts;
-            let last = list.last().copied();
-            list.retain(|i| insts[i.index()].block.is_some());
-            lost_a_terminator |= list.last().copied() != last;
+            self.func.blocks[b.index()]
+                .insts
+                .retain(|i| insts[i.index()].block.is_some());
         }
-        if lost_a_terminator {
-            self.cfg_changed();
-        }
+        loses_a_last
     }
 
     /// Snapshot the CFG for the dominator tree (a new tree when it changed),
     /// and revisit the phis: `phi_same` is the one rule that asks the tree.
     pub(crate) fn recompute_dom(&mut self) {
-        self.cfgs.snapshot(self.func);
+        self.cfgs.snapshot();
         let func: &Function = self.func;
         for b in &func.layout {
             for &i in &func.blocks[b.index()].insts {

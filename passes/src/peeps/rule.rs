@@ -81,7 +81,7 @@ pub struct MatchCtx<'a> {
 #[derive(Copy, Clone)]
 enum DomSource<'a> {
     Ready(&'a DomTree),
-    Lazy(&'a Cfg, &'a OnceCell<DomTree>),
+    Lazy(&'a OnceCell<Cfg>, &'a OnceCell<DomTree>),
 }
 
 impl<'a> MatchCtx<'a> {
@@ -90,11 +90,11 @@ impl<'a> MatchCtx<'a> {
         Self::with_dom(func, DomSource::Ready(dom), drop_deps_of)
     }
 
-    /// A context whose dominator tree is the one of `cfg`, built into `cell`
-    /// when a rule first asks for it.
+    /// A context whose dominator tree is built into `cell` when a rule first
+    /// asks for it, from the CFG in `cfg` (built from `func` if still empty).
     pub(crate) fn with_lazy_dom(
         func: &'a Function,
-        cfg: &'a Cfg,
+        cfg: &'a OnceCell<Cfg>,
         cell: &'a OnceCell<DomTree>,
         drop_deps_of: Option<&'static str>,
     ) -> Self {
@@ -121,7 +121,8 @@ impl<'a> MatchCtx<'a> {
     pub fn dom(&self) -> &'a DomTree {
         match self.dom {
             DomSource::Ready(dom) => dom,
-            DomSource::Lazy(cfg, cell) => cell.get_or_init(|| DomTree::new(self.func, cfg)),
+            DomSource::Lazy(cfg, cell) => cell
+                .get_or_init(|| DomTree::new(self.func, cfg.get_or_init(|| Cfg::new(self.func)))),
         }
     }
 

@@ -5,6 +5,7 @@
 //! afresh each time would cost more than the rewriting itself. One set is kept
 //! per thread; a run takes it, clears what it uses, and gives it back.
 
+use super::block_graph::BlockGraph;
 use super::engine::InstList;
 use super::worklist::Worklist;
 use ir::{Block, Inst};
@@ -21,13 +22,8 @@ pub(crate) struct Buffers {
     pub(crate) phis: Vec<Inst>,
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
-    /// Per block slot: reached from the entry (before the cleanup removed the rest).
-    pub(crate) reachable: Vec<bool>,
-    /// Predecessors of every block slot, flat: block `b`'s are
-    /// `pred_list[pred_start[b]..pred_start[b + 1]]`.
-    pub(crate) pred_start: Vec<u32>,
-    /// See `pred_start`.
-    pub(crate) pred_list: Vec<Block>,
+    /// Predecessors and reachability for the CFG cleanup.
+    pub(crate) graph: BlockGraph,
     /// Per block slot: merged away by the CFG cleanup.
     pub(crate) gone: Vec<bool>,
 }
@@ -71,5 +67,5 @@ pub(crate) fn reset_lists(lists: &mut Vec<InstList>, n: usize) {
     for list in lists.iter_mut() {
         list.clear();
     }
-    lists.resize(n, InstList::new());
+    lists.resize_with(n, InstList::new);
 }
