@@ -20,10 +20,10 @@ impl Engine<'_> {
     }
 
     fn remove_unreachable(&mut self) -> bool {
-        let mut graph = std::mem::take(&mut self.bufs.graph);
+        let mut graph = std::mem::take(&mut self.s.bufs.graph);
         graph.compute(self.func);
         let is_reachable = |b: Block| graph.is_reachable(b);
-        let mut dead = std::mem::take(&mut self.bufs.dead);
+        let mut dead = std::mem::take(&mut self.s.bufs.dead);
         dead.clear();
         dead.extend(
             self.func
@@ -33,8 +33,8 @@ impl Engine<'_> {
                 .filter(|&b| !is_reachable(b)),
         );
         if dead.is_empty() {
-            self.bufs.dead = dead;
-            self.bufs.graph = graph;
+            self.s.bufs.dead = dead;
+            self.s.bufs.graph = graph;
             return false;
         }
         self.before_cfg_change();
@@ -58,23 +58,23 @@ impl Engine<'_> {
                     self.changed(p);
                 }
             }
-            self.bufs.phis = phis;
+            self.s.bufs.phis = phis;
         }
         self.report.blocks_removed += dead.len() as u64;
-        self.bufs.dead = dead;
-        self.bufs.graph = graph;
+        self.s.bufs.dead = dead;
+        self.s.bufs.graph = graph;
         true
     }
 
     /// Merge blocks; `graph_stale` when `bufs.graph` no longer describes the CFG.
     fn merge_blocks(&mut self, graph_stale: bool) -> bool {
         let n = self.func.blocks.len();
-        let mut graph = std::mem::take(&mut self.bufs.graph);
+        let mut graph = std::mem::take(&mut self.s.bufs.graph);
         if graph_stale {
             graph.compute(self.func);
         }
         let entry = self.func.entry();
-        let mut gone = std::mem::take(&mut self.bufs.gone);
+        let mut gone = std::mem::take(&mut self.s.bufs.gone);
         gone.clear();
         gone.resize(n, false);
         let mut any = false;
@@ -101,8 +101,8 @@ impl Engine<'_> {
         if any {
             self.func.layout.retain(|&x| !gone[x.index()]);
         }
-        self.bufs.graph = graph;
-        self.bufs.gone = gone;
+        self.s.bufs.graph = graph;
+        self.s.bufs.gone = gone;
         any
     }
 
@@ -118,7 +118,7 @@ impl Engine<'_> {
                 self.collapse_single_entry_phi(phi, v);
             }
         }
-        self.bufs.phis = phis;
+        self.s.bufs.phis = phis;
         self.func.insts[term.index()].block = None;
         self.func.blocks[a.index()].insts.pop();
         for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
@@ -148,7 +148,7 @@ impl Engine<'_> {
                 }
                 self.changed(phi);
             }
-            self.bufs.phis = phis;
+            self.s.bufs.phis = phis;
         }
         self.report.blocks_merged += 1;
     }

@@ -10,8 +10,7 @@
 use super::cfg_state::CfgState;
 use super::rule::{Change, MatchCtx, Opnd};
 use super::rules::{rules, rules_for};
-use super::scratch::{self, reset_lists, Buffers, Scratch};
-use super::worklist::Worklist;
+use super::scratch::{self, reset_lists, Scratch};
 use smallvec::SmallVec;
 
 /// Users or dependents of one value or instruction: usually a few, kept inline
@@ -64,17 +63,13 @@ pub(crate) struct Engine<'f> {
     pub(crate) func: &'f mut Function,
     /// The snapshot CFG (and its dominator tree) rules see, and the current CFG.
     pub(crate) cfgs: CfgState,
-    /// Per value: instructions that may use it (a superset; stale entries are skipped).
-    pub(crate) users: Vec<InstList>,
-    /// Per instruction: instructions to revisit when it changes.
-    deps: Vec<InstList>,
-    pub(crate) work: Worklist,
+    /// The user and dependency lists, the worklist and the temporaries
+    /// (buffers reused from run to run).
+    pub(crate) s: &'f mut Scratch,
     pub(crate) report: EngineReport,
     /// A branch was folded since the last CFG cleanup.
     pub(crate) cfg_dirty: bool,
     opts: EngineOptions,
-    /// Reused temporaries.
-    pub(crate) bufs: Buffers,
     /// An instruction was detached since the last `compact` (true at the
     /// start: the lists have not been compacted yet).
     detached_since_compact: bool,
@@ -85,41 +80,32 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
     if func.layout.is_empty() {
         return Ok(EngineReport::default());
     }
-    let mut e = Engine::new(func, opts, scratch::take());
-    let result = e.run(opts.check);
-    let (report, scratch) = e.finish();
-    scratch::give_back(scratch);
-    result.map(|()| report)
+    scratch::with_scratch(|s| {
+        let mut e = Engine::new(func, opts, s);
+        e.run(opts.check).map(|()| e.report)
+    })
 }
 
 impl<'f> Engine<'f> {
-    fn new(func: &'f mut Function, opts: EngineOptions, scratch: Scratch) -> Engine<'f> {
-        let Scratch {
-            mut users,
-            mut deps,
-            mut work,
-            bufs,
-        } = scratch;
-        reset_lists(&mut users, func.values.len());
-        reset_lists(&mut deps, func.insts.len());
-        work.reset(func.insts.len(), opts.seed);
+    fn new(func: &'f mut Function, opts: EngineOptions, s: &'f mut Scratch) -> Engine<'f> {
+        reset_lists(&mut s.users, func.values.len());
+        reset_lists(&mut s.deps, func.insts.len());
+        s.work.reset(func.insts.len(), opts.seed);
         let mut has_phis = false;
         for inst in func.inst_iter() {
-            work.push(inst);
+            s.work.push(inst);
             has_phis |= func.insts[inst.index()].kind.is_phi();
             func.insts[inst.index()].kind.for_each_operand(|v| {
-                let u: &mut InstList = &mut users[v.index()];
+                let u: &mut InstList = &mut s.users[v.index()];
                 if u.last() != Some(&inst) {
                     u.push(inst);
                 }
             });
         }
         Engine {
-            deps,
             func,
             cfgs: CfgState::new(has_phis),
-            users,
-            work,
+            s,
             report: EngineReport {
                 fired: vec![0; rules().len()],
                 ..EngineReport::default()
@@ -127,7 +113,6 @@ impl<'f> Engine<'f> {
             // The first round always cleans the CFG up.
             cfg_dirty: true,
             opts,
-            bufs,
             detached_since_compact: true,
         }
     }
@@ -150,17 +135,6 @@ impl<'f> Engine<'f> {
             self.check_fixed_point()?;
         }
         Ok(())
-    }
-
-    /// The report, and the buffers for the next run.
-    fn finish(self) -> (EngineReport, Scratch) {
-        let scratch = Scratch {
-            users: self.users,
-            deps: self.deps,
-            work: self.work,
-            bufs: self.bufs,
-        };
-        (self.report, scratch)
     }
 
     /// An edge, the layout or a block's last instruction is about to change.
@@ -198,20 +172,20 @@ impl<'f> Engine<'f> {
     /// a chain like `((x + 1) + 1) + 1` re-associates in one step per link
     /// instead of walking every link down the chain: linear, whatever the seed.
     fn drain(&mut self) -> Result<(), String> {
-        let mut stack = std::mem::take(&mut self.bufs.stack);
+        let mut stack = std::mem::take(&mut self.s.bufs.stack);
         stack.clear();
-        while let Some(inst) = self.work.pop() {
+        while let Some(inst) = self.s.work.pop() {
             stack.push(inst);
             while let Some(&top) = stack.last() {
                 if self.placed(top) && !self.func.insts[top.index()].kind.is_phi() {
                     let mut waiting = None;
                     self.func.insts[top.index()].kind.for_each_operand(|v| {
                         if waiting.is_none() {
-                            waiting = self.func.def_inst(v).filter(|&d| self.work.contains(d));
+                            waiting = self.func.def_inst(v).filter(|&d| self.s.work.contains(d));
                         }
                     });
                     if let Some(d) = waiting {
-                        self.work.remove(d);
+                        self.s.work.remove(d);
                         stack.push(d);
                         continue;
                     }
@@ -220,7 +194,7 @@ impl<'f> Engine<'f> {
                 self.visit(top)?;
             }
         }
-        self.bufs.stack = stack;
+        self.s.bufs.stack = stack;
         Ok(())
     }
 
@@ -229,16 +203,16 @@ impl<'f> Engine<'f> {
         if !self.placed(inst) {
             return Ok(());
         }
-        let mut deps = std::mem::take(&mut self.bufs.match_deps);
+        let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
         deps.clear();
         let found = self.find(inst, &mut deps);
         for &(distant, dependent) in &deps {
-            let list = &mut self.deps[distant.index()];
+            let list = &mut self.s.deps[distant.index()];
             if !list.contains(&dependent) {
                 list.push(dependent);
             }
         }
-        self.bufs.match_deps = deps;
+        self.s.bufs.match_deps = deps;
         if let Some((k, change)) = found {
             self.report.fired[k] += 1;
             self.apply(inst, change);
@@ -257,10 +231,10 @@ impl<'f> Engine<'f> {
     }
 
     fn note_use(&mut self, v: Value, user: Inst) {
-        if v.index() >= self.users.len() {
-            self.users.resize(v.index() + 1, InstList::new());
+        if v.index() >= self.s.users.len() {
+            self.s.users.resize(v.index() + 1, InstList::new());
         }
-        let u = &mut self.users[v.index()];
+        let u = &mut self.s.users[v.index()];
         if u.last() != Some(&user) {
             u.push(user);
         }
@@ -269,18 +243,18 @@ impl<'f> Engine<'f> {
     fn push_inputs(&mut self, inputs: &[Value]) {
         for &v in inputs {
             if let Some(d) = self.func.def_inst(v) {
-                self.work.push(d);
+                self.s.work.push(d);
             }
         }
     }
 
     /// `inst` changed: revisit it, its users and its dependents.
     pub(crate) fn changed(&mut self, inst: Inst) {
-        self.work.push(inst);
+        self.s.work.push(inst);
         if let Some(r) = self.func.insts[inst.index()].result {
-            if let Some(us) = self.users.get(r.index()) {
+            if let Some(us) = self.s.users.get(r.index()) {
                 for &u in us {
-                    self.work.push(u);
+                    self.s.work.push(u);
                 }
             }
         }
@@ -290,9 +264,9 @@ impl<'f> Engine<'f> {
     /// Put the instructions that registered a dependency on `inst` back on
     /// the worklist, and forget those dependencies.
     fn revisit_dependents(&mut self, inst: Inst) {
-        let list = &mut self.deps[inst.index()];
+        let list = &mut self.s.deps[inst.index()];
         for &d in list.iter() {
-            self.work.push(d);
+            self.s.work.push(d);
         }
         list.clear();
     }
@@ -300,7 +274,7 @@ impl<'f> Engine<'f> {
     /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
     pub(crate) fn replace_inst(&mut self, inst: Inst, v: Value) {
         if let Some(r) = self.func.insts[inst.index()].result {
-            let us = std::mem::take(&mut self.users[r.index()]);
+            let us = std::mem::take(&mut self.s.users[r.index()]);
             for u in us {
                 if u == inst || !self.placed(u) {
                     continue;
@@ -375,12 +349,12 @@ impl<'f> Engine<'f> {
             }
             self.changed(p);
         }
-        self.bufs.phis = phis;
+        self.s.bufs.phis = phis;
     }
 
     /// The placed phis of `b`, in a buffer to hand back to `bufs.phis`.
     pub(crate) fn take_phis_of(&mut self, b: ir::Block) -> Vec<Inst> {
-        let mut phis = std::mem::take(&mut self.bufs.phis);
+        let mut phis = std::mem::take(&mut self.s.bufs.phis);
         phis.clear();
         phis.extend(
             self.func.blocks[b.index()]
@@ -427,7 +401,7 @@ impl<'f> Engine<'f> {
         for b in &func.layout {
             for &i in &func.blocks[b.index()].insts {
                 if func.insts[i.index()].kind.is_phi() {
-                    self.work.push(i);
+                    self.s.work.push(i);
                 }
             }
         }
@@ -449,16 +423,16 @@ impl<'f> Engine<'f> {
 
     /// The invariant: every placed instruction is waiting or no rule applies.
     pub(crate) fn check_fixed_point(&mut self) -> Result<(), String> {
-        let mut deps = std::mem::take(&mut self.bufs.match_deps);
+        let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
         let result = self.check_fixed_point_with(&mut deps);
-        self.bufs.match_deps = deps;
+        self.s.bufs.match_deps = deps;
         result
     }
 
     fn check_fixed_point_with(&self, deps: &mut Vec<(Inst, Inst)>) -> Result<(), String> {
         for &b in &self.func.layout {
             for &inst in &self.func.blocks[b.index()].insts {
-                if !self.placed(inst) || self.work.contains(inst) {
+                if !self.placed(inst) || self.s.work.contains(inst) {
                     continue;
                 }
                 deps.clear();

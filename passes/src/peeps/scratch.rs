@@ -3,13 +3,13 @@
 //! temporaries of matching and CFG cleanup. The pass runs four times per
 //! pipeline on functions of a few dozen instructions, so allocating these
 //! afresh each time would cost more than the rewriting itself. One set is kept
-//! per thread; a run takes it, clears what it uses, and gives it back.
+//! per thread; a run borrows it and clears what it uses.
 
 use super::block_graph::BlockGraph;
 use super::engine::InstList;
 use super::worklist::Worklist;
 use ir::{Block, Inst};
-use std::cell::Cell;
+use std::cell::RefCell;
 
 /// Temporaries of one engine run (cleared before each use).
 #[derive(Default)]
@@ -46,19 +46,21 @@ pub(crate) struct Scratch {
 const KEEP_LIMIT: usize = 1 << 16;
 
 thread_local! {
-    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// This thread's buffers (empty ones when another run holds them).
-pub(crate) fn take() -> Scratch {
-    SCRATCH.with(Cell::take)
-}
-
-/// Hand the buffers back for the next run on this thread.
-pub(crate) fn give_back(scratch: Scratch) {
-    if scratch.users.len() <= KEEP_LIMIT && scratch.deps.len() <= KEEP_LIMIT {
-        SCRATCH.with(|s| s.set(scratch));
-    }
+/// Run `f` with this thread's buffers (fresh ones should they be in use).
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let result = f(&mut scratch);
+            if scratch.users.len() > KEEP_LIMIT || scratch.deps.len() > KEEP_LIMIT {
+                *scratch = Scratch::default();
+            }
+            result
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
 /// Make `lists` `n` empty lists, keeping the storage of those that stay.
