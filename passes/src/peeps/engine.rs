@@ -3,18 +3,19 @@
 //! former inputs, and every instruction that registered a dependency on the
 //! changed one. Runs until the worklist is empty, with CFG cleanup between
 //! rounds, and can check the invariant "every instruction is on the worklist
-//! or no rule applies to it".
+//! or no rule applies to it". The CFG and dominator tree are only rebuilt when
+//! an edge changed since they were computed, and the engine's lists live in
+//! buffers reused from run to run ([`super::scratch`]).
 
+use super::cfg_state::CfgState;
 use super::rule::{Change, MatchCtx, Opnd};
 use super::rules::{rules, rules_for};
-use super::worklist::Worklist;
+use super::scratch::{self, reset_lists, Scratch};
 use smallvec::SmallVec;
 
 /// Users or dependents of one value or instruction: usually a few, kept inline
 /// so that building the engine does not allocate per value.
 pub(crate) type InstList = SmallVec<[Inst; 4]>;
-use ir::cfg::Cfg;
-use ir::dom::DomTree;
 use ir::{Function, Inst, InstKind, UnOp, Value};
 
 /// When the fixed-point invariant is checked.
@@ -57,22 +58,21 @@ impl EngineReport {
     }
 }
 
-/// `(distant, dependent)` pairs registered while matching.
-type Deps = Vec<(Inst, Inst)>;
-
 /// The state of one run over one function.
 pub(crate) struct Engine<'f> {
     pub(crate) func: &'f mut Function,
-    pub(crate) dom: DomTree,
-    /// Per value: instructions that may use it (a superset; stale entries are skipped).
-    pub(crate) users: Vec<InstList>,
-    /// Per instruction: instructions to revisit when it changes.
-    deps: Vec<InstList>,
-    pub(crate) work: Worklist,
+    /// The snapshot CFG (and its dominator tree) rules see, and the current CFG.
+    pub(crate) cfgs: CfgState,
+    /// The user and dependency lists, the worklist and the temporaries
+    /// (buffers reused from run to run).
+    pub(crate) s: &'f mut Scratch,
     pub(crate) report: EngineReport,
     /// A branch was folded since the last CFG cleanup.
     pub(crate) cfg_dirty: bool,
     opts: EngineOptions,
+    /// An instruction was detached since the last `compact` (true at the
+    /// start: the lists have not been compacted yet).
+    detached_since_compact: bool,
 }
 
 /// Run the peephole engine on `func` to its fixed point.
@@ -80,45 +80,32 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
     if func.layout.is_empty() {
         return Ok(EngineReport::default());
     }
-    let mut e = Engine::new(func, opts);
-    loop {
-        e.drain()?;
-        e.compact();
-        if !e.cfg_dirty {
-            break;
-        }
-        e.cfg_dirty = false;
-        e.cleanup_cfg();
-        e.compact();
-        e.recompute_dom();
-    }
-    if opts.check != CheckMode::Off {
-        e.check_fixed_point()?;
-    }
-    Ok(e.report)
+    scratch::with_scratch(|s| {
+        let mut e = Engine::new(func, opts, s);
+        e.run(opts.check).map(|()| e.report)
+    })
 }
 
 impl<'f> Engine<'f> {
-    fn new(func: &'f mut Function, opts: EngineOptions) -> Engine<'f> {
-        let cfg = Cfg::new(func);
-        let dom = DomTree::new(func, &cfg);
-        let mut users = vec![InstList::new(); func.values.len()];
-        let mut work = Worklist::new(func.insts.len(), opts.seed);
+    fn new(func: &'f mut Function, opts: EngineOptions, s: &'f mut Scratch) -> Engine<'f> {
+        reset_lists(&mut s.users, func.values.len());
+        reset_lists(&mut s.deps, func.insts.len());
+        s.work.reset(func.insts.len(), opts.seed);
+        let mut has_phis = false;
         for inst in func.inst_iter() {
-            work.push(inst);
+            s.work.push(inst);
+            has_phis |= func.insts[inst.index()].kind.is_phi();
             func.insts[inst.index()].kind.for_each_operand(|v| {
-                let u: &mut InstList = &mut users[v.index()];
+                let u: &mut InstList = &mut s.users[v.index()];
                 if u.last() != Some(&inst) {
                     u.push(inst);
                 }
             });
         }
         Engine {
-            deps: vec![InstList::new(); func.insts.len()],
             func,
-            dom,
-            users,
-            work,
+            cfgs: CfgState::new(has_phis),
+            s,
             report: EngineReport {
                 fired: vec![0; rules().len()],
                 ..EngineReport::default()
@@ -126,26 +113,58 @@ impl<'f> Engine<'f> {
             // The first round always cleans the CFG up.
             cfg_dirty: true,
             opts,
+            detached_since_compact: true,
         }
+    }
+
+    /// Rounds of rewriting and CFG cleanup until nothing is left to do, then
+    /// the fixed-point check `check` asks for.
+    fn run(&mut self, check: CheckMode) -> Result<(), String> {
+        loop {
+            self.drain()?;
+            self.compact();
+            if !self.cfg_dirty {
+                break;
+            }
+            self.cfg_dirty = false;
+            self.cleanup_cfg();
+            self.compact();
+            self.recompute_dom();
+        }
+        if check != CheckMode::Off {
+            self.check_fixed_point()?;
+        }
+        Ok(())
+    }
+
+    /// An edge, the layout or a block's last instruction is about to change.
+    pub(crate) fn before_cfg_change(&mut self) {
+        self.cfgs.before_change(self.func);
     }
 
     pub(crate) fn placed(&self, inst: Inst) -> bool {
         self.func.insts[inst.index()].block.is_some()
     }
 
-    /// The first rule that applies to `inst`, and the dependencies registered while looking.
-    fn find(&self, inst: Inst) -> (Option<(usize, Change)>, Deps) {
-        let mut cx = MatchCtx::new(self.func, &self.dom, self.opts.drop_deps_of);
+    /// The first rule that applies to `inst`; the dependencies registered
+    /// while looking are appended to `deps`.
+    fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
+        let (cfg, dom) = self.cfgs.snapshot_cells();
+        let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
+        cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
+        let mut found = None;
         for &k in rules_for(&self.func.insts[inst.index()].kind) {
             let rule = &table[k];
             cx.rule = rule.name;
             if let Some(change) = (rule.matcher)(&mut cx, inst) {
-                return (Some((k, change)), cx.deps);
+                found = Some((k, change));
+                break;
             }
         }
-        (None, cx.deps)
+        *deps = cx.deps;
+        found
     }
 
     /// Apply rules until the worklist is empty. A pulled instruction's waiting
@@ -153,19 +172,20 @@ impl<'f> Engine<'f> {
     /// a chain like `((x + 1) + 1) + 1` re-associates in one step per link
     /// instead of walking every link down the chain: linear, whatever the seed.
     fn drain(&mut self) -> Result<(), String> {
-        let mut stack: Vec<Inst> = Vec::new();
-        while let Some(inst) = self.work.pop() {
+        let mut stack = std::mem::take(&mut self.s.bufs.stack);
+        stack.clear();
+        while let Some(inst) = self.s.work.pop() {
             stack.push(inst);
             while let Some(&top) = stack.last() {
                 if self.placed(top) && !self.func.insts[top.index()].kind.is_phi() {
                     let mut waiting = None;
                     self.func.insts[top.index()].kind.for_each_operand(|v| {
                         if waiting.is_none() {
-                            waiting = self.func.def_inst(v).filter(|&d| self.work.contains(d));
+                            waiting = self.func.def_inst(v).filter(|&d| self.s.work.contains(d));
                         }
                     });
                     if let Some(d) = waiting {
-                        self.work.remove(d);
+                        self.s.work.remove(d);
                         stack.push(d);
                         continue;
                     }
@@ -174,6 +194,7 @@ impl<'f> Engine<'f> {
                 self.visit(top)?;
             }
         }
+        self.s.bufs.stack = stack;
         Ok(())
     }
 
@@ -182,13 +203,16 @@ impl<'f> Engine<'f> {
         if !self.placed(inst) {
             return Ok(());
         }
-        let (found, deps) = self.find(inst);
-        for (distant, dependent) in deps {
-            let list = &mut self.deps[distant.index()];
+        let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
+        deps.clear();
+        let found = self.find(inst, &mut deps);
+        for &(distant, dependent) in &deps {
+            let list = &mut self.s.deps[distant.index()];
             if !list.contains(&dependent) {
                 list.push(dependent);
             }
         }
+        self.s.bufs.match_deps = deps;
         if let Some((k, change)) = found {
             self.report.fired[k] += 1;
             self.apply(inst, change);
@@ -207,10 +231,10 @@ impl<'f> Engine<'f> {
     }
 
     fn note_use(&mut self, v: Value, user: Inst) {
-        if v.index() >= self.users.len() {
-            self.users.resize(v.index() + 1, InstList::new());
+        if v.index() >= self.s.users.len() {
+            self.s.users.resize(v.index() + 1, InstList::new());
         }
-        let u = &mut self.users[v.index()];
+        let u = &mut self.s.users[v.index()];
         if u.last() != Some(&user) {
             u.push(user);
         }
@@ -219,30 +243,38 @@ impl<'f> Engine<'f> {
     fn push_inputs(&mut self, inputs: &[Value]) {
         for &v in inputs {
             if let Some(d) = self.func.def_inst(v) {
-                self.work.push(d);
+                self.s.work.push(d);
             }
         }
     }
 
     /// `inst` changed: revisit it, its users and its dependents.
     pub(crate) fn changed(&mut self, inst: Inst) {
-        self.work.push(inst);
+        self.s.work.push(inst);
         if let Some(r) = self.func.insts[inst.index()].result {
-            if let Some(us) = self.users.get(r.index()) {
+            if let Some(us) = self.s.users.get(r.index()) {
                 for &u in us {
-                    self.work.push(u);
+                    self.s.work.push(u);
                 }
             }
         }
-        for d in std::mem::take(&mut self.deps[inst.index()]) {
-            self.work.push(d);
+        self.revisit_dependents(inst);
+    }
+
+    /// Put the instructions that registered a dependency on `inst` back on
+    /// the worklist, and forget those dependencies.
+    fn revisit_dependents(&mut self, inst: Inst) {
+        let list = &mut self.s.deps[inst.index()];
+        for &d in list.iter() {
+            self.s.work.push(d);
         }
+        list.clear();
     }
 
     /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
     pub(crate) fn replace_inst(&mut self, inst: Inst, v: Value) {
         if let Some(r) = self.func.insts[inst.index()].result {
-            let us = std::mem::take(&mut self.users[r.index()]);
+            let us = std::mem::take(&mut self.s.users[r.index()]);
             for u in us {
                 if u == inst || !self.placed(u) {
                     continue;
@@ -265,13 +297,15 @@ impl<'f> Engine<'f> {
 
     pub(crate) fn detach(&mut self, inst: Inst) {
         self.func.insts[inst.index()].block = None;
-        for d in std::mem::take(&mut self.deps[inst.index()]) {
-            self.work.push(d);
-        }
+        self.detached_since_compact = true;
+        self.revisit_dependents(inst);
     }
 
     fn apply(&mut self, inst: Inst, change: Change) {
-        let inputs = self.func.insts[inst.index()].kind.operands();
+        let mut inputs: SmallVec<[Value; 4]> = SmallVec::new();
+        self.func.insts[inst.index()]
+            .kind
+            .for_each_operand(|v| inputs.push(v));
         match change {
             Change::Replace(o) => {
                 let v = self.opnd(o);
@@ -291,6 +325,7 @@ impl<'f> Engine<'f> {
                 self.changed(inst);
             }
             Change::Jump { target, dropped } => {
+                self.before_cfg_change();
                 let me = self.func.insts[inst.index()].block;
                 self.func.insts[inst.index()].kind = InstKind::Jmp(target);
                 if let Some(me) = me {
@@ -305,13 +340,8 @@ impl<'f> Engine<'f> {
 
     /// The edge `from → to` is gone: remove one phi entry for it in `to`.
     pub(crate) fn drop_edge(&mut self, from: ir::Block, to: ir::Block) {
-        let phis: Vec<Inst> = self.func.blocks[to.index()]
-            .insts
-            .iter()
-            .copied()
-            .filter(|&p| self.placed(p) && self.func.insts[p.index()].kind.is_phi())
-            .collect();
-        for p in phis {
+        let phis = self.take_phis_of(to);
+        for &p in &phis {
             if let InstKind::Phi(entries) = &mut self.func.insts[p.index()].kind {
                 if let Some(k) = entries.iter().rposition(|e| e.0 == from) {
                     entries.remove(k);
@@ -319,30 +349,61 @@ impl<'f> Engine<'f> {
             }
             self.changed(p);
         }
+        self.s.bufs.phis = phis;
     }
 
-    /// Drop detached instructions from the blocks' lists.
-    pub(crate) fn compact(&mut self) {
+    /// The placed phis of `b`, in a buffer to hand back to `bufs.phis`.
+    pub(crate) fn take_phis_of(&mut self, b: ir::Block) -> Vec<Inst> {
+        let mut phis = std::mem::take(&mut self.s.bufs.phis);
+        phis.clear();
+        phis.extend(
+            self.func.blocks[b.index()]
+                .insts
+                .iter()
+                .copied()
+                .filter(|&i| self.placed(i) && self.func.insts[i.index()].kind.is_phi()),
+        );
+        phis
+    }
+
+    /// Drop detached instructions from the blocks' lists (nothing to do when
+    /// none was detached since the last time). Should a block's last
+    /// instruction go, that is a CFG change, and the result is true.
+    pub(crate) fn compact(&mut self) -> bool {
+        if !self.detached_since_compact {
+            return false;
+        }
+        self.detached_since_compact = false;
+        let func: &Function = self.func;
+        let loses_a_last = func.layout.iter().any(|b| {
+            func.blocks[b.index()]
+                .insts
+                .last()
+                .is_some_and(|i| func.insts[i.index()].block.is_none())
+        });
+        if loses_a_last {
+            self.before_cfg_change();
+        }
         let insts = &self.func.insts;
         for b in &self.func.layout {
             self.func.blocks[b.index()]
                 .insts
                 .retain(|i| insts[i.index()].block.is_some());
         }
+        loses_a_last
     }
 
-    /// Recompute the dominator tree after the CFG changed, and revisit the
-    /// phis: `phi_same` is the one rule that asks the tree.
+    /// Snapshot the CFG for the dominator tree (a new tree when it changed),
+    /// and revisit the phis: `phi_same` is the one rule that asks the tree.
     pub(crate) fn recompute_dom(&mut self) {
-        let cfg = Cfg::new(self.func);
-        self.dom = DomTree::new(self.func, &cfg);
-        let phis: Vec<Inst> = self
-            .func
-            .inst_iter()
-            .filter(|&i| self.func.insts[i.index()].kind.is_phi())
-            .collect();
-        for p in phis {
-            self.work.push(p);
+        self.cfgs.snapshot();
+        let func: &Function = self.func;
+        for b in &func.layout {
+            for &i in &func.blocks[b.index()].insts {
+                if func.insts[i.index()].kind.is_phi() {
+                    self.s.work.push(i);
+                }
+            }
         }
     }
 
@@ -361,13 +422,21 @@ impl<'f> Engine<'f> {
     }
 
     /// The invariant: every placed instruction is waiting or no rule applies.
-    pub(crate) fn check_fixed_point(&self) -> Result<(), String> {
+    pub(crate) fn check_fixed_point(&mut self) -> Result<(), String> {
+        let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
+        let result = self.check_fixed_point_with(&mut deps);
+        self.s.bufs.match_deps = deps;
+        result
+    }
+
+    fn check_fixed_point_with(&self, deps: &mut Vec<(Inst, Inst)>) -> Result<(), String> {
         for &b in &self.func.layout {
             for &inst in &self.func.blocks[b.index()].insts {
-                if !self.placed(inst) || self.work.contains(inst) {
+                if !self.placed(inst) || self.s.work.contains(inst) {
                     continue;
                 }
-                if let (Some((k, change)), _) = self.find(inst) {
+                deps.clear();
+                if let Some((k, change)) = self.find(inst, deps) {
                     return Err(format!(
                         "peephole fixed point violated in @{}: rule '{}' still applies to {:?} ({:?} → {:?}), which is not on the worklist",
                         self.func.name,

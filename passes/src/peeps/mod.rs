@@ -3,10 +3,13 @@
 //! (`loadstar opt --seed N`), distant dependencies (`add_dep`), CFG cleanup
 //! after branches fold, and a check of the fixed-point invariant.
 
+mod block_graph;
 pub mod cfg_cleanup;
+mod cfg_state;
 pub mod engine;
 pub mod rule;
 pub mod rules;
+mod scratch;
 pub mod worklist;
 
 pub use engine::{run_engine, CheckMode, EngineOptions, EngineReport};

@@ -5,7 +5,8 @@
 //! [`Change`] and never edits the function, so the fixed-point check can ask
 //! every rule about every instruction without side effects.
 
-use ir::{BinOp, Block, DomTree, Function, Inst, InstKind, Type, UnOp, Value};
+use ir::{BinOp, Block, Cfg, DomTree, Function, Inst, InstKind, Type, UnOp, Value};
+use std::cell::OnceCell;
 
 /// An operand of a replacement: an existing value or a constant to intern.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -65,9 +66,8 @@ impl std::fmt::Debug for Rule {
 pub struct MatchCtx<'a> {
     /// The function (read-only while matching).
     pub func: &'a Function,
-    /// A dominator tree of the function. It may be stale after edges were
-    /// removed, which only makes its answers conservative.
-    pub dom: &'a DomTree,
+    /// Where [`MatchCtx::dom`] comes from.
+    dom: DomSource<'a>,
     /// `(distant, dependent)` pairs registered by failing matchers.
     pub deps: Vec<(Inst, Inst)>,
     /// The rule being tried (set by the engine).
@@ -77,9 +77,35 @@ pub struct MatchCtx<'a> {
     current: Option<Inst>,
 }
 
+/// A dominator tree given, or one built from a CFG on first use.
+#[derive(Copy, Clone)]
+enum DomSource<'a> {
+    Ready(&'a DomTree),
+    Lazy(&'a OnceCell<Cfg>, &'a OnceCell<DomTree>),
+}
+
 impl<'a> MatchCtx<'a> {
     /// A context over `func` with dominator tree `dom`.
     pub fn new(func: &'a Function, dom: &'a DomTree, drop_deps_of: Option<&'static str>) -> Self {
+        Self::with_dom(func, DomSource::Ready(dom), drop_deps_of)
+    }
+
+    /// A context whose dominator tree is built into `cell` when a rule first
+    /// asks for it, from the CFG in `cfg` (built from `func` if still empty).
+    pub(crate) fn with_lazy_dom(
+        func: &'a Function,
+        cfg: &'a OnceCell<Cfg>,
+        cell: &'a OnceCell<DomTree>,
+        drop_deps_of: Option<&'static str>,
+    ) -> Self {
+        Self::with_dom(func, DomSource::Lazy(cfg, cell), drop_deps_of)
+    }
+
+    fn with_dom(
+        func: &'a Function,
+        dom: DomSource<'a>,
+        drop_deps_of: Option<&'static str>,
+    ) -> Self {
         MatchCtx {
             func,
             dom,
@@ -87,6 +113,16 @@ impl<'a> MatchCtx<'a> {
             rule: "",
             drop_deps_of,
             current: None,
+        }
+    }
+
+    /// A dominator tree of the function. It may be stale after edges were
+    /// removed, which only makes its answers conservative.
+    pub fn dom(&self) -> &'a DomTree {
+        match self.dom {
+            DomSource::Ready(dom) => dom,
+            DomSource::Lazy(cfg, cell) => cell
+                .get_or_init(|| DomTree::new(self.func, cfg.get_or_init(|| Cfg::new(self.func)))),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use super::rule::{Change, MatchCtx, Opnd, Rule};
 use ir::{BinOp, Inst, InstKind, UnOp, Value};
+use smallvec::SmallVec;
 
 /// Every peephole rule, in the order they are tried.
 pub fn rules() -> &'static [Rule] {
@@ -18,33 +19,63 @@ pub fn rules() -> &'static [Rule] {
 /// operation. Computed once from the patterns themselves.
 pub fn rules_for(kind: &InstKind) -> &'static [usize] {
     use std::sync::OnceLock;
-    static TABLE: OnceLock<Vec<(&'static str, Vec<usize>)>> = OnceLock::new();
+    static TABLE: OnceLock<Vec<Vec<usize>>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {
-        let mnemonics: Vec<&'static str> = BinOp::ALL
+        let mut table = vec![Vec::new(); DISPATCH_SLOTS];
+        let named = BinOp::ALL
             .iter()
-            .map(|op| op.name())
-            .chain(UnOp::ALL.iter().map(|op| op.name()))
-            .chain(["select", "phi", "br", "guard"])
-            .collect();
-        mnemonics
-            .into_iter()
-            .map(|mn| {
-                let is_binary = BinOp::from_name(mn).is_some();
-                let idx = RULES
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| pattern_root_matches(r.pattern, mn, is_binary))
-                    .map(|(k, _)| k)
-                    .collect();
-                (mn, idx)
-            })
-            .collect()
+            .map(|&op| (binop_slot(op), op.name()))
+            .chain(UnOp::ALL.iter().map(|&op| (unop_slot(op), op.name())))
+            .chain(OTHER_DISPATCHED.iter().map(|&(slot, mn)| (slot, mn)));
+        for (slot, mn) in named {
+            let is_binary = BinOp::from_name(mn).is_some();
+            table[slot] = RULES
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| pattern_root_matches(r.pattern, mn, is_binary))
+                .map(|(k, _)| k)
+                .collect();
+        }
+        table
     });
-    let mn = kind.mnemonic();
-    table
-        .iter()
-        .find(|(m, _)| *m == mn)
-        .map_or(&[], |(_, v)| v.as_slice())
+    dispatch_slot(kind).map_or(&[], |slot| table[slot].as_slice())
+}
+
+/// Slots of the dispatch table: one per binary operation, one per unary
+/// operation, then the other mnemonics rules can match.
+const DISPATCH_SLOTS: usize = BinOp::ALL.len() + UnOp::ALL.len() + OTHER_DISPATCHED.len();
+
+/// The mnemonics besides the operations that have a dispatch slot.
+const OTHER_DISPATCHED: [(usize, &str); 4] = [
+    (OTHER_BASE, "select"),
+    (OTHER_BASE + 1, "phi"),
+    (OTHER_BASE + 2, "br"),
+    (OTHER_BASE + 3, "guard"),
+];
+
+/// The first slot of [`OTHER_DISPATCHED`].
+const OTHER_BASE: usize = BinOp::ALL.len() + UnOp::ALL.len();
+
+fn binop_slot(op: BinOp) -> usize {
+    op as usize
+}
+
+fn unop_slot(op: UnOp) -> usize {
+    BinOp::ALL.len() + op as usize
+}
+
+/// The dispatch slot of an instruction's mnemonic (`None`: no rule has it
+/// as its root). Agrees with [`InstKind::mnemonic`] on every kind.
+fn dispatch_slot(kind: &InstKind) -> Option<usize> {
+    match *kind {
+        InstKind::Binary(op, ..) => Some(binop_slot(op)),
+        InstKind::Unary(op, _) => Some(unop_slot(op)),
+        InstKind::Select(..) => Some(OTHER_BASE),
+        InstKind::Phi(_) => Some(OTHER_BASE + 1),
+        InstKind::Br(..) => Some(OTHER_BASE + 2),
+        InstKind::Guard(_) => Some(OTHER_BASE + 3),
+        _ => None,
+    }
 }
 
 /// Whether the root of `pattern` (`(root ...`) names `mnemonic`.
@@ -483,7 +514,7 @@ fn phi_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     if let Some(d) = cx.func.def_inst(v) {
         let db = cx.func.insts[d.index()].block?;
         let pb = cx.func.insts[inst.index()].block?;
-        if !cx.dom.strictly_dominates(db, pb) {
+        if !cx.dom().strictly_dominates(db, pb) {
             return None;
         }
     }
@@ -499,8 +530,8 @@ fn web_constants(
     cx: &mut MatchCtx<'_>,
     v: Value,
     depth: usize,
-    seen: &mut Vec<Inst>,
-    out: &mut Vec<i64>,
+    seen: &mut SmallVec<[Inst; WEB_LIMIT]>,
+    out: &mut SmallVec<[i64; WEB_LIMIT + 1]>,
 ) -> bool {
     if let Some(c) = cx.konst(v) {
         if !out.contains(&c) {
@@ -544,7 +575,7 @@ fn phi_const_web(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     if !cx.kind(phi).is_phi() {
         return None;
     }
-    let (mut seen, mut out) = (Vec::new(), Vec::new());
+    let (mut seen, mut out) = (SmallVec::new(), SmallVec::new());
     if !web_constants(cx, a, 0, &mut seen, &mut out) || out.is_empty() {
         return None;
     }
@@ -583,5 +614,49 @@ fn guard_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     match *cx.kind(inst) {
         InstKind::Guard(c) if cx.konst(c).is_some_and(|c| c != 0) => Some(Change::Remove),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::Block;
+
+    /// The rules whose pattern root names `kind`'s mnemonic, found by name.
+    fn rules_by_mnemonic(kind: &InstKind) -> Vec<usize> {
+        let mn = kind.mnemonic();
+        let is_binary = BinOp::from_name(mn).is_some();
+        RULES
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| pattern_root_matches(r.pattern, mn, is_binary))
+            .map(|(k, _)| k)
+            .collect()
+    }
+
+    #[test]
+    fn the_dispatch_table_agrees_with_the_mnemonics() {
+        let (v, b) = (Value::new(0), Block::new(0));
+        let kinds = BinOp::ALL
+            .iter()
+            .map(|&op| InstKind::Binary(op, v, v))
+            .chain(UnOp::ALL.iter().map(|&op| InstKind::Unary(op, v)))
+            .chain([
+                InstKind::Select(v, v, v),
+                InstKind::Phi(vec![(b, v)]),
+                InstKind::Br(v, b, b),
+                InstKind::Guard(v),
+                InstKind::Jmp(b),
+                InstKind::Len(v),
+                InstKind::Escape(v),
+                InstKind::Ret(None),
+                InstKind::Unreachable,
+            ]);
+        let mut nonempty = 0;
+        for kind in kinds {
+            assert_eq!(rules_for(&kind), rules_by_mnemonic(&kind), "{kind:?}");
+            nonempty += usize::from(!rules_for(&kind).is_empty());
+        }
+        assert_eq!(nonempty, BinOp::ALL.len() + UnOp::ALL.len() + 4);
     }
 }

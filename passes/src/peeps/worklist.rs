@@ -44,14 +44,31 @@ pub struct Worklist {
 
 const NOT_ON_LIST: u32 = u32::MAX;
 
+impl Default for Worklist {
+    /// An empty worklist with seed 0.
+    fn default() -> Worklist {
+        Worklist::new(0, 0)
+    }
+}
+
 impl Worklist {
     /// An empty worklist for a function with `num_insts` instruction slots.
     pub fn new(num_insts: usize, seed: u64) -> Worklist {
         Worklist {
-            items: Vec::new(),
+            items: Vec::with_capacity(num_insts),
             pos: vec![NOT_ON_LIST; num_insts],
             rng: SplitMix64::new(seed),
         }
+    }
+
+    /// Empty the list and restart it as [`Worklist::new`] would, keeping
+    /// the storage.
+    pub fn reset(&mut self, num_insts: usize, seed: u64) {
+        self.items.clear();
+        self.items.reserve(num_insts);
+        self.pos.clear();
+        self.pos.resize(num_insts, NOT_ON_LIST);
+        self.rng = SplitMix64::new(seed);
     }
 
     /// Add `inst` unless it is already waiting.
@@ -151,6 +168,20 @@ mod tests {
         let mut rest: Vec<usize> = std::iter::from_fn(|| w.pop()).map(|i| i.index()).collect();
         rest.sort();
         assert_eq!(rest, [0, 1, 2, 4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn a_reset_list_behaves_like_a_new_one() {
+        let drain = |w: &mut Worklist| std::iter::from_fn(|| w.pop()).collect::<Vec<_>>();
+        let mut reused = Worklist::new(3, 9);
+        (0..3).for_each(|i| reused.push(Inst::new(i)));
+        reused.pop();
+        reused.reset(16, 5);
+        let mut fresh = Worklist::new(16, 5);
+        for w in [&mut reused, &mut fresh] {
+            (0..16).rev().for_each(|i| w.push(Inst::new(i)));
+        }
+        assert_eq!(drain(&mut reused), drain(&mut fresh));
     }
 
     #[test]

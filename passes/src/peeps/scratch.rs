@@ -1,0 +1,73 @@
+//! Buffers the engine reuses from one run to the next: the per-value user
+//! lists, the per-instruction dependency lists, the worklist and the small
+//! temporaries of matching and CFG cleanup. The pass runs four times per
+//! pipeline on functions of a few dozen instructions, so allocating these
+//! afresh each time would cost more than the rewriting itself. One set is kept
+//! per thread; a run borrows it and clears what it uses.
+
+use super::block_graph::BlockGraph;
+use super::engine::InstList;
+use super::worklist::Worklist;
+use ir::{Block, Inst};
+use std::cell::RefCell;
+
+/// Temporaries of one engine run (cleared before each use).
+#[derive(Default)]
+pub(crate) struct Buffers {
+    /// The depth-first stack of `drain`.
+    pub(crate) stack: Vec<Inst>,
+    /// `(distant, dependent)` pairs registered while matching one instruction.
+    pub(crate) match_deps: Vec<(Inst, Inst)>,
+    /// The phis of one block, collected before they are edited.
+    pub(crate) phis: Vec<Inst>,
+    /// Blocks found unreachable by the CFG cleanup.
+    pub(crate) dead: Vec<Block>,
+    /// Predecessors and reachability for the CFG cleanup.
+    pub(crate) graph: BlockGraph,
+    /// Per block slot: merged away by the CFG cleanup.
+    pub(crate) gone: Vec<bool>,
+}
+
+/// Everything an engine run can reuse.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Per value: instructions that may use it.
+    pub(crate) users: Vec<InstList>,
+    /// Per instruction: instructions to revisit when it changes.
+    pub(crate) deps: Vec<InstList>,
+    /// The worklist.
+    pub(crate) work: Worklist,
+    /// The small temporaries.
+    pub(crate) bufs: Buffers,
+}
+
+/// Functions bigger than this (in value or instruction slots) do not leave
+/// their buffers behind, so one huge function does not pin its memory.
+const KEEP_LIMIT: usize = 1 << 16;
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Run `f` with this thread's buffers (fresh ones should they be in use).
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let result = f(&mut scratch);
+            if scratch.users.len() > KEEP_LIMIT || scratch.deps.len() > KEEP_LIMIT {
+                *scratch = Scratch::default();
+            }
+            result
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
+/// Make `lists` `n` empty lists, keeping the storage of those that stay.
+pub(crate) fn reset_lists(lists: &mut Vec<InstList>, n: usize) {
+    lists.truncate(n);
+    for list in lists.iter_mut() {
+        list.clear();
+    }
+    lists.resize_with(n, InstList::new);
+}
