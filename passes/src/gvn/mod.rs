@@ -18,7 +18,7 @@ use crate::stats::Stats;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
-use ir::{Block, Function, Inst, InstKind, Module};
+use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify, Class, Key};
 use table::ScopedTable;
 
@@ -57,8 +57,9 @@ struct Walk<'a> {
     module: &'a Module,
     func: &'a mut Function,
     alias: AliasAnalysis,
-    uses: Vec<Vec<Inst>>,
     table: ScopedTable,
+    /// The loads numbered in the current block (storage reused block to block).
+    loads: Vec<(Key, Inst)>,
     counts: Counts,
 }
 
@@ -72,8 +73,8 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     let mut w = Walk {
         module,
         alias: AliasAnalysis::new(func),
-        uses: func.compute_uses(),
         table: ScopedTable::new(func.insts.len()),
+        loads: Vec::new(),
         func,
         counts: Counts::default(),
     };
@@ -116,10 +117,20 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     total > 0
 }
 
+/// Whether `kind` has `v` among its operands.
+fn uses_value(kind: &InstKind, v: Value) -> bool {
+    let mut found = false;
+    kind.for_each_operand(|o| found |= o == v);
+    found
+}
+
 impl Walk<'_> {
     fn block(&mut self, b: Block) {
-        let mut loads: Vec<(Key, Inst)> = Vec::new();
-        for inst in self.func.blocks[b.index()].insts.clone() {
+        let mut loads = std::mem::take(&mut self.loads);
+        loads.clear();
+        // Merging edits instructions but never a block's instruction list.
+        for pos in 0..self.func.blocks[b.index()].insts.len() {
+            let inst = self.func.blocks[b.index()].insts[pos];
             if self.func.insts[inst.index()].block.is_none() {
                 continue;
             }
@@ -153,6 +164,7 @@ impl Walk<'_> {
                 loads.retain(|&(_, load)| !self.clobbers(inst, &eff, load));
             }
         }
+        self.loads = loads;
     }
 
     /// Whether `writer` (with effects `eff`) may change what `load` reads.
@@ -187,18 +199,24 @@ impl Walk<'_> {
                 if self.func.value_type(old) != self.func.value_type(new) {
                     return false;
                 }
-                for u in std::mem::take(&mut self.uses[old.index()]) {
-                    if self.func.insts[u.index()].block.is_none() {
-                        continue;
-                    }
-                    // Edge lock: a numbered instruction leaves the table before it is edited.
-                    self.table.unlock(u);
-                    self.func.insts[u.index()].kind.for_each_operand_mut(|v| {
-                        if *v == old {
-                            *v = new;
+                // The users of `old` are found by a scan (merges are rare): its
+                // instruction is visited only now, so no earlier merge
+                // redirected anything to it or from it.
+                let func = &mut *self.func;
+                for &b in &func.layout {
+                    for &u in &func.blocks[b.index()].insts {
+                        let data = &mut func.insts[u.index()];
+                        if data.block.is_none() || !uses_value(&data.kind, old) {
+                            continue;
                         }
-                    });
-                    self.uses[new.index()].push(u);
+                        // Edge lock: a numbered instruction leaves the table before it is edited.
+                        self.table.unlock(u);
+                        data.kind.for_each_operand_mut(|v| {
+                            if *v == old {
+                                *v = new;
+                            }
+                        });
+                    }
                 }
             }
             (None, None) => {}

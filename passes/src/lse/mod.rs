@@ -6,6 +6,7 @@
 //! [`crate::alias`]; the number of tracked locations per program point is capped
 //! and the excess is forgotten, never skipped.
 
+pub mod arena;
 pub mod clobber;
 pub mod dse;
 pub mod forward;
@@ -16,6 +17,7 @@ use crate::alias::AliasAnalysis;
 use crate::manager::Pass;
 use crate::stats::Stats;
 use clobber::Clobbers;
+use ir::cfg::Cfg;
 use ir::{Function, Inst, InstKind, Module, Value};
 
 /// How many locations LSE tracks at one program point (Panda tracks 32 per object).
@@ -56,7 +58,10 @@ impl Lse {
             return false;
         }
         let alias = AliasAnalysis::new(func);
-        let fw = forward::forward(module, func, Clobbers { alias: &alias }, self.cap);
+        // Forwarding adds and removes loads, stores and phis but never touches a
+        // terminator or the layout, so one CFG serves both halves.
+        let cfg = Cfg::new(func);
+        let fw = forward::forward(module, func, &cfg, Clobbers { alias: &alias }, self.cap);
         for &inst in &fw.removed {
             func.remove_inst(inst);
         }
@@ -65,16 +70,23 @@ impl Lse {
             let map: Vec<Value> = (0..func.values.len())
                 .map(|i| fw.subst.resolve_replaced(Value::new(i)))
                 .collect();
-            for b in func.layout.clone() {
-                for &inst in &func.blocks[b.index()].insts {
-                    func.insts[inst.index()]
+            let Function {
+                layout,
+                blocks,
+                insts,
+                ..
+            } = &mut *func;
+            for b in layout.iter() {
+                for &inst in &blocks[b.index()].insts {
+                    insts[inst.index()]
                         .kind
                         .for_each_operand_mut(|v| *v = map[v.index()]);
                 }
             }
         }
         let phis_kept = remove_unused_phis(func, &fw.created_phis);
-        let dead = dse::eliminate_dead_stores(module, func, &Clobbers { alias: &alias }, self.cap);
+        let dead =
+            dse::eliminate_dead_stores(module, func, &cfg, &Clobbers { alias: &alias }, self.cap);
 
         let c = &fw.counts;
         for (rule, n) in [
