@@ -13,13 +13,13 @@ pub mod key;
 pub mod table;
 
 use crate::alias::{AliasAnalysis, AliasResult};
+use crate::flow::Flow;
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::cfg::Cfg;
-use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify, Class, Key};
+use std::cell::RefCell;
 use table::ScopedTable;
 
 /// How many loads one block keeps numbered at a time (the excess is forgotten).
@@ -63,37 +63,57 @@ struct Walk<'a> {
     counts: Counts,
 }
 
+/// One step of the dominator-tree walk.
+enum Visit {
+    Enter(Block),
+    Exit,
+}
+
+/// Storage GVN reuses from run to run.
+#[derive(Default)]
+struct Scratch {
+    table: ScopedTable,
+    loads: Vec<(Key, Inst)>,
+    stack: Vec<Visit>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 /// Number the instructions of `func` (taken out of `module` while edited).
 pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> bool {
     if func.layout.is_empty() {
         return false;
     }
-    let cfg = Cfg::new(func);
-    let dom = DomTree::new(func, &cfg);
+    let mut flow = Flow::take();
+    flow.compute(func);
+    flow.compute_dominators();
+    let mut scratch = SCRATCH.with(|s| s.take());
+    scratch.table.reset(func.insts.len());
     let mut w = Walk {
         module,
         alias: AliasAnalysis::new(func),
-        table: ScopedTable::new(func.insts.len()),
-        loads: Vec::new(),
+        table: scratch.table,
+        loads: scratch.loads,
         func,
         counts: Counts::default(),
     };
-    enum Visit {
-        Enter(Block),
-        Exit,
-    }
-    let mut stack = vec![Visit::Enter(w.func.entry())];
+    let mut stack = scratch.stack;
+    stack.clear();
+    stack.push(Visit::Enter(w.func.entry()));
     while let Some(v) = stack.pop() {
         match v {
             Visit::Enter(b) => {
                 w.table.push_scope();
                 w.block(b);
                 stack.push(Visit::Exit);
-                stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
+                stack.extend(flow.children(b).iter().rev().map(|&c| Visit::Enter(c)));
             }
             Visit::Exit => w.table.pop_scope(),
         }
     }
+    flow.give_back();
     let c = &w.counts;
     let total = c.pure + c.phis + c.loads + c.guards;
     for (rule, n) in [
@@ -114,6 +134,13 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
                 .retain(|i| insts[i.index()].block.is_some());
         }
     }
+    SCRATCH.with(|s| {
+        *s.borrow_mut() = Scratch {
+            table: w.table,
+            loads: w.loads,
+            stack,
+        }
+    });
     total > 0
 }
 

@@ -40,6 +40,18 @@ impl ScopedTable {
         }
     }
 
+    /// Empty the table for a function with `num_insts` instruction slots,
+    /// keeping its storage.
+    pub fn reset(&mut self, num_insts: usize) {
+        self.by_hash.clear();
+        self.by_hash.reserve(num_insts);
+        self.lock.clear();
+        self.lock.resize(num_insts, 0);
+        self.key_of.clear();
+        self.inserted.clear();
+        self.marks.clear();
+    }
+
     /// Open a scope.
     pub fn push_scope(&mut self) {
         self.marks.push(self.inserted.len());

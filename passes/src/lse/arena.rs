@@ -5,10 +5,19 @@
 use ir::Block;
 
 /// One slice of `T` per block, written at most once each, in one vector.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct BlockSlices<T> {
     items: Vec<T>,
     range: Vec<Option<(u32, u32)>>,
+}
+
+impl<T> Default for BlockSlices<T> {
+    fn default() -> Self {
+        BlockSlices {
+            items: Vec::new(),
+            range: Vec::new(),
+        }
+    }
 }
 
 impl<T: Copy> BlockSlices<T> {
@@ -18,6 +27,14 @@ impl<T: Copy> BlockSlices<T> {
             items: Vec::new(),
             range: vec![None; num_blocks],
         }
+    }
+
+    /// Forget everything, for a function with `num_blocks` block slots
+    /// (keeping the storage).
+    pub fn reset(&mut self, num_blocks: usize) {
+        self.items.clear();
+        self.range.clear();
+        self.range.resize(num_blocks, None);
     }
 
     /// Store the state of `b` (a later call for the same block replaces it).

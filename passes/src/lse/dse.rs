@@ -21,7 +21,7 @@ use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
 use crate::alias::AliasResult;
-use ir::cfg::Cfg;
+use crate::flow::Flow;
 use ir::effects::inst_effects;
 use ir::{Block, Function, Inst, InstKind, Module};
 
@@ -153,6 +153,7 @@ impl DeadSet {
 }
 
 /// The must-sets at the entry of the visited blocks, stored flat.
+#[derive(Default)]
 struct EntrySets {
     entries: BlockSlices<Dead>,
     private_except: BlockSlices<Loc>,
@@ -160,12 +161,11 @@ struct EntrySets {
 }
 
 impl EntrySets {
-    fn new(num_blocks: usize) -> EntrySets {
-        EntrySets {
-            entries: BlockSlices::new(num_blocks),
-            private_except: BlockSlices::new(num_blocks),
-            private_all: vec![false; num_blocks],
-        }
+    fn reset(&mut self, num_blocks: usize) {
+        self.entries.reset(num_blocks);
+        self.private_except.reset(num_blocks);
+        self.private_all.clear();
+        self.private_all.resize(num_blocks, false);
     }
 
     fn set(&mut self, b: Block, set: &DeadSet) {
@@ -202,35 +202,39 @@ fn load_observes(clobbers: &Clobbers<'_>, func: &Function, dead: Loc, loaded: Lo
     alias != AliasResult::No
 }
 
+/// Storage dead-store elimination reuses from run to run.
+#[derive(Default)]
+pub struct Scratch {
+    at_entry: EntrySets,
+    set: DeadSet,
+    meet: DeadSet,
+}
+
 /// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed stores.
 pub fn eliminate_dead_stores(
     module: &Module,
     func: &mut Function,
-    cfg: &Cfg,
+    cfg: &Flow,
+    scratch: &mut Scratch,
     clobbers: &Clobbers<'_>,
     cap: usize,
 ) -> Vec<Inst> {
     let subst = Subst::new(0);
-    let mut at_entry = EntrySets::new(func.blocks.len());
+    let Scratch {
+        at_entry,
+        set,
+        meet,
+    } = scratch;
+    at_entry.reset(func.blocks.len());
     let mut dead: Vec<Inst> = Vec::new();
-    let (mut set, mut scratch) = (DeadSet::default(), DeadSet::default());
     for &b in cfg.rpo().iter().rev() {
-        exit_set(
-            func,
-            cfg,
-            b,
-            &at_entry,
-            clobbers,
-            cap,
-            &mut set,
-            &mut scratch,
-        );
+        exit_set(func, cfg, b, at_entry, clobbers, cap, set, meet);
         for &inst in func.blocks[b.index()].insts.iter().rev() {
-            if transfer(module, func, &subst, clobbers, inst, &mut set, cap) {
+            if transfer(module, func, &subst, clobbers, inst, set, cap) {
                 dead.push(inst);
             }
         }
-        at_entry.set(b, &set);
+        at_entry.set(b, set);
     }
     for &inst in &dead {
         func.remove_inst(inst);
@@ -244,7 +248,7 @@ pub fn eliminate_dead_stores(
 #[allow(clippy::too_many_arguments)]
 fn exit_set(
     func: &Function,
-    cfg: &Cfg,
+    cfg: &Flow,
     b: Block,
     at_entry: &EntrySets,
     clobbers: &Clobbers<'_>,

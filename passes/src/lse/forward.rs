@@ -24,11 +24,10 @@ use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::known::{lookup, Entry, Known, Origin};
 use super::loc::{Loc, Subst};
+use super::loops::LoopSet;
 use crate::alias::AliasResult;
-use ir::cfg::Cfg;
-use ir::dom::DomTree;
+use crate::flow::Flow;
 use ir::effects::inst_effects;
-use ir::loops::{LoopId, LoopInfo};
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
 #[cfg(feature = "bug-zoo")]
@@ -78,18 +77,25 @@ struct PendingPhi {
     loc: Loc,
 }
 
-/// The loops of the function and the instructions of each that may write memory.
-struct Loops {
-    info: LoopInfo,
-    writers: Vec<Vec<Inst>>,
+/// Storage forwarding reuses from run to run.
+#[derive(Default)]
+pub struct Scratch {
+    loops: LoopSet,
+    out: BlockSlices<Entry>,
+    state: Known,
+    values: Vec<Value>,
 }
+
+/// A loop: its index in the [`LoopSet`].
+type LoopId = usize;
 
 struct Forward<'a> {
     module: &'a Module,
     clobbers: Clobbers<'a>,
-    cfg: &'a Cfg,
-    /// `None` when the CFG has no back edge (then there is no loop).
-    loops: Option<Loops>,
+    cfg: &'a Flow,
+    /// The loops (empty when the CFG has no back edge).
+    loops: LoopSet,
+    has_loops: bool,
     cap: usize,
     /// The state at the end of each visited block.
     out: BlockSlices<Entry>,
@@ -105,21 +111,31 @@ struct Forward<'a> {
 }
 
 /// Run forwarding on `func` (a function of `module`, possibly taken out of it),
-/// whose CFG is `cfg`.
+/// whose CFG `cfg` has been computed (its dominators are computed here if needed).
 pub fn forward(
     module: &Module,
     func: &mut Function,
-    cfg: &Cfg,
+    cfg: &mut Flow,
+    scratch: &mut Scratch,
     clobbers: Clobbers<'_>,
     cap: usize,
 ) -> Forwarding {
-    let loops = has_back_edge(cfg).then(|| find_loops(module, func, cfg));
+    let has_loops = has_back_edge(cfg);
+    let mut loops = std::mem::take(&mut scratch.loops);
+    if has_loops {
+        cfg.compute_dominators();
+        loops.compute(module, func, cfg);
+    }
+    let cfg: &Flow = cfg;
+    let mut out = std::mem::take(&mut scratch.out);
+    out.reset(func.blocks.len());
     let mut fw = Forward {
         module,
         clobbers,
-        out: BlockSlices::new(func.blocks.len()),
-        state: Known::default(),
-        values: Vec::new(),
+        out,
+        state: std::mem::take(&mut scratch.state),
+        values: std::mem::take(&mut scratch.values),
+        has_loops,
         subst: Subst::new(func.values.len()),
         removed: Vec::new(),
         created_phis: Vec::new(),
@@ -135,6 +151,10 @@ pub fn forward(
         fw.out.set(b, fw.state.entries());
     }
     fw.complete_pending_phis(func);
+    scratch.loops = fw.loops;
+    scratch.out = fw.out;
+    scratch.state = fw.state;
+    scratch.values = fw.values;
     Forwarding {
         subst: fw.subst,
         removed: fw.removed,
@@ -145,32 +165,12 @@ pub fn forward(
 
 /// Whether some edge does not go forward in reverse post-order (every back
 /// edge targets a block that dominates its source, hence comes no later).
-fn has_back_edge(cfg: &Cfg) -> bool {
+fn has_back_edge(cfg: &Flow) -> bool {
     cfg.rpo().iter().enumerate().any(|(i, &b)| {
         cfg.succs(b)
             .iter()
             .any(|&s| cfg.rpo_index(s).is_some_and(|si| si <= i))
     })
-}
-
-/// The loops of `func` and the instructions of each that do not write nothing.
-fn find_loops(module: &Module, func: &Function, cfg: &Cfg) -> Loops {
-    let dom = DomTree::new(func, cfg);
-    let info = LoopInfo::new(func, cfg, &dom);
-    let writers: Vec<Vec<Inst>> = info
-        .loops()
-        .iter()
-        .map(|lp| {
-            lp.blocks
-                .iter()
-                .flat_map(|b| func.blocks[b.index()].insts.iter().copied())
-                .filter(|&i| !inst_effects(module, func, i).writes_nothing())
-                .collect()
-        })
-        .collect();
-    #[cfg(feature = "bug-zoo")]
-    let writers = zoo_drop_conditional_stores(func, &dom, &info, writers);
-    Loops { info, writers }
 }
 
 impl Forward<'_> {
@@ -271,16 +271,16 @@ impl Forward<'_> {
 
     /// The loop `b` is the header of, if any.
     fn loop_with_header(&self, b: Block) -> Option<LoopId> {
-        self.loops.as_ref()?.info.loop_with_header(b)
+        if !self.has_loops {
+            return None;
+        }
+        self.loops.loop_with_header(b)
     }
 
     /// Whether `pred` is inside loop `header_of` (an edge from it to the
     /// header is a back edge).
     fn is_latch_edge(&self, header_of: Option<LoopId>, pred: Block) -> bool {
-        match (header_of, &self.loops) {
-            (Some(l), Some(loops)) => loops.info.contains(l, pred),
-            _ => false,
-        }
+        header_of.is_some_and(|l| self.loops.contains(self.cfg, l, pred))
     }
 
     /// Set `self.state` to the state at the top of `b`, creating phis where
@@ -402,11 +402,8 @@ impl Forward<'_> {
 
     /// Whether (and how) anything in loop `l` may write `loc`.
     fn loop_writes(&self, func: &Function, l: LoopId, loc: Loc) -> LoopWrites {
-        let Some(loops) = &self.loops else {
-            return LoopWrites::None;
-        };
         let mut result = LoopWrites::None;
-        for &inst in &loops.writers[l.index()] {
+        for &inst in self.loops.writers(l) {
             match &func.inst(inst).kind {
                 InstKind::Store {
                     addr,
@@ -486,36 +483,4 @@ impl Forward<'_> {
             func.insts[phi.index()].kind = InstKind::Phi(entries);
         }
     }
-}
-
-/// With the zoo's `lse-loop-cond-store` planted (Panda 8195875f): a plain
-/// store in a block of the loop that does not dominate every latch (one that
-/// only some iterations execute) no longer counts as a writer of the loop.
-#[cfg(feature = "bug-zoo")]
-fn zoo_drop_conditional_stores(
-    func: &Function,
-    dom: &DomTree,
-    loops: &LoopInfo,
-    mut writers: Vec<Vec<Inst>>,
-) -> Vec<Vec<Inst>> {
-    if !zoo::active(Bug::LseLoopCondStore) {
-        return writers;
-    }
-    for (lp, list) in loops.loops().iter().zip(&mut writers) {
-        list.retain(|&inst| {
-            let conditional = func
-                .inst(inst)
-                .block
-                .is_some_and(|b| lp.latches.iter().any(|&l| !dom.dominates(b, l)));
-            let plain_store = matches!(
-                func.inst(inst).kind,
-                InstKind::Store {
-                    volatile: false,
-                    ..
-                }
-            );
-            !(plain_store && conditional)
-        });
-    }
-    writers
 }

@@ -12,16 +12,29 @@ pub mod dse;
 pub mod forward;
 pub mod known;
 pub mod loc;
+pub mod loops;
 
 use crate::alias::AliasAnalysis;
+use crate::flow::Flow;
 use crate::manager::Pass;
 use crate::stats::Stats;
 use clobber::Clobbers;
-use ir::cfg::Cfg;
 use ir::{Function, Inst, InstKind, Module, Value};
+use std::cell::RefCell;
 
 /// How many locations LSE tracks at one program point (Panda tracks 32 per object).
 pub const DEFAULT_CAP: usize = 32;
+
+/// Storage LSE reuses from run to run.
+#[derive(Default)]
+struct Scratch {
+    forward: forward::Scratch,
+    dse: dse::Scratch,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
 
 /// The `lse` pass.
 pub struct Lse {
@@ -57,11 +70,34 @@ impl Lse {
         if func.layout.is_empty() {
             return false;
         }
+        let mut scratch = SCRATCH.with(|s| s.take());
+        let mut flow = Flow::take();
+        let changed = self.run_with(module, func, stats, &mut flow, &mut scratch);
+        flow.give_back();
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
+        changed
+    }
+
+    fn run_with(
+        &self,
+        module: &Module,
+        func: &mut Function,
+        stats: &mut Stats,
+        flow: &mut Flow,
+        scratch: &mut Scratch,
+    ) -> bool {
         let alias = AliasAnalysis::new(func);
         // Forwarding adds and removes loads, stores and phis but never touches a
         // terminator or the layout, so one CFG serves both halves.
-        let cfg = Cfg::new(func);
-        let fw = forward::forward(module, func, &cfg, Clobbers { alias: &alias }, self.cap);
+        flow.compute(func);
+        let fw = forward::forward(
+            module,
+            func,
+            flow,
+            &mut scratch.forward,
+            Clobbers { alias: &alias },
+            self.cap,
+        );
         for &inst in &fw.removed {
             func.remove_inst(inst);
         }
@@ -85,8 +121,14 @@ impl Lse {
             }
         }
         let phis_kept = remove_unused_phis(func, &fw.created_phis);
-        let dead =
-            dse::eliminate_dead_stores(module, func, &cfg, &Clobbers { alias: &alias }, self.cap);
+        let dead = dse::eliminate_dead_stores(
+            module,
+            func,
+            flow,
+            &mut scratch.dse,
+            &Clobbers { alias: &alias },
+            self.cap,
+        );
 
         let c = &fw.counts;
         for (rule, n) in [
