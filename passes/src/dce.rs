@@ -158,29 +158,26 @@ fn remove_dead_insts(
             }
         });
     }
-    let (mut removed, mut phis) = (0u64, 0u64);
-    for inst in func.inst_iter() {
-        if !live[inst.index()] {
-            removed += 1;
-            phis += u64::from(func.inst(inst).kind.is_phi());
-        }
-    }
-    if removed == 0 {
-        return false;
-    }
+    // Unlink the dead (nothing changes when everything is live).
     let Function {
         layout,
         blocks,
         insts,
         ..
     } = &mut module.funcs[fid.index()];
+    let (mut removed, mut phis) = (0u64, 0u64);
     for b in layout.iter() {
         blocks[b.index()].insts.retain(|i| {
             if !live[i.index()] {
+                removed += 1;
+                phis += u64::from(insts[i.index()].kind.is_phi());
                 insts[i.index()].block = None;
             }
             live[i.index()]
         });
+    }
+    if removed == 0 {
+        return false;
     }
     stats.add("dce", "insts_removed", removed - phis);
     stats.add("dce", "phis_removed", phis);

@@ -26,15 +26,24 @@ impl EscapeInfo {
         let mut root = vec![None; n];
         // Allocations first, then copies in layout order until nothing changes
         // (a copy may precede its operand in the layout across blocks).
+        let (mut has_allocs, mut has_copies) = (false, false);
         for inst in func.inst_iter() {
             let data = func.inst(inst);
-            if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) =
-                (&data.kind, data.result)
-            {
-                root[r.index()] = Some(r);
+            match (&data.kind, data.result) {
+                (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) => {
+                    root[r.index()] = Some(r);
+                    has_allocs = true;
+                }
+                (InstKind::Unary(ir::UnOp::Copy, _), Some(_)) => has_copies = true,
+                _ => {}
             }
         }
-        loop {
+        let mut escapes = vec![false; n];
+        if !has_allocs {
+            // Nothing to copy or to mark.
+            return EscapeInfo { root, escapes };
+        }
+        while has_copies {
             let mut changed = false;
             for inst in func.inst_iter() {
                 let data = func.inst(inst);
@@ -49,7 +58,6 @@ impl EscapeInfo {
                 break;
             }
         }
-        let mut escapes = vec![false; n];
         for inst in func.inst_iter() {
             let data = func.inst(inst);
             let mut mark = |v: Value| {

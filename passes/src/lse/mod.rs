@@ -131,6 +131,8 @@ impl Lse {
         );
 
         let c = &fw.counts;
+        // As `stats.add("lse", rule, n)` for each rule, finding the pass's counters once.
+        let rules = stats.passes.entry("lse").or_default();
         for (rule, n) in [
             ("loads_forwarded_local", c.forwarded_local),
             ("loads_forwarded_merge", c.forwarded_merge),
@@ -142,7 +144,7 @@ impl Lse {
             ("latch_loads_inserted", c.latch_loads),
             ("evictions", c.evictions),
         ] {
-            stats.add("lse", rule, n);
+            *rules.entry(rule).or_default() += n;
         }
         !fw.removed.is_empty() || !dead.is_empty() || phis_kept > 0
     }
