@@ -43,8 +43,9 @@ impl EscapeInfo {
             // Nothing to copy or to mark.
             return EscapeInfo { root, escapes };
         }
-        while has_copies {
-            let mut changed = false;
+        let mut changed = has_copies;
+        while changed {
+            changed = false;
             for inst in func.inst_iter() {
                 let data = func.inst(inst);
                 if let (InstKind::Unary(ir::UnOp::Copy, a), Some(r)) = (&data.kind, data.result) {
@@ -53,9 +54,6 @@ impl EscapeInfo {
                         changed = true;
                     }
                 }
-            }
-            if !changed {
-                break;
             }
         }
         for inst in func.inst_iter() {
