@@ -12,6 +12,7 @@ use crate::manager::Pass;
 use crate::stats::Stats;
 use ir::effects::inst_effects;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module};
+use std::cell::RefCell;
 
 /// The `dce` pass.
 pub struct Dce;
@@ -23,16 +24,21 @@ impl Pass for Dce {
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
         let mut changed = false;
-        let mut scratch = Scratch::default();
+        let mut scratch = SCRATCH.with(|s| s.take());
         for i in 0..module.funcs.len() {
             changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, &mut scratch);
             changed |= remove_dead_insts(module, FuncId::new(i), stats, &mut scratch);
         }
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
         changed
     }
 }
 
-/// Storage reused from function to function.
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Storage reused from function to function and run to run.
 #[derive(Default)]
 struct Scratch {
     /// Per block, a [`Reach`] state.
