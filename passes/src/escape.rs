@@ -11,7 +11,7 @@
 use ir::{Function, InstKind, Value, ValueDef};
 
 /// Per-value escape facts of one function.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct EscapeInfo {
     /// For each value: the allocation it is a copy of (itself for an allocation).
     root: Vec<Option<Value>>,
@@ -22,8 +22,17 @@ pub struct EscapeInfo {
 impl EscapeInfo {
     /// Analyse `func`.
     pub fn new(func: &Function) -> EscapeInfo {
+        let mut info = EscapeInfo::default();
+        info.recompute(func);
+        info
+    }
+
+    /// Analyse `func` afresh, reusing this analysis' storage.
+    pub fn recompute(&mut self, func: &Function) {
         let n = func.values.len();
-        let mut root = vec![None; n];
+        let EscapeInfo { root, escapes } = self;
+        root.clear();
+        root.resize(n, None);
         // Allocations first, then copies in layout order until nothing changes
         // (a copy may precede its operand in the layout across blocks).
         let (mut has_allocs, mut has_copies) = (false, false);
@@ -38,10 +47,11 @@ impl EscapeInfo {
                 _ => {}
             }
         }
-        let mut escapes = vec![false; n];
+        escapes.clear();
+        escapes.resize(n, false);
         if !has_allocs {
             // Nothing to copy or to mark.
-            return EscapeInfo { root, escapes };
+            return;
         }
         let mut changed = has_copies;
         while changed {
@@ -80,7 +90,6 @@ impl EscapeInfo {
                 other => other.for_each_operand(&mut mark),
             }
         }
-        EscapeInfo { root, escapes }
     }
 
     /// The allocation `v` is (a copy of), if any.

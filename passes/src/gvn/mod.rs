@@ -72,6 +72,7 @@ enum Visit {
 /// Storage GVN reuses from run to run.
 #[derive(Default)]
 struct Scratch {
+    alias: AliasAnalysis,
     table: ScopedTable,
     loads: Vec<(Key, Inst)>,
     stack: Vec<Visit>,
@@ -91,9 +92,10 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     flow.compute_dominators();
     let mut scratch = SCRATCH.with(|s| s.take());
     scratch.table.reset(func.insts.len());
+    scratch.alias.recompute(func);
     let mut w = Walk {
         module,
-        alias: AliasAnalysis::new(func),
+        alias: scratch.alias,
         table: scratch.table,
         loads: scratch.loads,
         func,
@@ -136,6 +138,7 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     }
     SCRATCH.with(|s| {
         *s.borrow_mut() = Scratch {
+            alias: w.alias,
             table: w.table,
             loads: w.loads,
             stack,

@@ -219,6 +219,19 @@ pub fn eliminate_dead_stores(
     clobbers: &Clobbers<'_>,
     cap: usize,
 ) -> Vec<Inst> {
+    let plain_store = |i: Inst| {
+        matches!(
+            func.inst(i).kind,
+            InstKind::Store {
+                volatile: false,
+                ..
+            }
+        )
+    };
+    if !func.inst_iter().any(plain_store) {
+        // Only plain stores are ever removed.
+        return Vec::new();
+    }
     let subst = Subst::new(0);
     let Scratch {
         at_entry,

@@ -120,6 +120,18 @@ pub fn forward(
     clobbers: Clobbers<'_>,
     cap: usize,
 ) -> Forwarding {
+    if !func
+        .inst_iter()
+        .any(|i| is_plain_access(&func.inst(i).kind))
+    {
+        // Nothing is ever known, so nothing changes.
+        return Forwarding {
+            subst: Subst::new(0),
+            removed: Vec::new(),
+            created_phis: Vec::new(),
+            counts: ForwardCounts::default(),
+        };
+    }
     let has_loops = has_back_edge(cfg);
     let mut loops = std::mem::take(&mut scratch.loops);
     if has_loops {
@@ -161,6 +173,20 @@ pub fn forward(
         created_phis: fw.created_phis,
         counts: fw.counts,
     }
+}
+
+/// Whether `kind` is a plain (non-volatile) load or store.
+pub fn is_plain_access(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Load {
+            volatile: false,
+            ..
+        } | InstKind::Store {
+            volatile: false,
+            ..
+        }
+    )
 }
 
 /// Whether some edge does not go forward in reverse post-order (every back

@@ -28,6 +28,7 @@ pub const DEFAULT_CAP: usize = 32;
 /// Storage LSE reuses from run to run.
 #[derive(Default)]
 struct Scratch {
+    alias: AliasAnalysis,
     forward: forward::Scratch,
     dse: dse::Scratch,
 }
@@ -86,7 +87,9 @@ impl Lse {
         flow: &mut Flow,
         scratch: &mut Scratch,
     ) -> bool {
-        let alias = AliasAnalysis::new(func);
+        let alias = &mut scratch.alias;
+        alias.recompute(func);
+        let alias = &*alias;
         // Forwarding adds and removes loads, stores and phis but never touches a
         // terminator or the layout, so one CFG serves both halves.
         flow.compute(func);
@@ -95,7 +98,7 @@ impl Lse {
             func,
             flow,
             &mut scratch.forward,
-            Clobbers { alias: &alias },
+            Clobbers { alias },
             self.cap,
         );
         for &inst in &fw.removed {
@@ -126,7 +129,7 @@ impl Lse {
             func,
             flow,
             &mut scratch.dse,
-            &Clobbers { alias: &alias },
+            &Clobbers { alias },
             self.cap,
         );
 
