@@ -25,7 +25,7 @@ pub enum AliasResult {
 /// Alias queries over one function. It keeps only facts about the function's
 /// values, so the function may be edited while it is in use (values created
 /// afterwards are treated as unknown, never as allocations).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct AliasAnalysis {
     escape: EscapeInfo,
 }
@@ -36,6 +36,11 @@ impl AliasAnalysis {
         AliasAnalysis {
             escape: EscapeInfo::new(func),
         }
+    }
+
+    /// Analyse `func` afresh, reusing this analysis' storage.
+    pub fn recompute(&mut self, func: &Function) {
+        self.escape.recompute(func);
     }
 
     /// The escape facts this analysis uses.

@@ -10,9 +10,9 @@
 
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::cfg::Cfg;
 use ir::effects::inst_effects;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module};
+use std::cell::RefCell;
 
 /// The `dce` pass.
 pub struct Dce;
@@ -24,35 +24,108 @@ impl Pass for Dce {
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
         let mut changed = false;
+        let mut scratch = SCRATCH.with(|s| s.take());
         for i in 0..module.funcs.len() {
-            changed |= remove_unreachable_blocks(&mut module.funcs[i], stats);
-            changed |= remove_dead_insts(module, FuncId::new(i), stats);
+            changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, &mut scratch);
+            changed |= remove_dead_insts(module, FuncId::new(i), stats, &mut scratch);
         }
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
         changed
     }
 }
 
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Storage reused from function to function and run to run.
+#[derive(Default)]
+struct Scratch {
+    /// Per block, a [`Reach`] state.
+    reach: Vec<u8>,
+    /// Per instruction: live.
+    live: Vec<bool>,
+    blocks: Vec<Block>,
+    insts: Vec<Inst>,
+}
+
+/// Reachability states of a block during [`mark_reachable`].
+struct Reach;
+
+impl Reach {
+    const NOT_IN_LAYOUT: u8 = 0;
+    const UNREACHED: u8 = 1;
+    const REACHED: u8 = 2;
+}
+
+/// Set `scratch.reach` to the reachability of every block, as
+/// [`ir::cfg::Cfg`] sees it: only layout blocks exist, and a block's
+/// successors are the layout blocks its last instruction branches to.
+fn mark_reachable(func: &Function, scratch: &mut Scratch) {
+    let n = func.blocks.len();
+    let reach = &mut scratch.reach;
+    reach.clear();
+    reach.resize(n, Reach::NOT_IN_LAYOUT);
+    for &b in &func.layout {
+        if let Some(r) = reach.get_mut(b.index()) {
+            *r = Reach::UNREACHED;
+        }
+    }
+    let stack = &mut scratch.blocks;
+    stack.clear();
+    if let Some(&entry) = func.layout.first().filter(|e| e.index() < n) {
+        reach[entry.index()] = Reach::REACHED;
+        stack.push(entry);
+    }
+    while let Some(b) = stack.pop() {
+        let Some(&last) = func.blocks[b.index()].insts.last() else {
+            continue;
+        };
+        let Some(data) = func.insts.get(last.index()) else {
+            continue;
+        };
+        for s in data.kind.successors() {
+            if reach.get(s.index()) == Some(&Reach::UNREACHED) {
+                reach[s.index()] = Reach::REACHED;
+                stack.push(s);
+            }
+        }
+    }
+}
+
 /// Delete blocks the entry does not reach and the phi entries that name them.
-fn remove_unreachable_blocks(func: &mut Function, stats: &mut Stats) -> bool {
+fn remove_unreachable_blocks(
+    func: &mut Function,
+    stats: &mut Stats,
+    scratch: &mut Scratch,
+) -> bool {
     if func.layout.is_empty() {
         return false;
     }
-    let cfg = Cfg::new(func);
+    mark_reachable(func, scratch);
+    let reach = &scratch.reach;
+    let is_dead = |b: Block| reach.get(b.index()) != Some(&Reach::REACHED);
+    if !func.layout.iter().any(|&b| is_dead(b)) {
+        return false;
+    }
     let dead: Vec<Block> = func
         .layout
         .iter()
         .copied()
-        .filter(|&b| !cfg.is_reachable(b))
+        .filter(|&b| is_dead(b))
         .collect();
-    if dead.is_empty() {
-        return false;
-    }
     for &b in &dead {
         func.remove_block(b);
     }
-    for b in func.layout.clone() {
-        for &inst in &func.blocks[b.index()].insts {
-            if let InstKind::Phi(entries) = &mut func.insts[inst.index()].kind {
+    let Function {
+        layout,
+        blocks,
+        insts,
+        ..
+    } = &mut *func;
+    for b in layout.iter() {
+        for &inst in &blocks[b.index()].insts {
+            if let InstKind::Phi(entries) = &mut insts[inst.index()].kind {
                 entries.retain(|(pred, _)| !dead.contains(pred));
             }
         }
@@ -62,10 +135,18 @@ fn remove_unreachable_blocks(func: &mut Function, stats: &mut Stats) -> bool {
 }
 
 /// Mark live from the roots, then remove everything unmarked.
-fn remove_dead_insts(module: &mut Module, fid: FuncId, stats: &mut Stats) -> bool {
+fn remove_dead_insts(
+    module: &mut Module,
+    fid: FuncId,
+    stats: &mut Stats,
+    scratch: &mut Scratch,
+) -> bool {
     let func = &module.funcs[fid.index()];
-    let mut live = vec![false; func.insts.len()];
-    let mut work: Vec<Inst> = Vec::new();
+    let live = &mut scratch.live;
+    live.clear();
+    live.resize(func.insts.len(), false);
+    let work = &mut scratch.insts;
+    work.clear();
     for inst in func.inst_iter() {
         let data = func.inst(inst);
         if data.kind.is_terminator() || !inst_effects(module, func, inst).removable_if_unused() {
@@ -83,20 +164,28 @@ fn remove_dead_insts(module: &mut Module, fid: FuncId, stats: &mut Stats) -> boo
             }
         });
     }
-    let dead: Vec<Inst> = func.inst_iter().filter(|i| !live[i.index()]).collect();
-    if dead.is_empty() {
+    // Unlink the dead (nothing changes when everything is live).
+    let Function {
+        layout,
+        blocks,
+        insts,
+        ..
+    } = &mut module.funcs[fid.index()];
+    let (mut removed, mut phis) = (0u64, 0u64);
+    for b in layout.iter() {
+        blocks[b.index()].insts.retain(|i| {
+            if !live[i.index()] {
+                removed += 1;
+                phis += u64::from(insts[i.index()].kind.is_phi());
+                insts[i.index()].block = None;
+            }
+            live[i.index()]
+        });
+    }
+    if removed == 0 {
         return false;
     }
-    let phis = dead.iter().filter(|&&i| func.inst(i).kind.is_phi()).count() as u64;
-    let func = &mut module.funcs[fid.index()];
-    for b in func.layout.clone() {
-        let insts = &mut func.blocks[b.index()].insts;
-        insts.retain(|i| live[i.index()]);
-    }
-    for &i in &dead {
-        func.insts[i.index()].block = None;
-    }
-    stats.add("dce", "insts_removed", dead.len() as u64 - phis);
+    stats.add("dce", "insts_removed", removed - phis);
     stats.add("dce", "phis_removed", phis);
     true
 }

@@ -11,7 +11,7 @@
 use ir::{Function, InstKind, Value, ValueDef};
 
 /// Per-value escape facts of one function.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct EscapeInfo {
     /// For each value: the allocation it is a copy of (itself for an allocation).
     root: Vec<Option<Value>>,
@@ -22,20 +22,40 @@ pub struct EscapeInfo {
 impl EscapeInfo {
     /// Analyse `func`.
     pub fn new(func: &Function) -> EscapeInfo {
+        let mut info = EscapeInfo::default();
+        info.recompute(func);
+        info
+    }
+
+    /// Analyse `func` afresh, reusing this analysis' storage.
+    pub fn recompute(&mut self, func: &Function) {
         let n = func.values.len();
-        let mut root = vec![None; n];
+        let EscapeInfo { root, escapes } = self;
+        root.clear();
+        root.resize(n, None);
         // Allocations first, then copies in layout order until nothing changes
         // (a copy may precede its operand in the layout across blocks).
+        let (mut has_allocs, mut has_copies) = (false, false);
         for inst in func.inst_iter() {
             let data = func.inst(inst);
-            if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) =
-                (&data.kind, data.result)
-            {
-                root[r.index()] = Some(r);
+            match (&data.kind, data.result) {
+                (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) => {
+                    root[r.index()] = Some(r);
+                    has_allocs = true;
+                }
+                (InstKind::Unary(ir::UnOp::Copy, _), Some(_)) => has_copies = true,
+                _ => {}
             }
         }
-        loop {
-            let mut changed = false;
+        escapes.clear();
+        escapes.resize(n, false);
+        if !has_allocs {
+            // Nothing to copy or to mark.
+            return;
+        }
+        let mut changed = has_copies;
+        while changed {
+            changed = false;
             for inst in func.inst_iter() {
                 let data = func.inst(inst);
                 if let (InstKind::Unary(ir::UnOp::Copy, a), Some(r)) = (&data.kind, data.result) {
@@ -45,11 +65,7 @@ impl EscapeInfo {
                     }
                 }
             }
-            if !changed {
-                break;
-            }
         }
-        let mut escapes = vec![false; n];
         for inst in func.inst_iter() {
             let data = func.inst(inst);
             let mut mark = |v: Value| {
@@ -74,7 +90,6 @@ impl EscapeInfo {
                 other => other.for_each_operand(&mut mark),
             }
         }
-        EscapeInfo { root, escapes }
     }
 
     /// The allocation `v` is (a copy of), if any.

@@ -13,13 +13,13 @@ pub mod key;
 pub mod table;
 
 use crate::alias::{AliasAnalysis, AliasResult};
+use crate::flow::Flow;
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::cfg::Cfg;
-use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
-use ir::{Block, Function, Inst, InstKind, Module};
+use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify, Class, Key};
+use std::cell::RefCell;
 use table::ScopedTable;
 
 /// How many loads one block keeps numbered at a time (the excess is forgotten).
@@ -57,9 +57,29 @@ struct Walk<'a> {
     module: &'a Module,
     func: &'a mut Function,
     alias: AliasAnalysis,
-    uses: Vec<Vec<Inst>>,
     table: ScopedTable,
+    /// The loads numbered in the current block (storage reused block to block).
+    loads: Vec<(Key, Inst)>,
     counts: Counts,
+}
+
+/// One step of the dominator-tree walk.
+enum Visit {
+    Enter(Block),
+    Exit,
+}
+
+/// Storage GVN reuses from run to run.
+#[derive(Default)]
+struct Scratch {
+    alias: AliasAnalysis,
+    table: ScopedTable,
+    loads: Vec<(Key, Inst)>,
+    stack: Vec<Visit>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Number the instructions of `func` (taken out of `module` while edited).
@@ -67,32 +87,35 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     if func.layout.is_empty() {
         return false;
     }
-    let cfg = Cfg::new(func);
-    let dom = DomTree::new(func, &cfg);
+    let mut flow = Flow::take();
+    flow.compute(func);
+    flow.compute_dominators();
+    let mut scratch = SCRATCH.with(|s| s.take());
+    scratch.table.reset(func.insts.len());
+    scratch.alias.recompute(func);
     let mut w = Walk {
         module,
-        alias: AliasAnalysis::new(func),
-        uses: func.compute_uses(),
-        table: ScopedTable::new(func.insts.len()),
+        alias: scratch.alias,
+        table: scratch.table,
+        loads: scratch.loads,
         func,
         counts: Counts::default(),
     };
-    enum Visit {
-        Enter(Block),
-        Exit,
-    }
-    let mut stack = vec![Visit::Enter(w.func.entry())];
+    let mut stack = scratch.stack;
+    stack.clear();
+    stack.push(Visit::Enter(w.func.entry()));
     while let Some(v) = stack.pop() {
         match v {
             Visit::Enter(b) => {
                 w.table.push_scope();
                 w.block(b);
                 stack.push(Visit::Exit);
-                stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
+                stack.extend(flow.children(b).iter().rev().map(|&c| Visit::Enter(c)));
             }
             Visit::Exit => w.table.pop_scope(),
         }
     }
+    flow.give_back();
     let c = &w.counts;
     let total = c.pure + c.phis + c.loads + c.guards;
     for (rule, n) in [
@@ -113,13 +136,31 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
                 .retain(|i| insts[i.index()].block.is_some());
         }
     }
+    SCRATCH.with(|s| {
+        *s.borrow_mut() = Scratch {
+            alias: w.alias,
+            table: w.table,
+            loads: w.loads,
+            stack,
+        }
+    });
     total > 0
+}
+
+/// Whether `kind` has `v` among its operands.
+fn uses_value(kind: &InstKind, v: Value) -> bool {
+    let mut found = false;
+    kind.for_each_operand(|o| found |= o == v);
+    found
 }
 
 impl Walk<'_> {
     fn block(&mut self, b: Block) {
-        let mut loads: Vec<(Key, Inst)> = Vec::new();
-        for inst in self.func.blocks[b.index()].insts.clone() {
+        let mut loads = std::mem::take(&mut self.loads);
+        loads.clear();
+        // Merging edits instructions but never a block's instruction list.
+        for pos in 0..self.func.blocks[b.index()].insts.len() {
+            let inst = self.func.blocks[b.index()].insts[pos];
             if self.func.insts[inst.index()].block.is_none() {
                 continue;
             }
@@ -153,6 +194,7 @@ impl Walk<'_> {
                 loads.retain(|&(_, load)| !self.clobbers(inst, &eff, load));
             }
         }
+        self.loads = loads;
     }
 
     /// Whether `writer` (with effects `eff`) may change what `load` reads.
@@ -187,18 +229,24 @@ impl Walk<'_> {
                 if self.func.value_type(old) != self.func.value_type(new) {
                     return false;
                 }
-                for u in std::mem::take(&mut self.uses[old.index()]) {
-                    if self.func.insts[u.index()].block.is_none() {
-                        continue;
-                    }
-                    // Edge lock: a numbered instruction leaves the table before it is edited.
-                    self.table.unlock(u);
-                    self.func.insts[u.index()].kind.for_each_operand_mut(|v| {
-                        if *v == old {
-                            *v = new;
+                // The users of `old` are found by a scan (merges are rare): its
+                // instruction is visited only now, so no earlier merge
+                // redirected anything to it or from it.
+                let func = &mut *self.func;
+                for &b in &func.layout {
+                    for &u in &func.blocks[b.index()].insts {
+                        let data = &mut func.insts[u.index()];
+                        if data.block.is_none() || !uses_value(&data.kind, old) {
+                            continue;
                         }
-                    });
-                    self.uses[new.index()].push(u);
+                        // Edge lock: a numbered instruction leaves the table before it is edited.
+                        self.table.unlock(u);
+                        data.kind.for_each_operand_mut(|v| {
+                            if *v == old {
+                                *v = new;
+                            }
+                        });
+                    }
                 }
             }
             (None, None) => {}

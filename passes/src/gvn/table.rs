@@ -6,14 +6,18 @@
 use super::key::Key;
 use ir::Inst;
 use rustc_hash::{FxHashMap, FxHasher};
+use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
 
 /// A hash table of keys to their first (dominating) instruction, with scopes.
+///
+/// Each key is stored once, with its instruction (`key_of`); the hash map
+/// only takes a key's hash to the instructions numbered under that hash.
 #[derive(Default)]
 pub struct ScopedTable {
-    map: FxHashMap<Key, Inst>,
+    by_hash: FxHashMap<u64, SmallVec<[Inst; 1]>>,
     lock: Vec<u64>,
-    key_of: FxHashMap<Inst, Key>,
+    key_of: Vec<Option<Key>>,
     inserted: Vec<Inst>,
     marks: Vec<usize>,
 }
@@ -28,9 +32,24 @@ impl ScopedTable {
     /// A table for a function with `num_insts` instruction slots.
     pub fn new(num_insts: usize) -> ScopedTable {
         ScopedTable {
+            by_hash: FxHashMap::with_capacity_and_hasher(num_insts, Default::default()),
             lock: vec![0; num_insts],
-            ..ScopedTable::default()
+            key_of: Vec::new(),
+            inserted: Vec::new(),
+            marks: Vec::new(),
         }
+    }
+
+    /// Empty the table for a function with `num_insts` instruction slots,
+    /// keeping its storage.
+    pub fn reset(&mut self, num_insts: usize) {
+        self.by_hash.clear();
+        self.by_hash.reserve(num_insts);
+        self.lock.clear();
+        self.lock.resize(num_insts, 0);
+        self.key_of.clear();
+        self.inserted.clear();
+        self.marks.clear();
     }
 
     /// Open a scope.
@@ -56,17 +75,29 @@ impl ScopedTable {
 
     /// The instruction already numbered under `key`, if any.
     pub fn find(&self, key: &Key) -> Option<Inst> {
-        self.map.get(key).copied()
+        let candidates = self.by_hash.get(&hash_key(key))?;
+        candidates
+            .iter()
+            .copied()
+            .find(|i| self.key_of.get(i.index()).and_then(Option::as_ref) == Some(key))
     }
 
-    /// Number `inst` under `key` (locking its edges).
+    /// Number `inst` under `key` (locking its edges). A key numbered already
+    /// now names `inst` (the earlier instruction stays locked).
     pub fn insert(&mut self, key: Key, inst: Inst) {
         if inst.index() >= self.lock.len() {
             self.lock.resize(inst.index() + 1, 0);
         }
-        self.lock[inst.index()] = hash_key(&key);
-        self.key_of.insert(inst, key.clone());
-        self.map.insert(key, inst);
+        if inst.index() >= self.key_of.len() {
+            self.key_of.resize(self.lock.len(), None);
+        }
+        let hash = hash_key(&key);
+        let candidates = self.by_hash.entry(hash).or_default();
+        let key_of = &self.key_of;
+        candidates.retain(|i| key_of[i.index()].as_ref() != Some(&key));
+        candidates.push(inst);
+        self.lock[inst.index()] = hash;
+        self.key_of[inst.index()] = Some(key);
         self.inserted.push(inst);
     }
 
@@ -80,10 +111,12 @@ impl ScopedTable {
         if !self.is_locked(inst) {
             return;
         }
-        self.lock[inst.index()] = 0;
-        if let Some(key) = self.key_of.remove(&inst) {
-            if self.map.get(&key) == Some(&inst) {
-                self.map.remove(&key);
+        let hash = std::mem::replace(&mut self.lock[inst.index()], 0);
+        self.key_of[inst.index()] = None;
+        if let Some(candidates) = self.by_hash.get_mut(&hash) {
+            candidates.retain(|i| *i != inst);
+            if candidates.is_empty() {
+                self.by_hash.remove(&hash);
             }
         }
     }

@@ -17,10 +17,11 @@
 //! edges, irreducible edges) contribute the empty set, so loops are handled
 //! pessimistically and a store a later iteration may read is never removed.
 
+use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
 use crate::alias::AliasResult;
-use ir::cfg::Cfg;
+use crate::flow::Flow;
 use ir::effects::inst_effects;
 use ir::{Block, Function, Inst, InstKind, Module};
 
@@ -45,7 +46,15 @@ struct DeadSet {
     private_except: Vec<Loc>,
 }
 
-impl DeadSet {
+/// A must-set borrowed from where it is stored.
+#[derive(Copy, Clone, Debug, Default)]
+struct DeadView<'s> {
+    entries: &'s [Dead],
+    private_all: bool,
+    private_except: &'s [Loc],
+}
+
+impl DeadView<'_> {
     fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<bool> {
         if let Some(d) = self.entries.iter().find(|d| d.loc == loc) {
             return Some(d.clean);
@@ -56,42 +65,63 @@ impl DeadSet {
             .any(|&e| clobbers.alias(func, e, loc) != AliasResult::No);
         (self.private_all && clobbers.is_private(loc) && !excepted).then_some(false)
     }
+}
 
-    fn meet(
-        &self,
-        other: &DeadSet,
+impl DeadSet {
+    fn view(&self) -> DeadView<'_> {
+        DeadView {
+            entries: &self.entries,
+            private_all: self.private_all,
+            private_except: &self.private_except,
+        }
+    }
+
+    /// Become a copy of `view` (reusing the storage).
+    fn assign(&mut self, view: DeadView<'_>) {
+        self.entries.clear();
+        self.entries.extend_from_slice(view.entries);
+        self.private_all = view.private_all;
+        self.private_except.clear();
+        self.private_except.extend_from_slice(view.private_except);
+    }
+
+    /// Become the meet of `a` and `b`: what is dead on both sides.
+    fn assign_meet(
+        &mut self,
+        a: DeadView<'_>,
+        b: DeadView<'_>,
         clobbers: &Clobbers<'_>,
         func: &Function,
         cap: usize,
-    ) -> DeadSet {
-        let mut entries: Vec<Dead> = Vec::new();
-        for d in self.entries.iter().chain(&other.entries) {
-            if entries.iter().any(|e| e.loc == d.loc) {
+    ) {
+        self.entries.clear();
+        for d in a.entries.iter().chain(b.entries) {
+            if self.entries.iter().any(|e| e.loc == d.loc) {
                 continue;
             }
-            if let (Some(a), Some(b)) = (
-                self.lookup(d.loc, clobbers, func),
-                other.lookup(d.loc, clobbers, func),
+            if let (Some(x), Some(y)) = (
+                a.lookup(d.loc, clobbers, func),
+                b.lookup(d.loc, clobbers, func),
             ) {
-                entries.push(Dead {
+                self.entries.push(Dead {
                     loc: d.loc,
-                    clean: a && b,
+                    clean: x && y,
                 });
             }
         }
-        let mut private_except = self.private_except.clone();
-        for &e in &other.private_except {
-            if !private_except.contains(&e) {
-                private_except.push(e);
+        self.private_except.clear();
+        self.private_except.extend_from_slice(a.private_except);
+        for &e in b.private_except {
+            if !self.private_except.contains(&e) {
+                self.private_except.push(e);
             }
         }
-        let mut set = DeadSet {
-            entries,
-            private_all: self.private_all && other.private_all,
-            private_except,
-        };
-        set.bound(cap);
-        set
+        self.private_all = a.private_all && b.private_all;
+        self.bound(cap);
+    }
+
+    fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<bool> {
+        self.view().lookup(loc, clobbers, func)
     }
 
     /// Step back over a possible trap: a trap observes every reachable slot,
@@ -111,13 +141,46 @@ impl DeadSet {
     /// Stay within the cap by forgetting (never by assuming): dropping an
     /// entry or the whole private part only makes the set smaller.
     fn bound(&mut self, cap: usize) {
-        while self.entries.len() > cap {
-            self.entries.remove(0);
+        if self.entries.len() > cap {
+            let excess = self.entries.len() - cap;
+            self.entries.drain(..excess);
         }
         if self.private_except.len() > cap {
             self.private_except.clear();
             self.private_all = false;
         }
+    }
+}
+
+/// The must-sets at the entry of the visited blocks, stored flat.
+#[derive(Default)]
+struct EntrySets {
+    entries: BlockSlices<Dead>,
+    private_except: BlockSlices<Loc>,
+    private_all: Vec<bool>,
+}
+
+impl EntrySets {
+    fn reset(&mut self, num_blocks: usize) {
+        self.entries.reset(num_blocks);
+        self.private_except.reset(num_blocks);
+        self.private_all.clear();
+        self.private_all.resize(num_blocks, false);
+    }
+
+    fn set(&mut self, b: Block, set: &DeadSet) {
+        self.entries.set(b, &set.entries);
+        self.private_except.set(b, &set.private_except);
+        self.private_all[b.index()] = set.private_all;
+    }
+
+    /// The set at the entry of `b`, if `b` was visited.
+    fn get(&self, b: Block) -> Option<DeadView<'_>> {
+        Some(DeadView {
+            entries: self.entries.get(b)?,
+            private_all: self.private_all[b.index()],
+            private_except: self.private_except.get(b).unwrap_or_default(),
+        })
     }
 }
 
@@ -139,25 +202,52 @@ fn load_observes(clobbers: &Clobbers<'_>, func: &Function, dead: Loc, loaded: Lo
     alias != AliasResult::No
 }
 
-/// Remove dead stores from `func`; returns the removed stores.
+/// Storage dead-store elimination reuses from run to run.
+#[derive(Default)]
+pub struct Scratch {
+    at_entry: EntrySets,
+    set: DeadSet,
+    meet: DeadSet,
+}
+
+/// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed stores.
 pub fn eliminate_dead_stores(
     module: &Module,
     func: &mut Function,
+    cfg: &Flow,
+    scratch: &mut Scratch,
     clobbers: &Clobbers<'_>,
     cap: usize,
 ) -> Vec<Inst> {
-    let cfg = Cfg::new(func);
+    let plain_store = |i: Inst| {
+        matches!(
+            func.inst(i).kind,
+            InstKind::Store {
+                volatile: false,
+                ..
+            }
+        )
+    };
+    if !func.inst_iter().any(plain_store) {
+        // Only plain stores are ever removed.
+        return Vec::new();
+    }
     let subst = Subst::new(0);
-    let mut at_entry: Vec<Option<DeadSet>> = vec![None; func.blocks.len()];
+    let Scratch {
+        at_entry,
+        set,
+        meet,
+    } = scratch;
+    at_entry.reset(func.blocks.len());
     let mut dead: Vec<Inst> = Vec::new();
     for &b in cfg.rpo().iter().rev() {
-        let mut set = exit_set(func, &cfg, b, &at_entry, clobbers, cap);
+        exit_set(func, cfg, b, at_entry, clobbers, cap, set, meet);
         for &inst in func.blocks[b.index()].insts.iter().rev() {
-            if transfer(module, func, &subst, clobbers, inst, &mut set, cap) {
+            if transfer(module, func, &subst, clobbers, inst, set, cap) {
                 dead.push(inst);
             }
         }
-        at_entry[b.index()] = Some(set);
+        at_entry.set(b, set);
     }
     for &inst in &dead {
         func.remove_inst(inst);
@@ -165,42 +255,51 @@ pub fn eliminate_dead_stores(
     dead
 }
 
-/// The set at the end of `b`: the meet over its successors (empty for one not
-/// yet visited); at a return or `unreachable`, every private location.
+/// Set `set` to the set at the end of `b`: the meet over its successors
+/// (empty for one not yet visited); at a return or `unreachable`, every
+/// private location. `scratch` is working storage.
+#[allow(clippy::too_many_arguments)]
 fn exit_set(
     func: &Function,
-    cfg: &Cfg,
+    cfg: &Flow,
     b: Block,
-    at_entry: &[Option<DeadSet>],
+    at_entry: &EntrySets,
     clobbers: &Clobbers<'_>,
     cap: usize,
-) -> DeadSet {
+    set: &mut DeadSet,
+    scratch: &mut DeadSet,
+) {
     let succs = cfg.succs(b);
     if succs.is_empty() {
         let terminates = func
             .terminator(b)
             .is_some_and(|t| matches!(func.inst(t).kind, InstKind::Ret(_) | InstKind::Unreachable));
-        return DeadSet {
-            entries: Vec::new(),
+        set.assign(DeadView {
             private_all: terminates,
-            private_except: Vec::new(),
-        };
+            ..DeadView::default()
+        });
+        return;
     }
-    let mut result: Option<DeadSet> = None;
-    for s in succs {
+    let mut have_result = false;
+    for &s in succs {
         #[cfg(feature = "bug-zoo")]
-        if zoo::active(Bug::LseDseLoopCarried) && at_entry[s.index()].is_none() {
+        if zoo::active(Bug::LseDseLoopCarried) && at_entry.get(s).is_none() {
             // Planted (Cranelift #13990): a back edge not yet visited is
             // skipped instead of contributing "nothing is dead".
             continue;
         }
-        let set = at_entry[s.index()].clone().unwrap_or_default();
-        result = Some(match result {
-            None => set,
-            Some(r) => r.meet(&set, clobbers, func, cap),
-        });
+        let succ_set = at_entry.get(s).unwrap_or_default();
+        if have_result {
+            scratch.assign_meet(set.view(), succ_set, clobbers, func, cap);
+            std::mem::swap(set, scratch);
+        } else {
+            set.assign(succ_set);
+            have_result = true;
+        }
     }
-    result.unwrap_or_default()
+    if !have_result {
+        set.assign(DeadView::default());
+    }
 }
 
 /// Step backward over `inst`; returns true when it is a dead store.

@@ -20,14 +20,14 @@
 //! names a value available there; a fact exists only after an access of the
 //! same base and index succeeded, so a replaced load could never have trapped.
 
+use super::arena::BlockSlices;
 use super::clobber::Clobbers;
-use super::known::{Entry, Known, Origin};
+use super::known::{lookup, Entry, Known, Origin};
 use super::loc::{Loc, Subst};
+use super::loops::LoopSet;
 use crate::alias::AliasResult;
-use ir::cfg::Cfg;
-use ir::dom::DomTree;
+use crate::flow::Flow;
 use ir::effects::inst_effects;
-use ir::loops::{LoopId, LoopInfo};
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
 #[cfg(feature = "bug-zoo")]
@@ -77,64 +77,96 @@ struct PendingPhi {
     loc: Loc,
 }
 
+/// Storage forwarding reuses from run to run.
+#[derive(Default)]
+pub struct Scratch {
+    loops: LoopSet,
+    out: BlockSlices<Entry>,
+    state: Known,
+    values: Vec<Value>,
+}
+
+/// A loop: its index in the [`LoopSet`].
+type LoopId = usize;
+
 struct Forward<'a> {
     module: &'a Module,
     clobbers: Clobbers<'a>,
-    cfg: Cfg,
-    loops: LoopInfo,
+    cfg: &'a Flow,
+    /// The loops (empty when the CFG has no back edge).
+    loops: LoopSet,
+    has_loops: bool,
     cap: usize,
-    out: Vec<Option<Known>>,
+    /// The state at the end of each visited block.
+    out: BlockSlices<Entry>,
+    /// The state of the block being visited.
+    state: Known,
+    /// Scratch: the values the forward predecessors know for one location.
+    values: Vec<Value>,
     subst: Subst,
     removed: Vec<Inst>,
     created_phis: Vec<Inst>,
     pending: Vec<PendingPhi>,
-    loop_writers: Vec<Vec<Inst>>,
     counts: ForwardCounts,
 }
 
-/// Run forwarding on `func` (a function of `module`, possibly taken out of it).
+/// Run forwarding on `func` (a function of `module`, possibly taken out of it),
+/// whose CFG `cfg` has been computed (its dominators are computed here if needed).
 pub fn forward(
     module: &Module,
     func: &mut Function,
+    cfg: &mut Flow,
+    scratch: &mut Scratch,
     clobbers: Clobbers<'_>,
     cap: usize,
 ) -> Forwarding {
-    let cfg = Cfg::new(func);
-    let dom = DomTree::new(func, &cfg);
-    let loops = LoopInfo::new(func, &cfg, &dom);
-    let loop_writers: Vec<Vec<Inst>> = loops
-        .loops()
-        .iter()
-        .map(|lp| {
-            lp.blocks
-                .iter()
-                .flat_map(|b| func.blocks[b.index()].insts.iter().copied())
-                .filter(|&i| !inst_effects(module, func, i).writes_nothing())
-                .collect()
-        })
-        .collect();
-    #[cfg(feature = "bug-zoo")]
-    let loop_writers = zoo_drop_conditional_stores(func, &dom, &loops, loop_writers);
+    if !func
+        .inst_iter()
+        .any(|i| is_plain_access(&func.inst(i).kind))
+    {
+        // Nothing is ever known, so nothing changes.
+        return Forwarding {
+            subst: Subst::new(0),
+            removed: Vec::new(),
+            created_phis: Vec::new(),
+            counts: ForwardCounts::default(),
+        };
+    }
+    let has_loops = has_back_edge(cfg);
+    let mut loops = std::mem::take(&mut scratch.loops);
+    if has_loops {
+        cfg.compute_dominators();
+        loops.compute(module, func, cfg);
+    }
+    let cfg: &Flow = cfg;
+    let mut out = std::mem::take(&mut scratch.out);
+    out.reset(func.blocks.len());
     let mut fw = Forward {
         module,
         clobbers,
-        out: vec![None; func.blocks.len()],
+        out,
+        state: std::mem::take(&mut scratch.state),
+        values: std::mem::take(&mut scratch.values),
+        has_loops,
         subst: Subst::new(func.values.len()),
         removed: Vec::new(),
         created_phis: Vec::new(),
         pending: Vec::new(),
-        loop_writers,
         counts: ForwardCounts::default(),
         cfg,
         loops,
         cap,
     };
-    for b in fw.cfg.rpo().to_vec() {
-        let state = fw.entry_state(func, b);
-        let state = fw.visit_block(func, b, state);
-        fw.out[b.index()] = Some(state);
+    for &b in cfg.rpo() {
+        fw.entry_state(func, b);
+        fw.visit_block(func, b);
+        fw.out.set(b, fw.state.entries());
     }
     fw.complete_pending_phis(func);
+    scratch.loops = fw.loops;
+    scratch.out = fw.out;
+    scratch.state = fw.state;
+    scratch.values = fw.values;
     Forwarding {
         subst: fw.subst,
         removed: fw.removed,
@@ -143,9 +175,35 @@ pub fn forward(
     }
 }
 
+/// Whether `kind` is a plain (non-volatile) load or store.
+pub fn is_plain_access(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Load {
+            volatile: false,
+            ..
+        } | InstKind::Store {
+            volatile: false,
+            ..
+        }
+    )
+}
+
+/// Whether some edge does not go forward in reverse post-order (every back
+/// edge targets a block that dominates its source, hence comes no later).
+fn has_back_edge(cfg: &Flow) -> bool {
+    cfg.rpo().iter().enumerate().any(|(i, &b)| {
+        cfg.succs(b)
+            .iter()
+            .any(|&s| cfg.rpo_index(s).is_some_and(|si| si <= i))
+    })
+}
+
 impl Forward<'_> {
-    fn visit_block(&mut self, func: &Function, b: Block, mut state: Known) -> Known {
-        for inst in func.blocks[b.index()].insts.clone() {
+    /// Step `self.state` over the instructions of `b`.
+    fn visit_block(&mut self, func: &Function, b: Block) {
+        let mut state = std::mem::take(&mut self.state);
+        for &inst in &func.blocks[b.index()].insts {
             let data = func.inst(inst);
             match &data.kind {
                 InstKind::Phi(_) => {}
@@ -156,9 +214,10 @@ impl Forward<'_> {
                     let loc = Loc::of(func, &self.subst, addr);
                     let result = data.result.expect("a load has a result");
                     if let Some(e) = state.get(loc) {
-                        self.subst.set(result, e.value);
+                        let (value, origin) = (e.value, e.origin);
+                        self.subst.set(result, value);
                         self.removed.push(inst);
-                        self.count_forward(e.origin);
+                        self.count_forward(origin);
                     } else if state.insert(loc, result, Origin::Local, self.cap) {
                         self.counts.evictions += 1;
                     }
@@ -201,7 +260,7 @@ impl Forward<'_> {
                 }
             }
         }
-        state
+        self.state = state;
     }
 
     /// Whether a plain store to `stored` clobbers the known value of `known`.
@@ -236,41 +295,66 @@ impl Forward<'_> {
         }
     }
 
-    /// The state at the top of `b`, creating phis where predecessors disagree.
-    fn entry_state(&mut self, func: &mut Function, b: Block) -> Known {
-        let preds = self.cfg.preds(b).to_vec();
-        if preds.is_empty() || preds.iter().any(|p| !self.cfg.is_reachable(*p)) {
-            return Known::default();
+    /// The loop `b` is the header of, if any.
+    fn loop_with_header(&self, b: Block) -> Option<LoopId> {
+        if !self.has_loops {
+            return None;
         }
-        let header_of = self.loops.loop_with_header(b);
-        let (forward, latches): (Vec<usize>, Vec<usize>) = match header_of {
-            Some(l) => (0..preds.len()).partition(|&i| !self.loops.contains(l, preds[i])),
-            None => ((0..preds.len()).collect(), Vec::new()),
+        self.loops.loop_with_header(b)
+    }
+
+    /// Whether `pred` is inside loop `header_of` (an edge from it to the
+    /// header is a back edge).
+    fn is_latch_edge(&self, header_of: Option<LoopId>, pred: Block) -> bool {
+        header_of.is_some_and(|l| self.loops.contains(self.cfg, l, pred))
+    }
+
+    /// Set `self.state` to the state at the top of `b`, creating phis where
+    /// predecessors disagree.
+    fn entry_state(&mut self, func: &mut Function, b: Block) {
+        self.state.clear();
+        let cfg = self.cfg;
+        let preds = cfg.preds(b);
+        if preds.is_empty() || preds.iter().any(|p| !cfg.is_reachable(*p)) {
+            return;
+        }
+        let header_of = self.loop_with_header(b);
+        // The predecessors on entry edges (not back edges), in order.
+        let mut forward = preds
+            .iter()
+            .copied()
+            .filter(|&p| !self.is_latch_edge(header_of, p));
+        let Some(first_pred) = forward.next() else {
+            return;
         };
-        if forward.is_empty()
-            || forward
-                .iter()
-                .any(|&i| self.out[preds[i].index()].is_none())
+        if preds
+            .iter()
+            .any(|&p| !self.is_latch_edge(header_of, p) && self.out.get(p).is_none())
         {
-            return Known::default();
+            return;
         }
-        let first = self.out[preds[forward[0]].index()]
-            .clone()
-            .expect("visited");
-        let mut entries = Vec::new();
-        for e in first.entries() {
-            let Some(values) = forward
-                .iter()
-                .map(|&i| {
-                    self.out[preds[i].index()]
-                        .as_ref()
-                        .and_then(|s| s.get(e.loc))
-                        .map(|x| x.value)
-                })
-                .collect::<Option<Vec<Value>>>()
-            else {
+        let has_latches = preds.iter().any(|&p| self.is_latch_edge(header_of, p));
+        let num_first = self.out.get(first_pred).map_or(0, <[Entry]>::len);
+        let mut values = std::mem::take(&mut self.values);
+        for k in 0..num_first {
+            let e = self.out.get(first_pred).expect("visited")[k];
+            values.clear();
+            let mut all_known = true;
+            for &p in preds {
+                if self.is_latch_edge(header_of, p) {
+                    continue;
+                }
+                match self.out.get(p).and_then(|s| lookup(s, e.loc)) {
+                    Some(x) => values.push(x.value),
+                    None => {
+                        all_known = false;
+                        break;
+                    }
+                }
+            }
+            if !all_known {
                 continue;
-            };
+            }
             let same = values.iter().all(|&v| v == values[0]);
             let writes = match header_of {
                 Some(l) => self.loop_writes(func, l, e.loc),
@@ -300,8 +384,8 @@ impl Forward<'_> {
                     let mut phi_entries: Vec<(Block, Value)> = Vec::with_capacity(preds.len());
                     let placeholder = func.null();
                     let mut vi = 0;
-                    for (i, &p) in preds.iter().enumerate() {
-                        if latches.contains(&i) {
+                    for &p in preds {
+                        if self.is_latch_edge(header_of, p) {
                             phi_entries.push((p, placeholder));
                         } else {
                             phi_entries.push((p, values[vi]));
@@ -312,11 +396,13 @@ impl Forward<'_> {
                     let result = result.expect("phi result");
                     func.insert_inst(b, 0, phi);
                     self.created_phis.push(phi);
-                    if !latches.is_empty() {
+                    if has_latches {
                         if writes == LoopWrites::None {
                             if let InstKind::Phi(es) = &mut func.insts[phi.index()].kind {
-                                for &i in &latches {
-                                    es[i].1 = result;
+                                for (i, &p) in preds.iter().enumerate() {
+                                    if self.is_latch_edge(header_of, p) {
+                                        es[i].1 = result;
+                                    }
                                 }
                             }
                         } else {
@@ -335,15 +421,15 @@ impl Forward<'_> {
                     }
                 }
             };
-            entries.push(entry);
+            self.state.push(entry);
         }
-        Known::from_entries(entries)
+        self.values = values;
     }
 
     /// Whether (and how) anything in loop `l` may write `loc`.
     fn loop_writes(&self, func: &Function, l: LoopId, loc: Loc) -> LoopWrites {
         let mut result = LoopWrites::None;
-        for &inst in &self.loop_writers[l.index()] {
+        for &inst in self.loops.writers(l) {
             match &func.inst(inst).kind {
                 InstKind::Store {
                     addr,
@@ -380,19 +466,20 @@ impl Forward<'_> {
     fn complete_pending_phis(&mut self, func: &mut Function) {
         for PendingPhi { phi, loc } in std::mem::take(&mut self.pending) {
             let b = func.inst(phi).block.expect("placed phi");
-            let l = self.loops.loop_with_header(b).expect("header");
-            let InstKind::Phi(entries) = func.inst(phi).kind.clone() else {
+            let l = self.loop_with_header(b).expect("header");
+            let InstKind::Phi(mut entries) = func.inst(phi).kind.clone() else {
                 unreachable!("pending entry is a phi")
             };
-            let mut new_entries = entries.clone();
             let mut latch_loads: Vec<(Block, Value)> = Vec::new();
-            for (i, &(pred, _)) in entries.iter().enumerate() {
-                if !self.loops.contains(l, pred) {
+            for entry in entries.iter_mut() {
+                let pred = entry.0;
+                if !self.is_latch_edge(Some(l), pred) {
                     continue;
                 }
-                let known = self.out[pred.index()]
-                    .as_ref()
-                    .and_then(|s| s.get(loc))
+                let known = self
+                    .out
+                    .get(pred)
+                    .and_then(|s| lookup(s, loc))
                     .map(|e| e.value);
                 let earlier = latch_loads
                     .iter()
@@ -417,41 +504,9 @@ impl Forward<'_> {
                         v
                     }
                 };
-                new_entries[i].1 = value;
+                entry.1 = value;
             }
-            func.insts[phi.index()].kind = InstKind::Phi(new_entries);
+            func.insts[phi.index()].kind = InstKind::Phi(entries);
         }
     }
-}
-
-/// With the zoo's `lse-loop-cond-store` planted (Panda 8195875f): a plain
-/// store in a block of the loop that does not dominate every latch (one that
-/// only some iterations execute) no longer counts as a writer of the loop.
-#[cfg(feature = "bug-zoo")]
-fn zoo_drop_conditional_stores(
-    func: &Function,
-    dom: &DomTree,
-    loops: &LoopInfo,
-    mut writers: Vec<Vec<Inst>>,
-) -> Vec<Vec<Inst>> {
-    if !zoo::active(Bug::LseLoopCondStore) {
-        return writers;
-    }
-    for (lp, list) in loops.loops().iter().zip(&mut writers) {
-        list.retain(|&inst| {
-            let conditional = func
-                .inst(inst)
-                .block
-                .is_some_and(|b| lp.latches.iter().any(|&l| !dom.dominates(b, l)));
-            let plain_store = matches!(
-                func.inst(inst).kind,
-                InstKind::Store {
-                    volatile: false,
-                    ..
-                }
-            );
-            !(plain_store && conditional)
-        });
-    }
-    writers
 }

@@ -38,7 +38,7 @@ pub struct Known {
 impl Known {
     /// The value known for `loc`.
     pub fn get(&self, loc: Loc) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.loc == loc)
+        lookup(&self.entries, loc)
     }
 
     /// Record `loc = value`; returns true when an older entry had to be evicted.
@@ -66,4 +66,20 @@ impl Known {
     pub fn from_entries(entries: Vec<Entry>) -> Known {
         Known { entries }
     }
+
+    /// Forget everything (keeping the storage for reuse).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Append an entry for a location not yet known, within the cap (for
+    /// building a state entry by entry, as [`Known::from_entries`] does).
+    pub fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+    }
+}
+
+/// The entry for `loc` among `entries` (a stored state), if any.
+pub fn lookup(entries: &[Entry], loc: Loc) -> Option<&Entry> {
+    entries.iter().find(|e| e.loc == loc)
 }

@@ -6,20 +6,36 @@
 //! [`crate::alias`]; the number of tracked locations per program point is capped
 //! and the excess is forgotten, never skipped.
 
+pub mod arena;
 pub mod clobber;
 pub mod dse;
 pub mod forward;
 pub mod known;
 pub mod loc;
+pub mod loops;
 
 use crate::alias::AliasAnalysis;
+use crate::flow::Flow;
 use crate::manager::Pass;
 use crate::stats::Stats;
 use clobber::Clobbers;
 use ir::{Function, Inst, InstKind, Module, Value};
+use std::cell::RefCell;
 
 /// How many locations LSE tracks at one program point (Panda tracks 32 per object).
 pub const DEFAULT_CAP: usize = 32;
+
+/// Storage LSE reuses from run to run.
+#[derive(Default)]
+struct Scratch {
+    alias: AliasAnalysis,
+    forward: forward::Scratch,
+    dse: dse::Scratch,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
 
 /// The `lse` pass.
 pub struct Lse {
@@ -55,8 +71,36 @@ impl Lse {
         if func.layout.is_empty() {
             return false;
         }
-        let alias = AliasAnalysis::new(func);
-        let fw = forward::forward(module, func, Clobbers { alias: &alias }, self.cap);
+        let mut scratch = SCRATCH.with(|s| s.take());
+        let mut flow = Flow::take();
+        let changed = self.run_with(module, func, stats, &mut flow, &mut scratch);
+        flow.give_back();
+        SCRATCH.with(|s| *s.borrow_mut() = scratch);
+        changed
+    }
+
+    fn run_with(
+        &self,
+        module: &Module,
+        func: &mut Function,
+        stats: &mut Stats,
+        flow: &mut Flow,
+        scratch: &mut Scratch,
+    ) -> bool {
+        let alias = &mut scratch.alias;
+        alias.recompute(func);
+        let alias = &*alias;
+        // Forwarding adds and removes loads, stores and phis but never touches a
+        // terminator or the layout, so one CFG serves both halves.
+        flow.compute(func);
+        let fw = forward::forward(
+            module,
+            func,
+            flow,
+            &mut scratch.forward,
+            Clobbers { alias },
+            self.cap,
+        );
         for &inst in &fw.removed {
             func.remove_inst(inst);
         }
@@ -65,18 +109,33 @@ impl Lse {
             let map: Vec<Value> = (0..func.values.len())
                 .map(|i| fw.subst.resolve_replaced(Value::new(i)))
                 .collect();
-            for b in func.layout.clone() {
-                for &inst in &func.blocks[b.index()].insts {
-                    func.insts[inst.index()]
+            let Function {
+                layout,
+                blocks,
+                insts,
+                ..
+            } = &mut *func;
+            for b in layout.iter() {
+                for &inst in &blocks[b.index()].insts {
+                    insts[inst.index()]
                         .kind
                         .for_each_operand_mut(|v| *v = map[v.index()]);
                 }
             }
         }
         let phis_kept = remove_unused_phis(func, &fw.created_phis);
-        let dead = dse::eliminate_dead_stores(module, func, &Clobbers { alias: &alias }, self.cap);
+        let dead = dse::eliminate_dead_stores(
+            module,
+            func,
+            flow,
+            &mut scratch.dse,
+            &Clobbers { alias },
+            self.cap,
+        );
 
         let c = &fw.counts;
+        // As `stats.add("lse", rule, n)` for each rule, finding the pass's counters once.
+        let rules = stats.passes.entry("lse").or_default();
         for (rule, n) in [
             ("loads_forwarded_local", c.forwarded_local),
             ("loads_forwarded_merge", c.forwarded_merge),
@@ -88,7 +147,7 @@ impl Lse {
             ("latch_loads_inserted", c.latch_loads),
             ("evictions", c.evictions),
         ] {
-            stats.add("lse", rule, n);
+            *rules.entry(rule).or_default() += n;
         }
         !fw.removed.is_empty() || !dead.is_empty() || phis_kept > 0
     }
