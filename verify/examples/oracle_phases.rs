@@ -148,8 +148,16 @@ fn oracle_loop(n: u64, cfg: &verify::gen::GenConfig) {
     let s = Instant::now();
     let a0 = ALLOCS.load(Ordering::Relaxed);
     let mut findings = 0;
+    let (mut main_insts, mut all_insts) = (0usize, 0usize);
     for seed in 1..=n {
         let g = verify::gen::generate_from_seed(seed, cfg);
+        main_insts += g.module.func(g.main).placed_inst_count();
+        all_insts += g
+            .module
+            .funcs
+            .iter()
+            .map(|f| f.placed_inst_count())
+            .sum::<usize>();
         let ins = verify::inputs::instantiate_all(&g.module, g.module.func(g.main), seed, 3);
         let r = verify::oracle::check_program(&g.module, g.main, &ins, &plans, &ocfg);
         findings += r.findings.len();
@@ -160,5 +168,10 @@ fn oracle_loop(n: u64, cfg: &verify::gen::GenConfig) {
         t.as_secs_f64() * 1e6 / n as f64,
         n as f64 / t.as_secs_f64(),
         (ALLOCS.load(Ordering::Relaxed) - a0) as f64 / n as f64
+    );
+    println!(
+        "program size: {:.1} instructions in @main, {:.1} in the module",
+        main_insts as f64 / n as f64,
+        all_insts as f64 / n as f64
     );
 }
