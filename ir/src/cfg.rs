@@ -226,6 +226,18 @@ impl Cfg {
     pub fn is_reachable(&self, b: Block) -> bool {
         self.rpo_index(b).is_some()
     }
+
+    /// Whether some reachable block has an edge to a block no later in the
+    /// reverse post-order (a retreating edge of the DFS): exactly when the
+    /// reachable blocks contain a cycle. Every loop back edge is one, so
+    /// without one a function has no loops. O(edges), no allocation.
+    pub fn has_retreating_edge(&self) -> bool {
+        self.rpo().iter().enumerate().any(|(i, &b)| {
+            self.succs(b)
+                .iter()
+                .any(|&s| self.rpo_index(s).is_some_and(|si| si <= i))
+        })
+    }
 }
 
 /// Append the post-order of the blocks reachable from `entry` to `out`: an

@@ -311,13 +311,27 @@ impl Function {
 
     /// Replace every use of `old` by `new` in placed instructions.
     pub fn replace_all_uses(&mut self, old: Value, new: Value) {
-        for b in self.layout.clone() {
-            for &inst in &self.blocks[b.index()].insts {
-                self.insts[inst.index()].kind.for_each_operand_mut(|v| {
-                    if *v == old {
-                        *v = new;
-                    }
-                });
+        self.for_each_placed_kind_mut(|kind| {
+            kind.for_each_operand_mut(|v| {
+                if *v == old {
+                    *v = new;
+                }
+            })
+        });
+    }
+
+    /// Call `f` on the kind of every instruction placed in the layout, block
+    /// by block, to edit it in place.
+    pub fn for_each_placed_kind_mut(&mut self, mut f: impl FnMut(&mut InstKind)) {
+        let Function {
+            layout,
+            blocks,
+            insts,
+            ..
+        } = self;
+        for b in layout.iter() {
+            for &inst in &blocks[b.index()].insts {
+                f(&mut insts[inst.index()].kind);
             }
         }
     }

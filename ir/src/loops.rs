@@ -51,58 +51,106 @@ pub struct Loop {
 }
 
 /// The loop forest of a function.
-#[derive(Clone, Debug)]
+///
+/// [`LoopInfo::recompute`] rebuilds it in place, reusing every buffer
+/// (including the block lists of the loops it had), so a warm `LoopInfo`
+/// recomputed for a function no larger than before allocates nothing.
+#[derive(Clone, Debug, Default)]
 pub struct LoopInfo {
     loops: Vec<Loop>,
     innermost: Vec<Option<LoopId>>,
     irreducible: Vec<(Block, Block)>,
+    /// Loops of an earlier computation, kept for their storage.
+    spare: Vec<Loop>,
+    scratch: Scratch,
+}
+
+/// Working storage of [`LoopInfo::recompute`] (cleared before each use).
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// Per block slot: in the body being collected / visited by the DFS.
+    mark: Vec<bool>,
+    /// Per block slot: on the DFS stack.
+    on_stack: Vec<bool>,
+    work: Vec<Block>,
+    dfs: Vec<(Block, usize)>,
+    /// Loop indices, largest body first.
+    order: Vec<usize>,
+    /// The reachable predecessors of a header outside its loop.
+    outside: Vec<Block>,
+}
+
+impl Loop {
+    /// A loop with no blocks, to be filled.
+    fn empty() -> Loop {
+        Loop {
+            header: Block(0),
+            blocks: Vec::new(),
+            latches: Vec::new(),
+            exits: Vec::new(),
+            parent: None,
+            depth: 0,
+            preheader: None,
+        }
+    }
 }
 
 impl LoopInfo {
     /// Find the natural loops of `func` and check reducibility.
     pub fn new(func: &Function, cfg: &Cfg, dom: &DomTree) -> LoopInfo {
+        let mut info = LoopInfo::default();
+        info.recompute(func, cfg, dom);
+        info
+    }
+
+    /// Recompute in place (the same result as [`LoopInfo::new`]), reusing
+    /// this `LoopInfo`'s storage.
+    pub fn recompute(&mut self, func: &Function, cfg: &Cfg, dom: &DomTree) {
         let n = func.blocks.len().max(cfg.num_block_slots());
-        let mut loops = Vec::new();
+        self.spare.append(&mut self.loops);
+        let mark = &mut self.scratch.mark;
+        mark.clear();
+        mark.resize(n, false);
         // Headers in RPO order: an enclosing loop's header comes before the inner one's.
         for &h in cfg.rpo() {
-            let mut latches: Vec<Block> = Vec::new();
-            for &p in cfg.preds(h) {
-                if cfg.is_reachable(p) && dom.dominates(h, p) && !latches.contains(&p) {
-                    latches.push(p);
-                }
-            }
-            if latches.is_empty() {
+            let is_latch = |p: Block| cfg.is_reachable(p) && dom.dominates(h, p);
+            if !cfg.preds(h).iter().any(|&p| is_latch(p)) {
                 continue;
             }
-            latches.sort_by_key(|&b| cfg.rpo_index(b));
-            let blocks = natural_loop_body(cfg, h, &latches, n);
-            loops.push(Loop {
-                header: h,
-                blocks,
-                latches,
-                exits: Vec::new(),
-                parent: None,
-                depth: 0,
-                preheader: None,
-            });
+            let mut lp = self.spare.pop().unwrap_or_else(Loop::empty);
+            lp.header = h;
+            lp.latches.clear();
+            for &p in cfg.preds(h) {
+                if is_latch(p) && !lp.latches.contains(&p) {
+                    lp.latches.push(p);
+                }
+            }
+            // Distinct reachable blocks have distinct RPO positions.
+            lp.latches.sort_unstable_by_key(|&b| cfg.rpo_index(b));
+            natural_loop_body(cfg, &mut lp, mark, &mut self.scratch.work);
+            lp.exits.clear();
+            lp.parent = None;
+            lp.depth = 0;
+            lp.preheader = None;
+            self.loops.push(lp);
         }
-        let mut info = LoopInfo {
-            innermost: vec![None; n],
-            irreducible: find_irreducible_edges(cfg, dom),
-            loops,
-        };
-        info.build_forest();
-        info.compute_exits_and_preheaders(cfg);
-        info
+        self.innermost.clear();
+        self.innermost.resize(n, None);
+        find_irreducible_edges(cfg, dom, &mut self.scratch, &mut self.irreducible);
+        self.build_forest();
+        self.compute_exits_and_preheaders(cfg);
     }
 
     /// Assign innermost loops, parents and depths: visiting loops from the
     /// largest body to the smallest, each block ends up owned by its innermost
     /// loop, and a loop's parent is the owner of its header just before it.
     fn build_forest(&mut self) {
-        let mut order: Vec<usize> = (0..self.loops.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(self.loops[i].blocks.len()));
-        for i in order {
+        let mut order = std::mem::take(&mut self.scratch.order);
+        order.clear();
+        order.extend(0..self.loops.len());
+        // Ties in order of index, as a stable sort would leave them.
+        order.sort_unstable_by_key(|&i| (std::cmp::Reverse(self.loops[i].blocks.len()), i));
+        for &i in &order {
             let id = LoopId(i as u32);
             let header = self.loops[i].header;
             let parent = self.innermost[header.index()];
@@ -112,12 +160,15 @@ impl LoopInfo {
                 self.innermost[b.index()] = Some(id);
             }
         }
+        self.scratch.order = order;
     }
 
     fn compute_exits_and_preheaders(&mut self, cfg: &Cfg) {
+        let mut outside = std::mem::take(&mut self.scratch.outside);
         for i in 0..self.loops.len() {
             let id = LoopId(i as u32);
-            let mut exits = Vec::new();
+            let mut exits = std::mem::take(&mut self.loops[i].exits);
+            exits.clear();
             for &b in &self.loops[i].blocks {
                 for &s in cfg.succs(b) {
                     if !self.contains(id, s) && !exits.contains(&s) {
@@ -126,7 +177,7 @@ impl LoopInfo {
                 }
             }
             let header = self.loops[i].header;
-            let mut outside = Vec::new();
+            outside.clear();
             for &p in cfg.preds(header) {
                 if cfg.is_reachable(p) && !self.contains(id, p) && !outside.contains(&p) {
                     outside.push(p);
@@ -139,6 +190,7 @@ impl LoopInfo {
             self.loops[i].exits = exits;
             self.loops[i].preheader = preheader;
         }
+        self.scratch.outside = outside;
     }
 
     /// Every loop; a loop's parent comes before it (ordered by header RPO position).
@@ -191,43 +243,59 @@ impl LoopInfo {
     }
 }
 
-/// `header` plus every block reaching one of `latches` backwards without
-/// crossing `header`, in RPO order.
-fn natural_loop_body(cfg: &Cfg, header: Block, latches: &[Block], n: usize) -> Vec<Block> {
-    let mut in_body = vec![false; n];
-    in_body[header.index()] = true;
-    let mut work: Vec<Block> = Vec::new();
-    for &l in latches {
-        if !in_body[l.index()] {
-            in_body[l.index()] = true;
+/// Fill `lp.blocks` with `lp.header` plus every block reaching one of
+/// `lp.latches` backwards without crossing the header, in RPO order. `mark`
+/// (one `false` per block slot) is left all `false`; `work` is scratch.
+fn natural_loop_body(cfg: &Cfg, lp: &mut Loop, mark: &mut [bool], work: &mut Vec<Block>) {
+    mark[lp.header.index()] = true;
+    work.clear();
+    for &l in &lp.latches {
+        if !mark[l.index()] {
+            mark[l.index()] = true;
             work.push(l);
         }
     }
     while let Some(b) = work.pop() {
         for &p in cfg.preds(b) {
-            if cfg.is_reachable(p) && !in_body[p.index()] {
-                in_body[p.index()] = true;
+            if cfg.is_reachable(p) && !mark[p.index()] {
+                mark[p.index()] = true;
                 work.push(p);
             }
         }
     }
-    cfg.rpo()
-        .iter()
-        .copied()
-        .filter(|b| in_body[b.index()])
-        .collect()
+    lp.blocks.clear();
+    lp.blocks
+        .extend(cfg.rpo().iter().copied().filter(|b| mark[b.index()]));
+    for &b in &lp.blocks {
+        mark[b.index()] = false;
+    }
 }
 
-/// Retreating edges of a DFS from the entry whose target does not dominate the source.
-fn find_irreducible_edges(cfg: &Cfg, dom: &DomTree) -> Vec<(Block, Block)> {
+/// Set `out` to the retreating edges of a DFS from the entry whose target
+/// does not dominate the source, in the order the DFS meets them.
+fn find_irreducible_edges(
+    cfg: &Cfg,
+    dom: &DomTree,
+    scratch: &mut Scratch,
+    out: &mut Vec<(Block, Block)>,
+) {
+    out.clear();
     let Some(entry) = cfg.entry() else {
-        return Vec::new();
+        return;
     };
     let n = cfg.num_block_slots();
-    let mut visited = vec![false; n];
-    let mut on_stack = vec![false; n];
-    let mut out = Vec::new();
-    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    let Scratch {
+        mark: visited,
+        on_stack,
+        dfs: stack,
+        ..
+    } = scratch;
+    visited.clear();
+    visited.resize(n, false);
+    on_stack.clear();
+    on_stack.resize(n, false);
+    stack.clear();
+    stack.push((entry, 0));
     visited[entry.index()] = true;
     on_stack[entry.index()] = true;
     while let Some(top) = stack.last_mut() {
@@ -248,5 +316,4 @@ fn find_irreducible_edges(cfg: &Cfg, dom: &DomTree) -> Vec<(Block, Block)> {
             stack.pop();
         }
     }
-    out
 }

@@ -130,4 +130,30 @@ proptest! {
             }
         }
     }
+
+    #[test]
+    fn recomputing_in_place_matches_fresh_analyses(
+        first in cfg_strategy(),
+        second in cfg_strategy(),
+    ) {
+        let (f1, f2) = (build(&first), build(&second));
+        let mut cfg = Cfg::new(&f1);
+        let mut dom = DomTree::new(&f1, &cfg);
+        let mut li = LoopInfo::new(&f1, &cfg, &dom);
+        cfg.recompute(&f2);
+        dom.recompute(&f2, &cfg);
+        li.recompute(&f2, &cfg, &dom);
+        let fresh_cfg = Cfg::new(&f2);
+        let fresh_dom = DomTree::new(&f2, &fresh_cfg);
+        let fresh = LoopInfo::new(&f2, &fresh_cfg, &fresh_dom);
+        prop_assert_eq!(li.loops(), fresh.loops());
+        prop_assert_eq!(li.irreducible_edges(), fresh.irreducible_edges());
+        for b in (0..second.len() + 1).map(Block::new) {
+            prop_assert_eq!(li.loop_of(b), fresh.loop_of(b));
+        }
+        // A retreating edge exists exactly when the reachable blocks have a cycle,
+        // which is a natural loop or an irreducible one.
+        let cyclic = !fresh.loops().is_empty() || !fresh.is_reducible();
+        prop_assert_eq!(cfg.has_retreating_edge(), cyclic);
+    }
 }

@@ -117,19 +117,11 @@ fn remove_unreachable_blocks(
     for &b in &dead {
         func.remove_block(b);
     }
-    let Function {
-        layout,
-        blocks,
-        insts,
-        ..
-    } = &mut *func;
-    for b in layout.iter() {
-        for &inst in &blocks[b.index()].insts {
-            if let InstKind::Phi(entries) = &mut insts[inst.index()].kind {
-                entries.retain(|(pred, _)| !dead.contains(pred));
-            }
+    func.for_each_placed_kind_mut(|kind| {
+        if let InstKind::Phi(entries) = kind {
+            entries.retain(|(pred, _)| !dead.contains(pred));
         }
-    }
+    });
     stats.add("dce", "blocks_removed", dead.len() as u64);
     true
 }

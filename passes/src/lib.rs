@@ -8,7 +8,6 @@ pub mod alias;
 pub mod dce;
 pub mod effects;
 pub mod escape;
-pub mod flow;
 pub mod gvn;
 pub mod lse;
 pub mod manager;

@@ -13,9 +13,10 @@ pub mod key;
 pub mod table;
 
 use crate::alias::{AliasAnalysis, AliasResult};
-use crate::flow::Flow;
 use crate::manager::Pass;
 use crate::stats::Stats;
+use ir::cfg::Cfg;
+use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify, Class, Key};
@@ -72,6 +73,8 @@ enum Visit {
 /// Storage GVN reuses from run to run.
 #[derive(Default)]
 struct Scratch {
+    cfg: Cfg,
+    dom: DomTree,
     alias: AliasAnalysis,
     table: ScopedTable,
     loads: Vec<(Key, Inst)>,
@@ -87,10 +90,10 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     if func.layout.is_empty() {
         return false;
     }
-    let mut flow = Flow::take();
-    flow.compute(func);
-    flow.compute_dominators();
     let mut scratch = SCRATCH.with(|s| s.take());
+    scratch.cfg.recompute(func);
+    scratch.dom.recompute(func, &scratch.cfg);
+    let dom = &scratch.dom;
     scratch.table.reset(func.insts.len());
     scratch.alias.recompute(func);
     let mut w = Walk {
@@ -110,12 +113,11 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
                 w.table.push_scope();
                 w.block(b);
                 stack.push(Visit::Exit);
-                stack.extend(flow.children(b).iter().rev().map(|&c| Visit::Enter(c)));
+                stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
             }
             Visit::Exit => w.table.pop_scope(),
         }
     }
-    flow.give_back();
     let c = &w.counts;
     let total = c.pure + c.phis + c.loads + c.guards;
     for (rule, n) in [
@@ -138,6 +140,8 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     }
     SCRATCH.with(|s| {
         *s.borrow_mut() = Scratch {
+            cfg: scratch.cfg,
+            dom: scratch.dom,
             alias: w.alias,
             table: w.table,
             loads: w.loads,

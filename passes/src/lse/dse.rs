@@ -21,7 +21,7 @@ use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
 use crate::alias::AliasResult;
-use crate::flow::Flow;
+use ir::cfg::Cfg;
 use ir::effects::inst_effects;
 use ir::{Block, Function, Inst, InstKind, Module};
 
@@ -214,7 +214,7 @@ pub struct Scratch {
 pub fn eliminate_dead_stores(
     module: &Module,
     func: &mut Function,
-    cfg: &Flow,
+    cfg: &Cfg,
     scratch: &mut Scratch,
     clobbers: &Clobbers<'_>,
     cap: usize,
@@ -261,7 +261,7 @@ pub fn eliminate_dead_stores(
 #[allow(clippy::too_many_arguments)]
 fn exit_set(
     func: &Function,
-    cfg: &Flow,
+    cfg: &Cfg,
     b: Block,
     at_entry: &EntrySets,
     clobbers: &Clobbers<'_>,

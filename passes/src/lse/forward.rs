@@ -24,10 +24,12 @@ use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::known::{lookup, Entry, Known, Origin};
 use super::loc::{Loc, Subst};
-use super::loops::LoopSet;
+use super::writers::LoopWriters;
 use crate::alias::AliasResult;
-use crate::flow::Flow;
+use ir::cfg::Cfg;
+use ir::dom::DomTree;
 use ir::effects::inst_effects;
+use ir::loops::{LoopId, LoopInfo};
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
 #[cfg(feature = "bug-zoo")]
@@ -80,21 +82,22 @@ struct PendingPhi {
 /// Storage forwarding reuses from run to run.
 #[derive(Default)]
 pub struct Scratch {
-    loops: LoopSet,
+    dom: DomTree,
+    loops: LoopInfo,
+    writers: LoopWriters,
     out: BlockSlices<Entry>,
     state: Known,
     values: Vec<Value>,
 }
 
-/// A loop: its index in the [`LoopSet`].
-type LoopId = usize;
-
 struct Forward<'a> {
     module: &'a Module,
     clobbers: Clobbers<'a>,
-    cfg: &'a Flow,
-    /// The loops (empty when the CFG has no back edge).
-    loops: LoopSet,
+    cfg: &'a Cfg,
+    /// The loops (stale when the CFG has no back edge: then never asked).
+    loops: &'a LoopInfo,
+    /// The instructions of each loop that may write, as they were before forwarding.
+    writers: &'a LoopWriters,
     has_loops: bool,
     cap: usize,
     /// The state at the end of each visited block.
@@ -111,11 +114,11 @@ struct Forward<'a> {
 }
 
 /// Run forwarding on `func` (a function of `module`, possibly taken out of it),
-/// whose CFG `cfg` has been computed (its dominators are computed here if needed).
+/// whose CFG is `cfg` (its dominators and loops are computed here if needed).
 pub fn forward(
     module: &Module,
     func: &mut Function,
-    cfg: &mut Flow,
+    cfg: &Cfg,
     scratch: &mut Scratch,
     clobbers: Clobbers<'_>,
     cap: usize,
@@ -132,13 +135,14 @@ pub fn forward(
             counts: ForwardCounts::default(),
         };
     }
-    let has_loops = has_back_edge(cfg);
-    let mut loops = std::mem::take(&mut scratch.loops);
+    let has_loops = cfg.has_retreating_edge();
     if has_loops {
-        cfg.compute_dominators();
-        loops.compute(module, func, cfg);
+        scratch.dom.recompute(func, cfg);
+        scratch.loops.recompute(func, cfg, &scratch.dom);
+        scratch
+            .writers
+            .compute(module, func, &scratch.loops, &scratch.dom);
     }
-    let cfg: &Flow = cfg;
     let mut out = std::mem::take(&mut scratch.out);
     out.reset(func.blocks.len());
     let mut fw = Forward {
@@ -154,7 +158,8 @@ pub fn forward(
         pending: Vec::new(),
         counts: ForwardCounts::default(),
         cfg,
-        loops,
+        loops: &scratch.loops,
+        writers: &scratch.writers,
         cap,
     };
     for &b in cfg.rpo() {
@@ -163,7 +168,6 @@ pub fn forward(
         fw.out.set(b, fw.state.entries());
     }
     fw.complete_pending_phis(func);
-    scratch.loops = fw.loops;
     scratch.out = fw.out;
     scratch.state = fw.state;
     scratch.values = fw.values;
@@ -187,16 +191,6 @@ pub fn is_plain_access(kind: &InstKind) -> bool {
             ..
         }
     )
-}
-
-/// Whether some edge does not go forward in reverse post-order (every back
-/// edge targets a block that dominates its source, hence comes no later).
-fn has_back_edge(cfg: &Flow) -> bool {
-    cfg.rpo().iter().enumerate().any(|(i, &b)| {
-        cfg.succs(b)
-            .iter()
-            .any(|&s| cfg.rpo_index(s).is_some_and(|si| si <= i))
-    })
 }
 
 impl Forward<'_> {
@@ -306,7 +300,7 @@ impl Forward<'_> {
     /// Whether `pred` is inside loop `header_of` (an edge from it to the
     /// header is a back edge).
     fn is_latch_edge(&self, header_of: Option<LoopId>, pred: Block) -> bool {
-        header_of.is_some_and(|l| self.loops.contains(self.cfg, l, pred))
+        header_of.is_some_and(|l| self.loops.contains(l, pred))
     }
 
     /// Set `self.state` to the state at the top of `b`, creating phis where
@@ -429,7 +423,7 @@ impl Forward<'_> {
     /// Whether (and how) anything in loop `l` may write `loc`.
     fn loop_writes(&self, func: &Function, l: LoopId, loc: Loc) -> LoopWrites {
         let mut result = LoopWrites::None;
-        for &inst in self.loops.writers(l) {
+        for &inst in self.writers.of(l) {
             match &func.inst(inst).kind {
                 InstKind::Store {
                     addr,

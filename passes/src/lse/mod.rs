@@ -12,13 +12,13 @@ pub mod dse;
 pub mod forward;
 pub mod known;
 pub mod loc;
-pub mod loops;
+pub mod writers;
 
 use crate::alias::AliasAnalysis;
-use crate::flow::Flow;
 use crate::manager::Pass;
 use crate::stats::Stats;
 use clobber::Clobbers;
+use ir::cfg::Cfg;
 use ir::{Function, Inst, InstKind, Module, Value};
 use std::cell::RefCell;
 
@@ -29,6 +29,7 @@ pub const DEFAULT_CAP: usize = 32;
 #[derive(Default)]
 struct Scratch {
     alias: AliasAnalysis,
+    cfg: Cfg,
     forward: forward::Scratch,
     dse: dse::Scratch,
 }
@@ -72,9 +73,7 @@ impl Lse {
             return false;
         }
         let mut scratch = SCRATCH.with(|s| s.take());
-        let mut flow = Flow::take();
-        let changed = self.run_with(module, func, stats, &mut flow, &mut scratch);
-        flow.give_back();
+        let changed = self.run_with(module, func, stats, &mut scratch);
         SCRATCH.with(|s| *s.borrow_mut() = scratch);
         changed
     }
@@ -84,7 +83,6 @@ impl Lse {
         module: &Module,
         func: &mut Function,
         stats: &mut Stats,
-        flow: &mut Flow,
         scratch: &mut Scratch,
     ) -> bool {
         let alias = &mut scratch.alias;
@@ -92,11 +90,13 @@ impl Lse {
         let alias = &*alias;
         // Forwarding adds and removes loads, stores and phis but never touches a
         // terminator or the layout, so one CFG serves both halves.
-        flow.compute(func);
+        let cfg = &mut scratch.cfg;
+        cfg.recompute(func);
+        let cfg = &*cfg;
         let fw = forward::forward(
             module,
             func,
-            flow,
+            cfg,
             &mut scratch.forward,
             Clobbers { alias },
             self.cap,
@@ -109,25 +109,15 @@ impl Lse {
             let map: Vec<Value> = (0..func.values.len())
                 .map(|i| fw.subst.resolve_replaced(Value::new(i)))
                 .collect();
-            let Function {
-                layout,
-                blocks,
-                insts,
-                ..
-            } = &mut *func;
-            for b in layout.iter() {
-                for &inst in &blocks[b.index()].insts {
-                    insts[inst.index()]
-                        .kind
-                        .for_each_operand_mut(|v| *v = map[v.index()]);
-                }
-            }
+            func.for_each_placed_kind_mut(|kind| {
+                kind.for_each_operand_mut(|v| *v = map[v.index()])
+            });
         }
         let phis_kept = remove_unused_phis(func, &fw.created_phis);
         let dead = dse::eliminate_dead_stores(
             module,
             func,
-            flow,
+            cfg,
             &mut scratch.dse,
             &Clobbers { alias },
             self.cap,

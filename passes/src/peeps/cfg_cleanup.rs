@@ -1,10 +1,10 @@
 //! CFG cleanup between peephole rounds: delete blocks the entry no longer
 //! reaches (dropping the phi entries that named them), and merge a block into
 //! its single predecessor when that predecessor jumps only to it. Both work
-//! on a [`BlockGraph`] kept in the engine's reused buffers.
+//! on an `ir::cfg::Cfg` kept in the engine's reused buffers.
 
-use super::block_graph::BlockGraph;
 use super::engine::Engine;
+use ir::cfg::Cfg;
 use ir::{Block, Inst, InstKind};
 use smallvec::SmallVec;
 
@@ -13,16 +13,16 @@ impl Engine<'_> {
     pub(crate) fn cleanup_cfg(&mut self) -> bool {
         let removed = self.remove_unreachable();
         let lost_a_last = self.compact();
-        // The graph `remove_unreachable` computed is still the CFG unless
-        // it removed something.
+        // The CFG `remove_unreachable` computed is still right unless it
+        // removed something.
         let merged = self.merge_blocks(removed || lost_a_last);
         removed || merged
     }
 
     fn remove_unreachable(&mut self) -> bool {
-        let mut graph = std::mem::take(&mut self.s.bufs.graph);
-        graph.compute(self.func);
-        let is_reachable = |b: Block| graph.is_reachable(b);
+        let mut cfg = std::mem::take(&mut self.s.bufs.cfg);
+        cfg.recompute(self.func);
+        let is_reachable = |b: Block| cfg.is_reachable(b);
         let mut dead = std::mem::take(&mut self.s.bufs.dead);
         dead.clear();
         dead.extend(
@@ -34,7 +34,7 @@ impl Engine<'_> {
         );
         if dead.is_empty() {
             self.s.bufs.dead = dead;
-            self.s.bufs.graph = graph;
+            self.s.bufs.cfg = cfg;
             return false;
         }
         self.before_cfg_change();
@@ -62,52 +62,58 @@ impl Engine<'_> {
         }
         self.report.blocks_removed += dead.len() as u64;
         self.s.bufs.dead = dead;
-        self.s.bufs.graph = graph;
+        self.s.bufs.cfg = cfg;
         true
     }
 
-    /// Merge blocks; `graph_stale` when `bufs.graph` no longer describes the CFG.
-    fn merge_blocks(&mut self, graph_stale: bool) -> bool {
+    /// Merge blocks; `cfg_stale` when `bufs.cfg` no longer describes the CFG.
+    ///
+    /// The CFG is not recomputed after a merge: a predecessor entry naming a
+    /// block merged away is read as the block it was merged into (edges out
+    /// of the merged block now leave that one).
+    fn merge_blocks(&mut self, cfg_stale: bool) -> bool {
         let n = self.func.blocks.len();
-        let mut graph = std::mem::take(&mut self.s.bufs.graph);
-        if graph_stale {
-            graph.compute(self.func);
+        let mut cfg = std::mem::take(&mut self.s.bufs.cfg);
+        if cfg_stale {
+            cfg.recompute(self.func);
         }
         let entry = self.func.entry();
-        let mut gone = std::mem::take(&mut self.s.bufs.gone);
-        gone.clear();
-        gone.resize(n, false);
+        let mut merged_into = std::mem::take(&mut self.s.bufs.merged_into);
+        merged_into.clear();
+        merged_into.resize(n, None);
         let mut any = false;
         for k in 0..self.func.layout.len() {
             let a = self.func.layout[k];
-            if gone[a.index()] {
+            if merged_into[a.index()].is_some() {
                 continue;
             }
             while let Some(term) = self.func.terminator(a) {
                 let InstKind::Jmp(b) = self.func.insts[term.index()].kind else {
                     break;
                 };
-                if b == a || b == entry || graph.preds(b) != [a] {
+                if b == a || b == entry || !is_only_pred(&cfg, &merged_into, b, a) {
                     break;
                 }
                 if !any {
                     self.before_cfg_change();
                 }
-                self.merge(a, b, term, &mut graph);
-                gone[b.index()] = true;
+                self.merge(a, b, term);
+                merged_into[b.index()] = Some(a);
                 any = true;
             }
         }
         if any {
-            self.func.layout.retain(|&x| !gone[x.index()]);
+            self.func
+                .layout
+                .retain(|&x| merged_into[x.index()].is_none());
         }
-        self.s.bufs.graph = graph;
-        self.s.bufs.gone = gone;
+        self.s.bufs.cfg = cfg;
+        self.s.bufs.merged_into = merged_into;
         any
     }
 
     /// Move `b`'s instructions to the end of `a` (whose terminator `term` jumps to `b`).
-    fn merge(&mut self, a: Block, b: Block, term: Inst, graph: &mut BlockGraph) {
+    fn merge(&mut self, a: Block, b: Block, term: Inst) {
         let phis = self.take_phis_of(b);
         for &phi in &phis {
             let v = match &self.func.insts[phi.index()].kind {
@@ -132,11 +138,6 @@ impl Engine<'_> {
             None => SmallVec::new(),
         };
         for s in succs {
-            for p in graph.preds_mut(s) {
-                if *p == b {
-                    *p = a;
-                }
-            }
             let phis = self.take_phis_of(s);
             for &phi in &phis {
                 if let InstKind::Phi(entries) = &mut self.func.insts[phi.index()].kind {
@@ -152,4 +153,16 @@ impl Engine<'_> {
         }
         self.report.blocks_merged += 1;
     }
+}
+
+/// Whether the edge from `a` is the only predecessor edge of `b` in `cfg`,
+/// reading each predecessor as the block it was (transitively) merged into.
+fn is_only_pred(cfg: &Cfg, merged_into: &[Option<Block>], b: Block, a: Block) -> bool {
+    let [mut p] = cfg.preds(b) else {
+        return false;
+    };
+    while let Some(q) = merged_into[p.index()] {
+        p = q;
+    }
+    p == a
 }

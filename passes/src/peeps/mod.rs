@@ -3,7 +3,6 @@
 //! (`loadstar opt --seed N`), distant dependencies (`add_dep`), CFG cleanup
 //! after branches fold, and a check of the fixed-point invariant.
 
-mod block_graph;
 pub mod cfg_cleanup;
 mod cfg_state;
 pub mod engine;

@@ -5,9 +5,9 @@
 //! afresh each time would cost more than the rewriting itself. One set is kept
 //! per thread; a run borrows it and clears what it uses.
 
-use super::block_graph::BlockGraph;
 use super::engine::InstList;
 use super::worklist::Worklist;
+use ir::cfg::Cfg;
 use ir::{Block, Inst};
 use std::cell::RefCell;
 
@@ -23,9 +23,9 @@ pub(crate) struct Buffers {
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
     /// Predecessors and reachability for the CFG cleanup.
-    pub(crate) graph: BlockGraph,
-    /// Per block slot: merged away by the CFG cleanup.
-    pub(crate) gone: Vec<bool>,
+    pub(crate) cfg: Cfg,
+    /// Per block slot: the block the CFG cleanup merged it into.
+    pub(crate) merged_into: Vec<Option<Block>>,
 }
 
 /// Everything an engine run can reuse.
