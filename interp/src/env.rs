@@ -324,17 +324,16 @@ fn step(
     args: &[u64],
     volatile_mask: u64,
 ) -> u64 {
-    // Taken out (not borrowed) so that a panic mid-step leaves a clean scratch behind.
-    let mut scratch = STEP_SCRATCH.with(|s| s.take());
-    let r = step_with(ctx, info, heap, callee, args, volatile_mask, &mut scratch);
-    for &o in &scratch.order {
-        scratch.number[o as usize] = UNREACHED;
-    }
-    if scratch.number.len() > KEEP_SCRATCH_WORDS {
-        scratch.number = Vec::new();
-    }
-    STEP_SCRATCH.with(|s| s.replace(scratch));
-    r
+    ir::reuse::with_reused(&STEP_SCRATCH, |scratch| {
+        let r = step_with(ctx, info, heap, callee, args, volatile_mask, scratch);
+        for &o in &scratch.order {
+            scratch.number[o as usize] = UNREACHED;
+        }
+        if scratch.number.len() > KEEP_SCRATCH_WORDS {
+            scratch.number = Vec::new();
+        }
+        r
+    })
 }
 
 fn step_with(

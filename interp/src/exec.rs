@@ -210,14 +210,14 @@ impl<'m> Program<'m> {
             return Err(InputError(format!("no function {func:?}")));
         }
         validate_inputs(self.module, &self.funcs[func.index()].param_types, inputs)?;
-        // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
-        let mut bufs = RUN_BUFFERS.with(|b| b.take());
-        let exec = self.run_in(func, inputs, config, observer, &mut bufs);
-        if bufs.heap.capacity() > KEEP_ARENA_WORDS {
-            bufs.heap = Vec::new();
-        }
-        bufs.observe.trim(KEEP_ARENA_WORDS);
-        RUN_BUFFERS.with(|b| b.replace(bufs));
+        let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {
+            let exec = self.run_in(func, inputs, config, observer, bufs);
+            if bufs.heap.capacity() > KEEP_ARENA_WORDS {
+                bufs.heap = Vec::new();
+            }
+            bufs.observe.trim(KEEP_ARENA_WORDS);
+            exec
+        });
         Ok(exec)
     }
 

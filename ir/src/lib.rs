@@ -19,6 +19,7 @@ pub mod loops;
 pub mod module;
 pub mod parse;
 pub mod print;
+pub mod reuse;
 pub mod source_map;
 pub mod types;
 pub mod verify;

@@ -11,6 +11,7 @@
 use crate::manager::Pass;
 use crate::stats::Stats;
 use ir::effects::inst_effects;
+use ir::reuse::with_reused;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module};
 use std::cell::RefCell;
 
@@ -23,14 +24,14 @@ impl Pass for Dce {
     }
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
-        let mut changed = false;
-        let mut scratch = SCRATCH.with(|s| s.take());
-        for i in 0..module.funcs.len() {
-            changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, &mut scratch);
-            changed |= remove_dead_insts(module, FuncId::new(i), stats, &mut scratch);
-        }
-        SCRATCH.with(|s| *s.borrow_mut() = scratch);
-        changed
+        with_reused(&SCRATCH, |scratch| {
+            let mut changed = false;
+            for i in 0..module.funcs.len() {
+                changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+                changed |= remove_dead_insts(module, FuncId::new(i), stats, scratch);
+            }
+            changed
+        })
     }
 }
 

@@ -64,10 +64,7 @@ thread_local! {
 
 /// Run `run` with this thread's verifier (a fresh one if it is busy).
 fn with_thread_verifier<R>(run: impl FnOnce(&mut Verifier) -> R) -> R {
-    THREAD_VERIFIER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut v) => run(&mut v),
-        Err(_) => run(&mut Verifier::new()),
-    })
+    crate::reuse::with_reused(&THREAD_VERIFIER, run)
 }
 
 /// The verifier with its working buffers, reused from one function to the

@@ -19,6 +19,7 @@ use crate::manager::Pass;
 use crate::stats::Stats;
 use clobber::Clobbers;
 use ir::cfg::Cfg;
+use ir::reuse::with_reused;
 use ir::{Function, Inst, InstKind, Module, Value};
 use std::cell::RefCell;
 
@@ -72,10 +73,9 @@ impl Lse {
         if func.layout.is_empty() {
             return false;
         }
-        let mut scratch = SCRATCH.with(|s| s.take());
-        let changed = self.run_with(module, func, stats, &mut scratch);
-        SCRATCH.with(|s| *s.borrow_mut() = scratch);
-        changed
+        with_reused(&SCRATCH, |scratch| {
+            self.run_with(module, func, stats, scratch)
+        })
     }
 
     fn run_with(

@@ -51,15 +51,12 @@ thread_local! {
 
 /// Run `f` with this thread's buffers (fresh ones should they be in use).
 pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
-    SCRATCH.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut scratch) => {
-            let result = f(&mut scratch);
-            if scratch.users.len() > KEEP_LIMIT || scratch.deps.len() > KEEP_LIMIT {
-                *scratch = Scratch::default();
-            }
-            result
+    ir::reuse::with_reused(&SCRATCH, |scratch| {
+        let result = f(scratch);
+        if scratch.users.len() > KEEP_LIMIT || scratch.deps.len() > KEEP_LIMIT {
+            *scratch = Scratch::default();
         }
-        Err(_) => f(&mut Scratch::default()),
+        result
     })
 }
 
