@@ -48,17 +48,7 @@ struct RunBuffers {
     heap: Vec<u64>,
     params: Vec<u64>,
     addrs: Vec<u64>,
-    regs: Vec<u64>,
-    frames: Vec<Frame>,
-    trace: Vec<RawValue>,
-    args: Vec<u64>,
-    sites: Vec<Site>,
-    unique: Vec<(AccessKind, AccessLoc)>,
-    escape_acc: Vec<(AccessKind, AccessLoc)>,
-    escape_queue: Vec<u64>,
-    escape_seen: FxHashSet<u64>,
-    reported_ops: Vec<bool>,
-    stamps: Vec<u32>,
+    machine: MachineBuffers,
     entry_roots: Vec<u64>,
     escaped: Vec<u64>,
     accesses: Vec<(AccessKind, AccessLoc)>,
@@ -79,12 +69,12 @@ struct Frame {
     dst: u32,
 }
 
-struct Machine<'p, 'o, O: AccessObserver> {
-    prog: &'p Program<'p>,
-    heap: Heap,
+/// The machine's own growing state: registers, frames, the trace and the
+/// scratch of access reporting (moved in from and back to [`RunBuffers`]).
+#[derive(Default)]
+struct MachineBuffers {
     regs: Vec<u64>,
     frames: Vec<Frame>,
-    env: EnvContext,
     trace: Vec<RawValue>,
     args: Vec<u64>,
     sites: Vec<Site>,
@@ -100,6 +90,13 @@ struct Machine<'p, 'o, O: AccessObserver> {
     /// Per access slot (see `Program::access_slot`): the last batch that
     /// reported it (observers only).
     stamps: Vec<u32>,
+}
+
+struct Machine<'p, 'o, O: AccessObserver> {
+    prog: &'p Program<'p>,
+    heap: Heap,
+    env: EnvContext,
+    bufs: MachineBuffers,
     /// The number of the current report batch.
     batch: u32,
     observer: &'o mut O,
@@ -280,30 +277,22 @@ impl<'m> Program<'m> {
         env.escaped.clear();
         env.accesses = std::mem::take(&mut bufs.accesses);
         env.accesses.clear();
-        bufs.frames.clear();
-        bufs.trace.clear();
-        bufs.reported_ops.clear();
-        bufs.stamps.clear();
+        let mut machine = std::mem::take(&mut bufs.machine);
+        machine.frames.clear();
+        machine.trace.clear();
+        machine.reported_ops.clear();
+        machine.stamps.clear();
         if O::ENABLED {
-            bufs.reported_ops
+            machine
+                .reported_ops
                 .resize(self.code_base[self.funcs.len()], false);
-            bufs.stamps.resize(self.access_slots(), 0);
+            machine.stamps.resize(self.access_slots(), 0);
         }
         let mut m = Machine {
             prog: self,
             heap,
-            regs: std::mem::take(&mut bufs.regs),
-            frames: std::mem::take(&mut bufs.frames),
             env,
-            trace: std::mem::take(&mut bufs.trace),
-            args: std::mem::take(&mut bufs.args),
-            sites: std::mem::take(&mut bufs.sites),
-            unique: std::mem::take(&mut bufs.unique),
-            escape_acc: std::mem::take(&mut bufs.escape_acc),
-            escape_queue: std::mem::take(&mut bufs.escape_queue),
-            escape_seen: std::mem::take(&mut bufs.escape_seen),
-            reported_ops: std::mem::take(&mut bufs.reported_ops),
-            stamps: std::mem::take(&mut bufs.stamps),
+            bufs: machine,
             batch: 0,
             observer,
             max_depth: config.max_depth,
@@ -333,7 +322,7 @@ impl<'m> Program<'m> {
                 entry_roots: &m.env.entry_roots,
                 returned,
                 escaped: &m.env.escaped,
-                trace: &m.trace,
+                trace: &m.bufs.trace,
                 trap,
             },
         );
@@ -343,17 +332,7 @@ impl<'m> Program<'m> {
             steps: m.steps,
         };
         bufs.heap = m.heap.words;
-        bufs.regs = m.regs;
-        bufs.frames = m.frames;
-        bufs.trace = m.trace;
-        bufs.args = m.args;
-        bufs.sites = m.sites;
-        bufs.unique = m.unique;
-        bufs.escape_acc = m.escape_acc;
-        bufs.escape_queue = m.escape_queue;
-        bufs.escape_seen = m.escape_seen;
-        bufs.reported_ops = m.reported_ops;
-        bufs.stamps = m.stamps;
+        bufs.machine = m.bufs;
         bufs.entry_roots = m.env.entry_roots;
         bufs.escaped = m.env.escaped;
         bufs.accesses = m.env.accesses;
@@ -368,15 +347,17 @@ pub fn run(m: &Module, func: FuncId, inputs: &InputSpec, config: &Config) -> Exe
 
 impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
     /// The chain of active instructions, outermost first (observers only),
-    /// built into `self.sites` (reused: observers see every memory access).
+    /// built into `self.bufs.sites` (reused: observers see every memory access).
     fn fill_stack(&mut self, cur: u32, pc: usize) {
         let funcs = &self.prog.funcs;
-        self.sites.clear();
-        self.sites.extend(self.frames.iter().map(|fr| Site {
-            func: FuncId(fr.func),
-            inst: funcs[fr.func as usize].meta[fr.ret_pc - 1].inst,
-        }));
-        self.sites.push(Site {
+        self.bufs.sites.clear();
+        self.bufs
+            .sites
+            .extend(self.bufs.frames.iter().map(|fr| Site {
+                func: FuncId(fr.func),
+                inst: funcs[fr.func as usize].meta[fr.ret_pc - 1].inst,
+            }));
+        self.bufs.sites.push(Site {
             func: FuncId(cur),
             inst: funcs[cur as usize].meta[pc].inst,
         });
@@ -388,17 +369,17 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         };
         self.fill_stack(cur, pc);
         if accesses.len() == 1 {
-            self.observer.access(&self.sites, first.0, first.1);
+            self.observer.access(&self.bufs.sites, first.0, first.1);
             return;
         }
         // An environment step logs one access per slot it touches; observers
         // only tell (kind, location) apart, so report each once per batch.
         self.batch = self.batch.wrapping_add(1);
         if self.batch == 0 {
-            self.stamps.fill(0);
+            self.bufs.stamps.fill(0);
             self.batch = 1;
         }
-        self.unique.clear();
+        self.bufs.unique.clear();
         let mut prev = None;
         for &a in accesses {
             // Runs of one access are common (array elements): skip them cheaply.
@@ -407,16 +388,16 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             }
             prev = Some(a);
             let fresh = match self.prog.access_slot(a) {
-                Some(i) => std::mem::replace(&mut self.stamps[i], self.batch) != self.batch,
+                Some(i) => std::mem::replace(&mut self.bufs.stamps[i], self.batch) != self.batch,
                 None => {
-                    !self.unique.contains(&a) && {
-                        self.unique.push(a);
+                    !self.bufs.unique.contains(&a) && {
+                        self.bufs.unique.push(a);
                         true
                     }
                 }
             };
             if fresh {
-                self.observer.access(&self.sites, a.0, a.1);
+                self.observer.access(&self.bufs.sites, a.0, a.1);
             }
         }
     }
@@ -432,8 +413,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             loadstar_env_step(
                 &mut self.env,
                 callee,
-                self.args.as_ptr(),
-                self.args.len() as u32,
+                self.bufs.args.as_ptr(),
+                self.bufs.args.len() as u32,
                 mask,
             )
         };
@@ -449,8 +430,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
     fn escape_reads(&mut self, obj: u64, out: &mut Vec<(AccessKind, AccessLoc)>) {
         let layout: &Layout = &self.prog.env_info.layout;
         let words = &self.heap.words;
-        let seen = &mut self.escape_seen;
-        let queue = &mut self.escape_queue;
+        let seen = &mut self.bufs.escape_seen;
+        let queue = &mut self.bufs.escape_queue;
         seen.clear();
         queue.clear();
         queue.push(obj);
@@ -481,17 +462,17 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         let mut cur: &LoweredFunc = &funcs[entry as usize];
         // Every frame is initialised from its template: stale words never show.
         let want = cur.frame_size.max(1024);
-        if self.regs.len() < want {
-            self.regs.resize(want, 0);
+        if self.bufs.regs.len() < want {
+            self.bufs.regs.resize(want, 0);
         }
-        self.regs[..cur.frame_size].copy_from_slice(&cur.template);
+        self.bufs.regs[..cur.frame_size].copy_from_slice(&cur.template);
         for (&slot, &w) in cur.params.iter().zip(params) {
-            self.regs[slot as usize] = w;
+            self.bufs.regs[slot as usize] = w;
         }
         let mut code: &[Op] = &cur.code;
         let mut pc: usize = 0;
         let mut fp: usize = 0;
-        let mut r: *mut u64 = self.regs.as_mut_ptr();
+        let mut r: *mut u64 = self.bufs.regs.as_mut_ptr();
         let mut fuel = self.fuel;
         let mut steps = cur.entry_steps[0] as u64;
 
@@ -524,9 +505,9 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         // An op's own access has a static location: at top level
                         // (the same one-site stack every time) one report per
                         // op is all an observer can distinguish.
-                        let top = self.frames.is_empty();
+                        let top = self.bufs.frames.is_empty();
                         let op = prog.code_base[cur_idx as usize] + pc - 1;
-                        if !top || !std::mem::replace(&mut self.reported_ops[op], true) {
+                        if !top || !std::mem::replace(&mut self.bufs.reported_ops[op], true) {
                             self.report(cur_idx, pc - 1, &[acc]);
                         }
                     }
@@ -659,20 +640,20 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                     value,
                     flags,
                 } => {
-                    self.args.clear();
+                    self.bufs.args.clear();
                     let mut mask = 0u64;
                     if flags & VF_BASE != 0 {
-                        mask |= 1 << self.args.len();
-                        self.args.push(rd!(base));
+                        mask |= 1 << self.bufs.args.len();
+                        self.bufs.args.push(rd!(base));
                     }
                     if flags & VF_INDEX != 0 {
-                        self.args.push(rd!(index));
+                        self.bufs.args.push(rd!(index));
                     }
                     if flags & VF_VALUE != 0 {
                         if flags & VF_VALUE_REF != 0 {
-                            mask |= 1 << self.args.len();
+                            mask |= 1 << self.bufs.args.len();
                         }
-                        self.args.push(rd!(value));
+                        self.bufs.args.push(rd!(value));
                     }
                     self.env_step(VOLATILE, mask, cur_idx, pc - 1);
                 }
@@ -681,22 +662,22 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         trap!(TrapKind::OutOfFuel);
                     }
                     fuel -= 1;
-                    if self.frames.len() + 1 >= self.max_depth {
+                    if self.bufs.frames.len() + 1 >= self.max_depth {
                         trap!(TrapKind::StackOverflow);
                     }
                     let callee = &funcs[func as usize];
                     let new_fp = fp + cur.frame_size;
                     let need = new_fp + callee.frame_size;
-                    if self.regs.len() < need {
-                        let grown = need.max(self.regs.len() * 2);
-                        self.regs.resize(grown, 0);
+                    if self.bufs.regs.len() < need {
+                        let grown = need.max(self.bufs.regs.len() * 2);
+                        self.bufs.regs.resize(grown, 0);
                     }
-                    self.regs[new_fp..need].copy_from_slice(&callee.template);
+                    self.bufs.regs[new_fp..need].copy_from_slice(&callee.template);
                     let arg_slots = &cur.arg_pool[args as usize..(args + n) as usize];
                     for (&src, &dst) in arg_slots.iter().zip(&callee.params) {
-                        self.regs[new_fp + dst as usize] = self.regs[fp + src as usize];
+                        self.bufs.regs[new_fp + dst as usize] = self.bufs.regs[fp + src as usize];
                     }
-                    self.frames.push(Frame {
+                    self.bufs.frames.push(Frame {
                         func: cur_idx,
                         ret_pc: pc,
                         fp,
@@ -708,7 +689,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                     pc = 0;
                     fp = new_fp;
                     // SAFETY: `regs` holds at least `need` words.
-                    r = unsafe { self.regs.as_mut_ptr().add(fp) };
+                    r = unsafe { self.bufs.regs.as_mut_ptr().add(fp) };
                     steps += cur.entry_steps[0] as u64;
                 }
                 Op::CallExtern { d, ext, args, n } => {
@@ -716,9 +697,9 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         trap!(TrapKind::OutOfFuel);
                     }
                     fuel -= 1;
-                    self.args.clear();
+                    self.bufs.args.clear();
                     for &s in &cur.arg_pool[args as usize..(args + n) as usize] {
-                        self.args.push(rd!(s));
+                        self.bufs.args.push(rd!(s));
                     }
                     let res = self.env_step(ext, 0, cur_idx, pc - 1);
                     if d != NONE {
@@ -728,22 +709,22 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 Op::Escape { v, is_ref } => {
                     let w = rd!(v);
                     if O::ENABLED {
-                        let mut acc = std::mem::take(&mut self.escape_acc);
+                        let mut acc = std::mem::take(&mut self.bufs.escape_acc);
                         acc.clear();
                         acc.push((AccessKind::Write, AccessLoc::Output));
                         if is_ref && w != 0 {
                             self.escape_reads(w, &mut acc);
                         }
                         self.report(cur_idx, pc - 1, &acc);
-                        self.escape_acc = acc;
+                        self.bufs.escape_acc = acc;
                     }
                     if is_ref {
-                        self.trace.push(RawValue::Ref(w));
+                        self.bufs.trace.push(RawValue::Ref(w));
                         if w != 0 {
                             self.env.escaped.push(w);
                         }
                     } else {
-                        self.trace.push(RawValue::Int(w as i64));
+                        self.bufs.trace.push(RawValue::Int(w as i64));
                     }
                 }
                 Op::Guard { c } => {
@@ -770,7 +751,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 Op::Goto { t } => pc = t as usize,
                 Op::Ret { v } => {
                     let val = rd!(v);
-                    match self.frames.pop() {
+                    match self.bufs.frames.pop() {
                         None => break 'run Ok(Some(val)),
                         Some(fr) => {
                             cur_idx = fr.func;
@@ -779,14 +760,14 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                             pc = fr.ret_pc;
                             fp = fr.fp;
                             // SAFETY: the caller's frame lies inside `regs`.
-                            r = unsafe { self.regs.as_mut_ptr().add(fp) };
+                            r = unsafe { self.bufs.regs.as_mut_ptr().add(fp) };
                             if fr.dst != NONE {
                                 wr!(fr.dst, val);
                             }
                         }
                     }
                 }
-                Op::RetVoid => match self.frames.pop() {
+                Op::RetVoid => match self.bufs.frames.pop() {
                     None => break 'run Ok(None),
                     Some(fr) => {
                         cur_idx = fr.func;
@@ -795,7 +776,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         pc = fr.ret_pc;
                         fp = fr.fp;
                         // SAFETY: the caller's frame lies inside `regs`.
-                        r = unsafe { self.regs.as_mut_ptr().add(fp) };
+                        r = unsafe { self.bufs.regs.as_mut_ptr().add(fp) };
                     }
                 },
                 Op::Unreachable => trap!(TrapKind::Unreachable),
@@ -804,7 +785,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         if result.is_err() {
             // Instructions after the trapping one were counted at block entry.
             steps -= cur.meta[pc - 1].remaining as u64;
-            for fr in &self.frames {
+            for fr in &self.bufs.frames {
                 steps -= funcs[fr.func as usize].meta[fr.ret_pc - 1].remaining as u64;
             }
         }
