@@ -216,9 +216,22 @@ impl DomTree {
         let (Some(ba), Some(bb)) = (placed_block(func, a), placed_block(func, b)) else {
             return false;
         };
+        self.comes_before(func, (a, ba), (b, bb), true)
+    }
+
+    /// Whether placed instruction `a` (in its block) runs before `b` on every
+    /// path from the entry: earlier in the same block (or `b` itself when
+    /// `or_same`), or in a block that strictly dominates `b`'s.
+    fn comes_before(
+        &self,
+        func: &Function,
+        (a, ba): (Inst, Block),
+        (b, bb): (Inst, Block),
+        or_same: bool,
+    ) -> bool {
         if ba == bb {
             match (position_in(func, ba, a), position_in(func, bb, b)) {
-                (Some(pa), Some(pb)) => pa <= pb,
+                (Some(pa), Some(pb)) => pa < pb || (or_same && pa == pb),
                 _ => false,
             }
         } else {
@@ -237,14 +250,7 @@ impl DomTree {
                 let Some(ub) = placed_block(func, user) else {
                     return false;
                 };
-                if db == ub {
-                    match (position_in(func, db, d), position_in(func, ub, user)) {
-                        (Some(pd), Some(pu)) => pd < pu,
-                        _ => false,
-                    }
-                } else {
-                    self.strictly_dominates(db, ub)
-                }
+                self.comes_before(func, (d, db), (user, ub), false)
             }
         }
     }

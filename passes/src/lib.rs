@@ -12,6 +12,7 @@ pub mod gvn;
 pub mod lse;
 pub mod manager;
 pub mod peeps;
+pub mod per_function;
 pub mod stats;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;

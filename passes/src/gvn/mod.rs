@@ -14,6 +14,7 @@ pub mod table;
 
 use crate::alias::{AliasAnalysis, AliasResult};
 use crate::manager::Pass;
+use crate::per_function::each_function_detached;
 use crate::stats::Stats;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
@@ -35,13 +36,7 @@ impl Pass for Gvn {
     }
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
-        let mut changed = false;
-        for i in 0..module.funcs.len() {
-            let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
-            changed |= run_function(module, &mut func, stats);
-            module.funcs[i] = func;
-        }
-        changed
+        each_function_detached(module, |module, func| run_function(module, func, stats))
     }
 }
 

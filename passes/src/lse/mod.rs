@@ -16,6 +16,7 @@ pub mod writers;
 
 use crate::alias::AliasAnalysis;
 use crate::manager::Pass;
+use crate::per_function::each_function_detached;
 use crate::stats::Stats;
 use clobber::Clobbers;
 use ir::cfg::Cfg;
@@ -57,13 +58,9 @@ impl Pass for Lse {
     }
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
-        let mut changed = false;
-        for i in 0..module.funcs.len() {
-            let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
-            changed |= self.run_function(module, &mut func, stats);
-            module.funcs[i] = func;
-        }
-        changed
+        each_function_detached(module, |module, func| {
+            self.run_function(module, func, stats)
+        })
     }
 }
 
