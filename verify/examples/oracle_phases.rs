@@ -24,7 +24,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 fn main() {
-    let cfg = verify::gen::GenConfig::default();
+    let mut cfg = verify::gen::GenConfig::default();
+    // `ORACLE_PHASES_TAIL=0`: no size tail (only ~40-instruction programs).
+    if let Some(t) = std::env::var("ORACLE_PHASES_TAIL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        cfg.tail_chance = t;
+    }
     // `ORACLE_PHASES_N=200` for a quick run (e.g. under callgrind).
     let n: u64 = std::env::var("ORACLE_PHASES_N")
         .ok()
@@ -55,12 +62,14 @@ fn main() {
         heap_words: 65_536,
         ..interp::Config::default()
     };
+    let mut insts = 0usize;
     for seed in 0..n {
         let s = Instant::now();
         let a0 = ALLOCS.load(Ordering::Relaxed);
         let g = verify::gen::generate_from_seed(seed, &cfg);
         t[0] += s.elapsed();
         a[0] += ALLOCS.load(Ordering::Relaxed) - a0;
+        insts += g.module.func(g.main).placed_inst_count();
         let s = Instant::now();
         let a0 = ALLOCS.load(Ordering::Relaxed);
         let ins = verify::inputs::instantiate_all(&g.module, g.module.func(g.main), seed, 3);
@@ -126,6 +135,10 @@ fn main() {
         a[8] += ALLOCS.load(Ordering::Relaxed) - a0;
     }
     let total: Duration = t.iter().take(9).sum();
+    println!(
+        "instructions in @main        {:8.1} per program",
+        insts as f64 / n as f64
+    );
     for (k, name) in names.iter().enumerate() {
         println!(
             "{name:28} {:8.1} us/program  {:5.1}%  {:7.0} allocations/program",

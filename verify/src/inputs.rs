@@ -55,7 +55,7 @@ impl Builder<'_> {
                 fields: vec![InputValue::Null; self.m.struct_decl(s).fields.len()],
             },
             None => {
-                let len = if self.rng.chance(1, 12) {
+                let len = if self.rng.chance(1, 40) {
                     0
                 } else {
                     2 + self.rng.below(3) as usize
@@ -72,10 +72,17 @@ impl Builder<'_> {
     }
 
     fn existing(&mut self, ty: Type) -> Option<usize> {
-        let same: Vec<usize> = (0..self.types.len())
-            .filter(|&i| self.types[i] == ty)
-            .collect();
-        (!same.is_empty()).then(|| same[self.rng.below(same.len() as u64) as usize])
+        let n = self.types.iter().filter(|&&t| t == ty).count();
+        if n == 0 {
+            return None;
+        }
+        let k = self.rng.below(n as u64) as usize;
+        self.types
+            .iter()
+            .enumerate()
+            .filter(|(_, &t)| t == ty)
+            .map(|(i, _)| i)
+            .nth(k)
     }
 
     /// A value for a slot of type `ty` inside the heap: int, null, an existing object, or a new one.
@@ -83,10 +90,11 @@ impl Builder<'_> {
         if ty.is_int() {
             return InputValue::Int(self.int());
         }
-        match self.rng.below(10) {
+        match self.rng.below(20) {
             0 => InputValue::Null,
-            1..=4 => match self.existing(ty) {
+            1..=8 => match self.existing(ty) {
                 Some(o) => InputValue::Obj(o),
+                None if self.spec.objects.len() < MAX_OBJECTS => InputValue::Obj(self.alloc(ty)),
                 None => InputValue::Null,
             },
             _ if self.spec.objects.len() < MAX_OBJECTS => InputValue::Obj(self.alloc(ty)),
@@ -106,9 +114,9 @@ impl Builder<'_> {
             AliasMode::AllAliased => {
                 InputValue::Obj(self.existing(ty).unwrap_or_else(|| self.alloc(ty)))
             }
-            AliasMode::Partial => match self.rng.below(8) {
+            AliasMode::Partial => match self.rng.below(32) {
                 0 => InputValue::Null,
-                1..=3 => match self.existing(ty) {
+                1..=12 => match self.existing(ty) {
                     Some(o) => InputValue::Obj(o),
                     None => InputValue::Obj(self.alloc(ty)),
                 },
@@ -159,7 +167,7 @@ pub fn instantiate(m: &Module, f: &Function, seed: u64, k: usize) -> InputSpec {
         let ty = g.ty;
         let v = if ty.is_int() {
             InputValue::Int(b.int())
-        } else if b.rng.chance(1, 4) {
+        } else if b.rng.chance(1, 8) {
             InputValue::Null
         } else {
             b.slot(ty)

@@ -25,7 +25,7 @@ pub struct Decls {
     pub pair: StructId,
     /// Every field of every type.
     pub fields: Vec<FieldRef>,
-    /// `@gi: i64`, `@gn: Node`, `@ga: [i64]`.
+    /// `@gi: i64`, `@gn: Node`, `@ga: [i64]`, `@gp: Pair`, `@gna: [Node]`.
     pub globals: Vec<GlobalId>,
     /// Every extern.
     pub externs: Vec<ExternSig>,
@@ -57,6 +57,8 @@ impl Decls {
         let gn = m.add_global("gn", t_node);
         let ga = m.add_global("ga", Type::I64.array_of());
         let t_pair = Type::object(pair);
+        let gp = m.add_global("gp", t_pair);
+        let gna = m.add_global("gna", t_node.array_of());
         let mut ext = |name: &str, param: Type, ret: Option<Type>, eff: Option<ExternEffects>| {
             let id = m.add_extern(Extern {
                 name: name.to_string(),
@@ -103,12 +105,32 @@ impl Decls {
                 }),
             ),
             ext("pick", t_node, Some(t_node), None),
+            // Declared effects over locations the caller keeps using: a
+            // reference field and a global, and the elements of `[Node]`.
+            ext(
+                "relink",
+                t_node,
+                Some(Type::I64),
+                Some(ExternEffects {
+                    reads: vec![EffectLoc::Field(f(node, 0)), EffectLoc::Global(gn)],
+                    writes: vec![EffectLoc::Field(f(node, 1))],
+                }),
+            ),
+            ext(
+                "shuffle",
+                t_node.array_of(),
+                Some(Type::I64),
+                Some(ExternEffects {
+                    reads: vec![EffectLoc::Elements(t_node)],
+                    writes: vec![EffectLoc::Elements(t_node), EffectLoc::Field(f(node, 0))],
+                }),
+            ),
         ];
         Decls {
             node,
             pair,
             fields,
-            globals: vec![gi, gn, ga],
+            globals: vec![gi, gn, ga, gp, gna],
             externs,
         }
     }
@@ -131,6 +153,20 @@ impl Decls {
             Type::I64.array_of(),
             self.t_node().array_of(),
         ]
+    }
+
+    /// The global of reference type `ty` (`@gn`, `@gp`, `@ga` or `@gna`).
+    pub fn global_of(&self, ty: Type) -> GlobalId {
+        let k = if ty == self.t_node() {
+            1
+        } else if ty == self.t_pair() {
+            3
+        } else if ty == Type::I64.array_of() {
+            2
+        } else {
+            4
+        };
+        self.globals[k]
     }
 
     /// The fields of struct `s`.

@@ -30,9 +30,13 @@ enum Stmt {
     Loop,
     Irreducible,
     RotatedLoop,
+    Assert,
+    UnaryChain,
+    NullBase,
+    CallSelf,
 }
 
-const STMTS: [Stmt; 22] = [
+const STMTS: [Stmt; 26] = [
     Stmt::LoadField,
     Stmt::StoreField,
     Stmt::ReuseAddr,
@@ -55,10 +59,14 @@ const STMTS: [Stmt; 22] = [
     Stmt::Loop,
     Stmt::Irreducible,
     Stmt::RotatedLoop,
+    Stmt::Assert,
+    Stmt::UnaryChain,
+    Stmt::NullBase,
+    Stmt::CallSelf,
 ];
 
-const WEIGHTS: [u32; 22] = [
-    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 1, 1, 4, 1, 2, 2, 1, 4, 3, 1, 2,
+const WEIGHTS: [u32; 26] = [
+    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
 ];
 
 impl Gen<'_, '_, '_, '_> {
@@ -78,6 +86,9 @@ impl Gen<'_, '_, '_, '_> {
         if self.helper.is_none() {
             weights[Stmt::CallHelper as usize] = 0;
         }
+        if self.recurse.is_none() {
+            weights[Stmt::CallSelf as usize] = 0;
+        }
         match STMTS[self.c.weighted(&weights)] {
             Stmt::LoadField => self.load_field(),
             Stmt::StoreField => self.store_field(),
@@ -88,8 +99,11 @@ impl Gen<'_, '_, '_, '_> {
             Stmt::NewArray => self.new_array(),
             Stmt::Len => {
                 let a = self.array();
+                let mut open = super::checks::Open::default();
+                self.check_null(a, &mut open);
                 let v = self.b.len(a);
                 self.pool.add(v, Type::I64);
+                self.close(open);
             }
             Stmt::Arith => self.arith(),
             Stmt::Div => {
@@ -115,7 +129,13 @@ impl Gen<'_, '_, '_, '_> {
                 let ty = self.ref_type();
                 let c = self.cond();
                 let x = self.ref_of(ty);
-                let y = self.value_of(ty);
+                // Often one arm is null (a reference-typed select a fold may turn into null).
+                let y = if self.c.chance(64) {
+                    self.b.null()
+                } else {
+                    self.value_of(ty)
+                };
+                let (x, y) = if self.c.chance(128) { (y, x) } else { (x, y) };
                 let v = self.b.select(c, x, y);
                 self.pool.add(v, ty);
             }
@@ -135,20 +155,17 @@ impl Gen<'_, '_, '_, '_> {
                 self.b.escape(v);
             }
             Stmt::Guard => {
-                // Mostly a guard that holds (x != an unlikely constant); sometimes any condition.
-                let c = if self.c.weighted(&[1, 3]) == 0 {
-                    self.cond()
-                } else {
-                    let x = self.int();
-                    let k = self.b.iconst(12345);
-                    self.b.binary(BinOp::Ne, x, k)
-                };
+                let c = self.mostly_true(3);
                 self.b.guard(c);
             }
             Stmt::Diamond => self.diamond(),
             Stmt::Loop => self.counted_loop(),
             Stmt::Irreducible => self.irreducible(),
             Stmt::RotatedLoop => self.rotated_loop(),
+            Stmt::Assert => self.assert(),
+            Stmt::UnaryChain => self.unary_chain(),
+            Stmt::NullBase => self.null_base(),
+            Stmt::CallSelf => self.call_self(),
         }
     }
 
@@ -183,7 +200,7 @@ impl Gen<'_, '_, '_, '_> {
 
     /// An element index: a small constant, a masked value, or any int (may be out of bounds).
     fn index(&mut self) -> Value {
-        match self.c.weighted(&[8, 3, 1]) {
+        match self.c.weighted(&[16, 6, 1]) {
             0 => {
                 let k = self.c.pick(&[0, 0, 0, 1, 1, 2, 3]);
                 self.b.iconst(k)
@@ -213,6 +230,7 @@ impl Gen<'_, '_, '_, '_> {
 
     fn load_field(&mut self) {
         let addr = self.field_addr();
+        let open = self.check_addr(&addr);
         self.do_load(addr, false);
         // Pointer chasing: follow a loaded reference right away.
         if let Some(v) = self.pool.nth(
@@ -223,17 +241,26 @@ impl Gen<'_, '_, '_, '_> {
                 let fields: Vec<_> = self.d.fields_of(self.d.node).collect();
                 let field = self.c.pick(&fields);
                 let addr = Addr::Field { base: v, field };
+                let inner = self.check_addr(&addr);
                 if self.c.chance(128) {
                     self.do_load(addr, false);
                 } else {
                     self.do_store(addr, false);
                 }
+                self.close(inner);
             }
         }
+        self.close(open);
     }
 
     fn store_field(&mut self) {
         let addr = self.field_addr();
+        let open = self.check_addr(&addr);
+        self.store_field_at(addr);
+        self.close(open);
+    }
+
+    fn store_field_at(&mut self, addr: Addr) {
         self.do_store(addr.clone(), false);
         // Store→load pairs, overwritten stores on the same address, and two
         // stores with a read through another reference in between.
@@ -267,8 +294,11 @@ impl Gen<'_, '_, '_, '_> {
             Some(&o) if self.c.weighted(&[1, 3]) == 1 => o,
             _ => self.ref_of(ty),
         };
-        self.do_load(Addr::Field { base: other, field }, false);
+        let probe = Addr::Field { base: other, field };
+        let open = self.check_addr(&probe);
+        self.do_load(probe, false);
         self.do_store(addr, false);
+        self.close(open);
     }
 
     fn reuse_addr(&mut self) {
@@ -299,10 +329,36 @@ impl Gen<'_, '_, '_, '_> {
         let base = self.array();
         let index = self.index();
         let addr = Addr::Elem { base, index };
+        let open = self.check_addr(&addr);
         if self.c.weighted(&[3, 2]) == 0 {
             self.do_load(addr, false);
+            self.chase_element();
+        } else if self.b.addr_type(&addr) == self.d.t_node() && self.c.chance(64) {
+            // An array of references that holds null.
+            let null = self.b.null();
+            self.b.store(addr.clone(), null, false);
+            self.pool.note_addr(addr);
         } else {
             self.do_store(addr, false);
+        }
+        self.close(open);
+    }
+
+    /// After loading an element: when it is a `Node`, sometimes read its value
+    /// (it may be null: arrays of references start out null).
+    fn chase_element(&mut self) {
+        let n = self.pool.count(self.d.t_node());
+        let Some(v) = self.pool.nth(self.d.t_node(), n.wrapping_sub(1)) else {
+            return;
+        };
+        if self.b.func.value_type(v) == self.d.t_node() && self.c.chance(100) {
+            let addr = Addr::Field {
+                base: v,
+                field: self.d.fields[0],
+            };
+            let open = self.check_addr(&addr);
+            self.do_load(addr, false);
+            self.close(open);
         }
     }
 
@@ -326,11 +382,13 @@ impl Gen<'_, '_, '_, '_> {
                 Addr::Elem { base, index }
             }
         };
+        let open = self.check_addr(&addr);
         if self.c.weighted(&[1, 1]) == 0 {
             self.do_load(addr, true);
         } else {
             self.do_store(addr, true);
         }
+        self.close(open);
     }
 
     fn new_object(&mut self) {
@@ -353,11 +411,14 @@ impl Gen<'_, '_, '_, '_> {
                 1 => {
                     let holder = self.ref_of(self.d.t_node());
                     let field = self.d.fields[1];
+                    let mut open = super::checks::Open::default();
+                    self.check_null(holder, &mut open);
                     self.b.store_field(holder, field, o);
                     self.pool.note_addr(Addr::Field {
                         base: holder,
                         field,
                     });
+                    self.close(open);
                 }
                 2 => {
                     let gn = self.d.globals[1];
@@ -420,15 +481,71 @@ impl Gen<'_, '_, '_, '_> {
         }
     }
 
+    /// `neg`/`not` applied to a value, often twice in a row (`neg (neg x)`), as
+    /// left behind by inlining and negated conditions.
+    fn unary_chain(&mut self) {
+        let n = self.pool.count(Type::I64);
+        let x = if n > 0 {
+            self.pool
+                .nth(Type::I64, n - 1 - self.c.below(n))
+                .expect("int in pool")
+        } else {
+            self.int()
+        };
+        let u = self.c.pick(&[UnOp::Neg, UnOp::Not]);
+        let mut v = self.b.unary(u, x);
+        if self.c.chance(200) {
+            v = self.b.unary(u, v);
+        }
+        self.pool.add(v, Type::I64);
+    }
+
+    /// In a recursive helper, its one self-call, on `depth - 1` while `depth > 0`.
+    fn call_self(&mut self) {
+        let Some((f, depth)) = self.recurse.take() else {
+            return;
+        };
+        let zero = self.b.iconst(0);
+        let c = self.b.binary(BinOp::Sgt, depth, zero);
+        let mut open = super::checks::Open::default();
+        self.open_when(c, &mut open);
+        let h = self.ref_of(self.d.t_node());
+        let one = self.b.iconst(1);
+        let k = self.b.binary(BinOp::Sub, depth, one);
+        let ret = self.b.func.ret;
+        let (_, r) = self.b.call_func_with_ret(f, vec![h, k], ret);
+        if let (Some(v), Some(ty)) = (r, ret) {
+            self.pool.add(v, ty);
+            if ty == Type::I64 {
+                self.escape_sum(v);
+            }
+        }
+        self.close(open);
+    }
+
+    /// `escape` the sum of `v` and a value of the pool (keeps a result observable).
+    fn escape_sum(&mut self, v: Value) {
+        let w = self.int();
+        let s = self.b.binary(BinOp::Add, v, w);
+        self.b.escape(s);
+    }
+
     fn call_helper(&mut self) {
         let Some((f, ret)) = self.helper else {
             return;
         };
         let h = self.value_of(self.d.t_node());
         let k = self.int();
+        // The helper dereferences its parameter: usually check it first.
+        let mut open = super::checks::Open::default();
+        self.check_null(h, &mut open);
         let (_, r) = self.b.call_func_with_ret(f, vec![h, k], ret);
         if let (Some(v), Some(ty)) = (r, ret) {
             self.pool.add(v, ty);
+            if !open.is_empty() {
+                self.escape_sum(v);
+            }
         }
+        self.close(open);
     }
 }

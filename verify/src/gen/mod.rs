@@ -9,12 +9,25 @@
 //! `escape`, `guard`, diamonds, bounded loops, irreducible regions, traps, and a
 //! bias toward repeated accesses of one location through different SSA values.
 //!
+//! Accesses through values that may be null (loaded references, calls, phis)
+//! and indices that may be out of bounds are usually checked first, as real
+//! code does, so most inputs run to the end; every trap kind still happens.
+//! About one program in twenty is a large one (150–400 instructions) that
+//! keeps more than 32 locations live at once. The helper `@main` calls may be
+//! recursive (depth bounded by a masked counter), and it shares the caller's
+//! objects and globals.
+//!
 //! Submodules: [`decls`] (types, globals, externs), [`pool`] (available values),
-//! [`insts`] (straight-line instruction choice), [`shapes`] (control flow).
+//! [`insts`] (straight-line instruction choice), [`shapes`] (control flow),
+//! [`checks`] (null and bounds checks, asserts), [`nulls`] (null bases, phi
+//! cycles of references), [`big`] (the size tail's wide record, dead blocks).
 
+pub mod big;
+pub mod checks;
 pub mod choices;
 pub mod decls;
 pub mod insts;
+pub mod nulls;
 pub mod pool;
 pub mod rng;
 pub mod shapes;
@@ -34,14 +47,33 @@ pub struct GenConfig {
     pub max_depth: usize,
     /// Whether to generate a helper function that `@main` may call.
     pub helper: bool,
+    /// Chance (in 256ths) that a program is a large one (the size tail).
+    pub tail_chance: u8,
+    /// The instruction budget range of a large program.
+    pub tail_insts: (usize, usize),
 }
 
 impl Default for GenConfig {
     fn default() -> Self {
         GenConfig {
-            target_insts: 40,
+            target_insts: 36,
             max_depth: 2,
             helper: true,
+            tail_chance: 13,
+            tail_insts: (150, 400),
+        }
+    }
+}
+
+impl GenConfig {
+    /// The first decision of every program: its instruction budget, and
+    /// whether it is in the size tail.
+    fn choose_size(&self, c: &mut Choices<'_, '_>) -> (usize, bool) {
+        if self.tail_chance > 0 && c.chance(self.tail_chance) {
+            let (lo, hi) = self.tail_insts;
+            (lo + c.below(hi.saturating_sub(lo) + 1), true)
+        } else {
+            (self.target_insts, false)
         }
     }
 }
@@ -60,11 +92,18 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
     let mut module = Module::new();
     let decls = Decls::declare(&mut module);
     let mut c = Choices::new(u);
+    let (target, tail) = cfg.choose_size(&mut c);
+    let main_cfg = GenConfig {
+        target_insts: target,
+        ..cfg.clone()
+    };
     let helper = if cfg.helper && c.chance(160) {
         let small = GenConfig {
             target_insts: (cfg.target_insts / 5).max(3),
             max_depth: 1,
             helper: false,
+            tail_chance: 0,
+            tail_insts: cfg.tail_insts,
         };
         let f = build_helper(&module, &decls, &mut c, &small);
         let ret = f.ret;
@@ -73,7 +112,8 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
         None
     };
     let main = {
-        let mut g = Gen::new(&module, &decls, &mut c, cfg, "main", helper);
+        let mut g = Gen::new(&module, &decls, &mut c, &main_cfg, "main", helper);
+        g.tail = tail;
         let n0 = g.b.param("p0", decls.t_node());
         let n1 = g.b.param("p1", decls.t_node());
         g.pool.add(n0, decls.t_node());
@@ -109,8 +149,18 @@ fn build_helper(
     let h = g.b.param("h", decls.t_node());
     let k = g.b.param("k", Type::I64);
     g.pool.add(h, decls.t_node());
-    g.pool.add(k, Type::I64);
-    g.body();
+    g.b.block("entry");
+    // Sometimes recursive: at most one self-call, on `(k & 7) - 1` while it
+    // is positive, so the depth stays below 8 frames.
+    if g.c.chance(100) {
+        let seven = g.b.iconst(7);
+        let depth = g.b.binary(ir::BinOp::And, k, seven);
+        g.recurse = Some((FuncId::new(module.funcs.len()), depth));
+        g.pool.add(depth, Type::I64);
+    } else {
+        g.pool.add(k, Type::I64);
+    }
+    g.body_from_entry();
     g.b.finish()
 }
 
@@ -130,6 +180,11 @@ pub struct Gen<'m, 'c, 'a, 'b> {
     pub depth: usize,
     /// The helper function `@main` may call, with its return type.
     pub helper: Option<(FuncId, Option<Type>)>,
+    /// In a recursive helper: the function itself and its depth counter
+    /// (cleared once the one self-call is emitted).
+    pub recurse: Option<(FuncId, Value)>,
+    /// Whether this is a large program of the size tail.
+    pub tail: bool,
     blocks: usize,
 }
 
@@ -150,6 +205,8 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
             cfg,
             depth: 0,
             helper,
+            recurse: None,
+            tail: false,
             blocks: 0,
         }
     }
@@ -169,6 +226,14 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
     /// The whole body: entry block, statements until the budget or the bytes run out, `ret`.
     fn body(&mut self) {
         self.b.block("entry");
+        self.body_from_entry();
+    }
+
+    /// [`Self::body`] once the entry block exists.
+    fn body_from_entry(&mut self) {
+        if self.tail {
+            self.wide_record();
+        }
         self.region(usize::MAX);
         if self.c.chance(96) {
             let v = self.any_value();
@@ -176,6 +241,9 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
         }
         let r = self.int();
         self.b.ret(Some(r));
+        if self.c.chance(10) {
+            self.dead_block();
+        }
     }
 
     /// Up to `max_stmts` statements at the current point.
@@ -265,9 +333,13 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
     }
 }
 
-/// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`]).
+/// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`];
+/// a program of the size tail gets proportionally more of them).
 pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> Generated {
-    let mut bytes = vec![0u8; 64 * cfg.target_insts.max(8)];
+    let mut head = [0u8; 8];
+    rng::Rng::new(seed).fill(&mut head);
+    let (target, _) = cfg.choose_size(&mut Choices::new(&mut Unstructured::new(&head)));
+    let mut bytes = vec![0u8; 64 * target.max(cfg.target_insts).max(8)];
     rng::Rng::new(seed).fill(&mut bytes);
     let mut u = Unstructured::new(&bytes);
     generate(&mut u, cfg)

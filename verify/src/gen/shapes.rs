@@ -92,6 +92,11 @@ impl Gen<'_, '_, '_, '_> {
         if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
             let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
             self.pool.add(phi, ty);
+            // Sometimes the same merge twice (as duplicated code leaves it).
+            if self.c.chance(40) {
+                let dup = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
+                self.pool.add(dup, ty);
+            }
             // A test of the merged value against a constant, as after an `if`.
             if ty.is_int() && self.c.chance(100) {
                 let op = self.c.pick(&[BinOp::Slt, BinOp::Eq, BinOp::Ne, BinOp::Sgt]);
@@ -115,18 +120,38 @@ impl Gen<'_, '_, '_, '_> {
         let trips = self.c.below(5) as i64;
         let carry = self.c.chance(120);
         let init = carry.then(|| self.ref_of(self.d.t_node()));
+        // Sometimes two reference phis that swap each other every trip.
+        let swap = if self.c.chance(40) {
+            let tys = self.d.ref_types();
+            let ty = self.c.pick(&tys);
+            Some((ty, self.swap_inits(ty)))
+        } else {
+            None
+        };
         self.b.jmp(header);
         self.b.switch_to(header);
         let i = self.b.phi(Type::I64, vec![]);
         let node = init.map(|_| self.b.phi(self.d.t_node(), vec![]));
+        let swapped = swap.map(|(ty, _)| (self.b.phi(ty, vec![]), self.b.phi(ty, vec![])));
         let k = self.b.iconst(trips);
-        let c = self.b.binary(BinOp::Slt, i, k);
+        let mut c = self.b.binary(BinOp::Slt, i, k);
+        // A list walk usually also stops at the end of the list.
+        if let Some(n) = node {
+            if self.c.weighted(&[1, 7]) == 1 {
+                let null = self.b.null();
+                let more = self.b.binary(BinOp::Ne, n, null);
+                c = self.b.binary(BinOp::And, c, more);
+            }
+        }
         self.b.br(c, body, exit);
         self.b.switch_to(body);
         self.pool.push_scope();
         self.pool.add(i, Type::I64);
         if let Some(n) = node {
             self.pool.add(n, self.d.t_node());
+        }
+        if let (Some((ty, _)), Some((a, _))) = (swap, swapped) {
+            self.pool.add(a, ty);
         }
         self.depth += 1;
         let n = self.nested_len();
@@ -149,6 +174,10 @@ impl Gen<'_, '_, '_, '_> {
         self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
         if let (Some(n), Some(init), Some(next)) = (node, init, next) {
             self.b.set_phi_entries(n, vec![(pre, init), (latch, next)]);
+        }
+        if let (Some((_, (x, y))), Some((a, b))) = (swap, swapped) {
+            self.b.set_phi_entries(a, vec![(pre, x), (latch, b)]);
+            self.b.set_phi_entries(b, vec![(pre, y), (latch, a)]);
         }
         self.b.switch_to(exit);
         // The header dominates the exit: its values stay usable.

@@ -5,6 +5,7 @@
 //! Determinism: program `k` of shard `I` is generated from `hash(seed, I, k)`,
 //! and so are its inputs and random pass sequences, whatever the job count.
 
+pub mod counters;
 pub mod store;
 pub mod totals;
 
@@ -143,6 +144,9 @@ pub struct Report {
     pub aliasing_pct: f64,
     /// All counters.
     pub totals: Totals,
+    /// Counters (`pass.rule`) that fired in fewer than 1 in 1,000 programs, with
+    /// the number of programs they fired in.
+    pub rarely_exercised: Vec<(String, u64)>,
     /// Distinct findings: signature, file, hits.
     pub findings: Vec<ReportFinding>,
 }
@@ -263,6 +267,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                 hits: *n,
             })
             .collect(),
+        rarely_exercised: counters::rarely_exercised(&totals),
         totals: totals.clone(),
     };
     let report_path = opts.out.join("report.json");

@@ -1,6 +1,7 @@
 //! Sweep statistics: counters summed over programs, the summary table and the
 //! JSON report.
 
+use super::counters::rarely_exercised;
 use crate::oracle::ProgramResult;
 use passes::Stats;
 use serde::Serialize;
@@ -36,6 +37,8 @@ pub struct Totals {
     pub raw_findings: u64,
     /// Rule fire counts, per pass.
     pub rules: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
+    /// For each counter, per pass, the programs in which it fired at least once.
+    pub rule_programs: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
 }
 
 impl Totals {
@@ -63,6 +66,14 @@ impl Totals {
             let e = self.rules.entry(pass).or_default();
             for (rule, n) in rules {
                 *e.entry(rule).or_default() += n;
+                if *n > 0 {
+                    *self
+                        .rule_programs
+                        .entry(pass)
+                        .or_default()
+                        .entry(rule)
+                        .or_default() += 1;
+                }
             }
         }
     }
@@ -85,6 +96,12 @@ impl Totals {
         }
         for (pass, rules) in &o.rules {
             let e = self.rules.entry(pass).or_default();
+            for (rule, n) in rules {
+                *e.entry(rule).or_default() += n;
+            }
+        }
+        for (pass, rules) in &o.rule_programs {
+            let e = self.rule_programs.entry(pass).or_default();
             for (rule, n) in rules {
                 *e.entry(rule).or_default() += n;
             }
@@ -168,6 +185,15 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
         for (pass, rules) in &t.rules {
             for (rule, n) in rules {
                 let _ = writeln!(s, "  {:<28} {n}", format!("{pass}.{rule}"));
+            }
+        }
+        let rare = rarely_exercised(t);
+        if rare.is_empty() {
+            s.push_str("rarely exercised (< 1 in 1,000 programs): none\n");
+        } else {
+            s.push_str("rarely exercised (< 1 in 1,000 programs; programs fired in)\n");
+            for (name, k) in rare {
+                let _ = writeln!(s, "  {name:<28} {k}");
             }
         }
     }

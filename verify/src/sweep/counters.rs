@@ -1,0 +1,127 @@
+//! The rule floor of a sweep: every counter the passes can bump, and the ones
+//! that fired in fewer than one program in a thousand ("rarely exercised").
+//!
+//! A counter that never fires does not appear in [`passes::Stats`] at all, so
+//! the floor needs the full list: the peephole rules come from the rule table
+//! itself, the other passes' counters are listed here (a test checks that a
+//! sweep never reports a counter missing from this list).
+
+use super::totals::Totals;
+
+/// Programs per thousand a counter must fire in to be above the floor.
+pub const FLOOR_PER_MILLE: u64 = 1;
+
+/// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
+const FIXED: &[(&str, &str)] = &[
+    ("dce", "blocks_removed"),
+    ("dce", "insts_removed"),
+    ("dce", "phis_removed"),
+    ("gvn", "guards_merged"),
+    ("gvn", "loads_merged"),
+    ("gvn", "phis_merged"),
+    ("gvn", "pure_merged"),
+    ("lse", "evictions"),
+    ("lse", "latch_loads_inserted"),
+    ("lse", "loads_forwarded_local"),
+    ("lse", "loads_forwarded_loop_carried"),
+    ("lse", "loads_forwarded_loop_invariant"),
+    ("lse", "loads_forwarded_merge"),
+    ("lse", "phis_created"),
+    ("lse", "stores_dead"),
+    ("lse", "stores_redundant"),
+    ("manager", "passes_run"),
+    ("manager", "passes_skipped_unchanged"),
+    ("manager", "verifier_runs"),
+    ("peeps", "cfg_blocks_merged"),
+    ("peeps", "cfg_blocks_removed"),
+];
+
+/// Every counter the passes can bump, as `(pass, rule)`.
+pub fn known_counters() -> Vec<(&'static str, &'static str)> {
+    let mut all: Vec<(&'static str, &'static str)> = FIXED.to_vec();
+    all.extend(passes::peeps::rules().iter().map(|r| ("peeps", r.name)));
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
+/// The counters (`pass.rule`) of the passes this sweep ran that fired in fewer
+/// than [`FLOOR_PER_MILLE`] programs per thousand, with the number of programs
+/// each fired in. Empty when no program was checked.
+pub fn rarely_exercised(t: &Totals) -> Vec<(String, u64)> {
+    if t.programs == 0 {
+        return Vec::new();
+    }
+    let ran = |pass: &str| t.rules.contains_key(pass);
+    let mut names: Vec<(&str, &str)> = known_counters()
+        .into_iter()
+        .filter(|(p, _)| ran(p))
+        .collect();
+    for (pass, rules) in &t.rules {
+        names.extend(rules.keys().map(|r| (*pass, *r)));
+    }
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|(p, r)| {
+            let k = t
+                .rule_programs
+                .get(p)
+                .and_then(|m| m.get(r))
+                .copied()
+                .unwrap_or(0);
+            (format!("{p}.{r}"), k)
+        })
+        .filter(|&(_, k)| k * 1000 < FLOOR_PER_MILLE * t.programs)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_counter_below_the_floor_is_listed_and_one_above_is_not() {
+        let mut t = Totals {
+            programs: 2000,
+            ..Totals::default()
+        };
+        t.rules.entry("gvn").or_default().insert("phis_merged", 1);
+        t.rules.entry("gvn").or_default().insert("pure_merged", 50);
+        let fired = t.rule_programs.entry("gvn").or_default();
+        fired.insert("phis_merged", 1);
+        fired.insert("pure_merged", 2);
+        let rare = rarely_exercised(&t);
+        let names: Vec<&str> = rare.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(names.contains(&"gvn.phis_merged"));
+        assert!(!names.contains(&"gvn.pure_merged"));
+        // Never fired at all: listed with 0.
+        assert!(rare.contains(&("gvn.guards_merged".to_string(), 0)));
+        // Passes that did not run are not listed.
+        assert!(!names.iter().any(|n| n.starts_with("lse.")));
+    }
+
+    #[test]
+    fn every_counter_a_sweep_reports_is_known() {
+        let opts = crate::sweep::SweepOptions::default();
+        let mut t = Totals::default();
+        for k in 0..300 {
+            t.add(&crate::sweep::check_one(&opts, k).1);
+        }
+        let known = known_counters();
+        for (pass, rules) in &t.rules {
+            for rule in rules.keys() {
+                assert!(known.contains(&(pass, rule)), "{pass}.{rule} is not listed");
+            }
+        }
+        assert!(t.rules.len() >= 4, "{:?}", t.rules.keys());
+    }
+
+    #[test]
+    fn the_list_holds_every_peephole_rule() {
+        let known = known_counters();
+        assert!(known.contains(&("peeps", "double_neg")));
+        assert!(known.contains(&("lse", "evictions")));
+    }
+}

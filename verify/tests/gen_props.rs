@@ -1,0 +1,301 @@
+//! Statistical properties of the generator over fixed seeds (so every failure
+//! reproduces): the share of trapping inputs and of each trap kind, the size
+//! tail and its eviction of LSE's tracked locations, and the constructs it
+//! promises (recursion, `unreachable`, null bases of every reference type,
+//! phi cycles of references, reference-typed selects with `null`, arrays of
+//! references holding `null`, externs whose declared effects overlap the
+//! caller's locations, blocks no path reaches).
+
+use ir::{Addr, Callee, Function, InstKind, Module, Type, Value};
+use passes::{Pass, Stats};
+use std::collections::BTreeMap;
+use verify::gen::{generate_from_seed, GenConfig, Generated};
+use verify::inputs::instantiate_all;
+use verify::oracle::{check_program, OracleConfig};
+
+/// Seeds of the form used by the sweep (program `k` of seed 0, shard 0).
+fn seeds(n: u64) -> impl Iterator<Item = u64> {
+    (0..n).map(|k| verify::sweep::program_seed(0, 0, k))
+}
+
+#[test]
+fn trapping_inputs_are_ten_to_twenty_percent_and_every_kind_happens() {
+    let cfg = GenConfig::default();
+    let ocfg = OracleConfig::default();
+    let (mut runs, mut trapping) = (0u64, 0u64);
+    let mut kinds: BTreeMap<String, u64> = BTreeMap::new();
+    for seed in seeds(2000) {
+        let g = generate_from_seed(seed, &cfg);
+        let inputs = instantiate_all(&g.module, g.module.func(g.main), seed, 3);
+        let r = check_program(&g.module, g.main, &inputs, &[], &ocfg);
+        runs += r.runs - r.inconclusive;
+        trapping += r.trapping;
+        for (k, n) in r.trap_kinds {
+            *kinds.entry(k).or_default() += n;
+        }
+    }
+    let share = trapping as f64 / runs as f64;
+    eprintln!("trapping {trapping} of {runs} inputs: {kinds:?}");
+    assert!((0.10..=0.20).contains(&share), "trapping share {share:.3}");
+    for kind in [
+        "null_deref",
+        "out_of_bounds",
+        "div_by_zero",
+        "guard_failed",
+        "bad_length",
+        "unreachable",
+    ] {
+        let n = kinds.get(kind).copied().unwrap_or(0);
+        assert!(
+            n as f64 >= 0.005 * runs as f64,
+            "{kind}: {n} of {runs} inputs ({kinds:?})"
+        );
+    }
+}
+
+/// The most locations LSE's forwarding ever tracks at once in `m` is above its cap.
+fn evicts(m: &Module) -> bool {
+    let mut m = m.clone();
+    let mut stats = Stats::default();
+    passes::lse::Lse::default().run(&mut m, &mut stats);
+    stats.get("lse", "evictions") > 0
+}
+
+#[test]
+fn about_one_program_in_twenty_is_large_and_overflows_lse_s_cap() {
+    let cfg = GenConfig::default();
+    let n = 2000;
+    let (mut tail, mut evicting) = (0, 0);
+    for seed in seeds(n) {
+        let g = generate_from_seed(seed, &cfg);
+        let size = g.module.func(g.main).placed_inst_count();
+        if (150..=400).contains(&size) {
+            tail += 1;
+            evicting += evicts(&g.module) as usize;
+        }
+    }
+    let share = tail as f64 / n as f64;
+    eprintln!("{tail} of {n} programs large, {evicting} of them evict");
+    assert!((0.03..=0.08).contains(&share), "size tail share {share:.3}");
+    assert!(
+        evicting * 10 >= tail * 8,
+        "only {evicting} of {tail} large programs evict"
+    );
+}
+
+#[test]
+fn without_the_tail_no_program_is_large() {
+    let cfg = GenConfig {
+        tail_chance: 0,
+        ..GenConfig::default()
+    };
+    for seed in seeds(300) {
+        let g = generate_from_seed(seed, &cfg);
+        assert!(g.module.func(g.main).placed_inst_count() < 150);
+    }
+}
+
+#[test]
+fn same_seed_same_program_also_in_the_tail() {
+    let cfg = GenConfig::default();
+    let mut large = 0;
+    for seed in seeds(200) {
+        let a = generate_from_seed(seed, &cfg);
+        let b = generate_from_seed(seed, &cfg);
+        assert_eq!(ir::print_module(&a.module), ir::print_module(&b.module));
+        large += (a.module.func(a.main).placed_inst_count() >= 150) as usize;
+    }
+    assert!(large > 0, "no large program among 200 seeds");
+}
+
+/// The constructs one program contains.
+#[derive(Default, Debug)]
+struct Seen {
+    recursion: usize,
+    unreachable: usize,
+    dead_block: usize,
+    ref_select_null: usize,
+    ref_phi_cycle: usize,
+    null_phi_cycle: usize,
+    null_elem_store: usize,
+    overlapping_extern: usize,
+    helper_call: usize,
+    null_bases: BTreeMap<String, usize>,
+}
+
+fn is_null(f: &Function, v: Value) -> bool {
+    f.value_type(v) == Type::NULL
+}
+
+fn scan(g: &Generated, seen: &mut Seen) {
+    let m = &g.module;
+    let mut flags = [false; 9];
+    let mut null_base_types = Vec::new();
+    for (fid, f) in m.funcs.iter().enumerate() {
+        let reach = reachable(f);
+        for b in &f.layout {
+            if !reach.contains(b) {
+                flags[2] = true;
+            }
+            for &i in &f.blocks[b.index()].insts {
+                let inst = f.inst(i);
+                match &inst.kind {
+                    InstKind::Call {
+                        callee: Callee::Func(c),
+                        ..
+                    } => {
+                        flags[0] |= c.index() == fid;
+                        flags[8] |= c.index() != fid;
+                    }
+                    InstKind::Call {
+                        callee: Callee::Extern(e),
+                        ..
+                    } => {
+                        let name = &m.externs[e.index()].name;
+                        flags[7] |= name == "relink" || name == "shuffle";
+                    }
+                    InstKind::Unreachable => flags[1] = true,
+                    InstKind::Select(_, x, y) => {
+                        let ty = f.value_type(inst.result.expect("select result"));
+                        flags[3] |= ty.is_ref() && (is_null(f, *x) || is_null(f, *y));
+                    }
+                    InstKind::Phi(entries) => {
+                        let me = inst.result.expect("phi result");
+                        if f.value_type(me).is_ref() {
+                            for &(_, v) in entries {
+                                if names_phi(f, v, me) {
+                                    flags[4] = true;
+                                    flags[5] |= entries.iter().any(|&(_, w)| is_null(f, w));
+                                }
+                            }
+                        }
+                    }
+                    InstKind::Store {
+                        addr: Addr::Elem { .. },
+                        value,
+                        ..
+                    } if is_null(f, *value) => flags[6] = true,
+                    InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => {
+                        if let Some(base) = addr_base(addr) {
+                            if loaded_from_nulled_global(f, base) {
+                                null_base_types.push(m.type_name(f.value_type(base)));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let counters = [
+        &mut seen.recursion,
+        &mut seen.unreachable,
+        &mut seen.dead_block,
+        &mut seen.ref_select_null,
+        &mut seen.ref_phi_cycle,
+        &mut seen.null_phi_cycle,
+        &mut seen.null_elem_store,
+        &mut seen.overlapping_extern,
+        &mut seen.helper_call,
+    ];
+    for (c, f) in counters.into_iter().zip(flags) {
+        *c += f as usize;
+    }
+    null_base_types.sort();
+    null_base_types.dedup();
+    for t in null_base_types {
+        *seen.null_bases.entry(t).or_default() += 1;
+    }
+}
+
+fn addr_base(addr: &Addr) -> Option<Value> {
+    match *addr {
+        Addr::Field { base, .. } | Addr::Elem { base, .. } => Some(base),
+        Addr::Global(_) => None,
+    }
+}
+
+/// `base = load @g` right after `store @g, null`: a base a forwarding pass sees as `null`.
+fn loaded_from_nulled_global(f: &Function, base: Value) -> bool {
+    let Some(i) = f.def_inst(base) else {
+        return false;
+    };
+    let InstKind::Load {
+        addr: Addr::Global(g),
+        ..
+    } = f.inst(i).kind
+    else {
+        return false;
+    };
+    let Some(b) = f.inst(i).block else {
+        return false;
+    };
+    let insts = &f.blocks[b.index()].insts;
+    let at = insts.iter().position(|&x| x == i).unwrap_or(0);
+    at > 0
+        && matches!(f.inst(insts[at - 1]).kind,
+            InstKind::Store { addr: Addr::Global(h), value, .. } if h == g && is_null(f, value))
+}
+
+/// Whether `v` is a phi with `target` among its operands.
+fn names_phi(f: &Function, v: Value, target: Value) -> bool {
+    f.def_inst(v).is_some_and(|i| match &f.inst(i).kind {
+        InstKind::Phi(entries) => entries.iter().any(|&(_, w)| w == target),
+        _ => false,
+    })
+}
+
+fn reachable(f: &Function) -> Vec<ir::Block> {
+    let mut seen = vec![f.entry()];
+    let mut stack = vec![f.entry()];
+    while let Some(b) = stack.pop() {
+        let Some(&last) = f.blocks[b.index()].insts.last() else {
+            continue;
+        };
+        let succs: Vec<ir::Block> = match f.inst(last).kind {
+            InstKind::Jmp(t) => vec![t],
+            InstKind::Br(_, t, e) => vec![t, e],
+            _ => vec![],
+        };
+        for s in succs {
+            if !seen.contains(&s) {
+                seen.push(s);
+                stack.push(s);
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_promised_constructs_appear() {
+    let cfg = GenConfig::default();
+    let n = 2000;
+    let mut seen = Seen::default();
+    for seed in seeds(n) {
+        scan(&generate_from_seed(seed, &cfg), &mut seen);
+    }
+    eprintln!("{seen:?}");
+    // Each construct in at least 1 program in 200 (most are far more common).
+    let floor = (n / 200) as usize;
+    for (name, k) in [
+        ("recursion", seen.recursion),
+        ("unreachable", seen.unreachable),
+        ("dead block", seen.dead_block),
+        ("reference select with null", seen.ref_select_null),
+        ("phi cycle of references", seen.ref_phi_cycle),
+        ("phi cycle of references over null", seen.null_phi_cycle),
+        ("null stored into an array element", seen.null_elem_store),
+        (
+            "extern with overlapping declared effects",
+            seen.overlapping_extern,
+        ),
+        ("call of a module function", seen.helper_call),
+    ] {
+        assert!(k >= floor, "{name}: {k} of {n} programs ({seen:?})");
+    }
+    for ty in ["Node", "Pair", "[i64]", "[Node]"] {
+        let k = seen.null_bases.get(ty).copied().unwrap_or(0);
+        assert!(k >= floor, "null base of type {ty}: {k} ({seen:?})");
+    }
+}
