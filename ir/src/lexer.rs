@@ -91,11 +91,11 @@ impl Lexer<'_> {
         let c = self.peek(0)?;
         self.i += 1;
         if c == '\n' {
-            self.line += 1;
+            self.line = self.line.saturating_add(1);
             self.col = 1;
             self.line_has_token = false;
         } else {
-            self.col += 1;
+            self.col = self.col.saturating_add(1);
         }
         Some(c)
     }
@@ -173,12 +173,11 @@ impl Lexer<'_> {
                 ),
             )
         };
+        // The magnitude is checked against i128 before negating: a cast would
+        // wrap a magnitude of 128 bits into a small (wrong) number.
         let magnitude = u128::from_str_radix(&digits, radix).map_err(|_| out_of_range())?;
-        let value = if negative {
-            -(magnitude as i128)
-        } else {
-            magnitude as i128
-        };
+        let magnitude = i128::try_from(magnitude).map_err(|_| out_of_range())?;
+        let value = if negative { -magnitude } else { magnitude };
         i64::try_from(value)
             .map(Tok::Int)
             .map_err(|_| out_of_range())
@@ -403,9 +402,22 @@ mod tests {
             "9223372036854775808",
             "-9223372036854775809",
             "0x8000000000000000",
+            // Magnitudes of 128 bits and more: these once wrapped to small numbers.
+            "-0xfffffffffffffffffffffffffffffffb",
+            "0xfffffffffffffffffffffffffffffffb",
+            "-0x80000000000000000000000000000000",
+            "0x80000000000000000000000000000000",
+            "-0x7fffffffffffffffffffffffffffffff",
+            "-340282366920938463463374607431768211455",
+            "1000000000000000000000000000000000000000000",
         ] {
             let e = tokenize(src, "t").unwrap_err();
-            assert!(e.message.contains("does not fit in i64"), "{}", e.message);
+            assert!(
+                e.message.contains("does not fit in i64"),
+                "{src}: {}",
+                e.message
+            );
+            assert_eq!(e.pos, Pos { line: 1, col: 1 }, "{src}");
         }
     }
 

@@ -305,14 +305,10 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
         Addr::Global(g) => global_name(m, g.index()),
     };
     // In a value-merging instruction (copy, select, phi) whose recorded type is
-    // a reference type that no other operand carries, `null` prints with that
-    // type, `(null: T)`, so parsing the text again infers the same type.
-    let merged: Vec<Value> = match &data.kind {
-        InstKind::Unary(crate::inst::UnOp::Copy, a) => vec![*a],
-        InstKind::Select(_, a, b) => vec![*a, *b],
-        InstKind::Phi(entries) => entries.iter().map(|e| e.1).collect(),
-        _ => Vec::new(),
-    };
+    // a reference type, every `null` operand prints with that type,
+    // `(null: T)`, so parsing the text again infers the same type. (Counting
+    // on another operand to carry the type is not enough: in a cycle of phis
+    // each names the other, and the parser has no type to start from.)
     let is_null = |x: Value| {
         f.values
             .get(x.index())
@@ -322,15 +318,7 @@ pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String
         .result
         .and_then(|r| f.values.get(r.index()))
         .map(|d| d.ty);
-    let typed_null = result_ty.filter(|t| {
-        t.is_ref()
-            && *t != Type::NULL
-            && !merged.iter().any(|&x| {
-                !is_null(x)
-                    && Some(x) != data.result
-                    && f.values.get(x.index()).is_some_and(|d| d.ty != Type::NULL)
-            })
-    });
+    let typed_null = result_ty.filter(|t| t.is_ref() && *t != Type::NULL);
     let mv = |x: Value| match typed_null {
         Some(t) if is_null(x) => format!("(null: {})", m.type_name(t)),
         _ => v(x),

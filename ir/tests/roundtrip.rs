@@ -311,11 +311,22 @@ impl Gen<'_> {
         b.jmp(head);
         b.switch_to(head);
         let mut phis: Vec<(Value, Type, Value)> = Vec::new();
-        for _ in 0..self.r.below(3) {
-            let Some(init) = self.any_value(&pool) else {
-                break;
+        for _ in 0..self.r.below(4) {
+            // Sometimes a reference phi that starts as `null`: with a back
+            // edge from another such phi, a cycle of phis whose type only
+            // the `(null: T)` annotations carry.
+            let (init, t) = if self.r.chance(30) {
+                let t = random_type(&mut self.r, self.m.structs.len());
+                if !t.is_ref() {
+                    continue;
+                }
+                (b.null(), t)
+            } else {
+                let Some(init) = self.any_value(&pool) else {
+                    break;
+                };
+                (init, b.func.value_type(init))
             };
-            let t = b.func.value_type(init);
             let phi = b.phi(t, Vec::new());
             phis.push((phi, t, init));
             pool.add(t, phi);
@@ -326,8 +337,11 @@ impl Gen<'_> {
         let mut body_pool = pool.clone();
         self.insts(&mut b, &mut body_pool);
         for &(phi, t, init) in &phis {
+            let twins: Vec<Value> = phis.iter().filter(|p| p.1 == t).map(|p| p.0).collect();
             let back = if self.r.chance(20) {
                 phi
+            } else if self.r.chance(40) {
+                self.r.pick(&twins)
             } else {
                 self.operand(&mut b, &body_pool, t)
             };

@@ -45,6 +45,32 @@ fn a_missing_add_dep_is_caught_by_the_fixed_point_check() {
 }
 
 #[test]
+fn checking_after_every_step_still_catches_a_missing_add_dep() {
+    let caught = (0..64)
+        .filter(|&seed| {
+            let mut m = nested_dep_module();
+            run_peeps(&mut m, seed, CheckMode::EveryStep, Some("phi_const_web")).is_err()
+        })
+        .count();
+    assert!(caught > 0, "dropping the dependency was never noticed");
+}
+
+#[test]
+fn instructions_on_the_depth_first_stack_count_as_waiting() {
+    // Three chained `sdiv %x, -1`: the engine visits the inputs of a pulled
+    // instruction first; checking after a rewrite deep in the chain once
+    // blamed the instructions still on the stack.
+    let t = parse_test(&corpus_dir().join("regressions/peeps_step_check_chained_sdiv.ir"));
+    for seed in 0..64 {
+        let mut m = load(&t);
+        run_peeps(&mut m, seed, CheckMode::EveryStep, None)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let printed = ir::print_module(&m);
+        assert!(!printed.contains("sdiv"), "seed {seed}:\n{printed}");
+    }
+}
+
+#[test]
 fn with_its_add_dep_the_nested_phi_web_always_folds() {
     for seed in 0..64 {
         let mut m = nested_dep_module();

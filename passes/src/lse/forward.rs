@@ -19,6 +19,8 @@
 //! Every fact is keyed on values that dominate the point where it holds, and
 //! names a value available there; a fact exists only after an access of the
 //! same base and index succeeded, so a replaced load could never have trapped.
+//! No fact is keyed on a base that is the constant `null` (such an access
+//! always traps, and `null` carries no element type).
 
 use super::arena::BlockSlices;
 use super::clobber::Clobbers;
@@ -179,6 +181,16 @@ pub fn forward(
     }
 }
 
+/// Whether `loc`'s base is the constant `null` (after looking through copies
+/// and forwarded loads). Such an access always traps, so no fact is keyed on
+/// it: it would never be used, and since `null` has no type of its own,
+/// element locations of different array types would share the key
+/// `(null, index)` and a load could be replaced by a value of another type.
+fn null_based(func: &Function, loc: Loc) -> bool {
+    loc.base()
+        .is_some_and(|b| func.values[b.index()].def == ir::ValueDef::Null)
+}
+
 /// Whether `kind` is a plain (non-volatile) load or store.
 pub fn is_plain_access(kind: &InstKind) -> bool {
     matches!(
@@ -207,6 +219,11 @@ impl Forward<'_> {
                 } => {
                     let loc = Loc::of(func, &self.subst, addr);
                     let result = data.result.expect("a load has a result");
+                    if null_based(func, loc) {
+                        // Traps: nothing after it runs, and a null base has
+                        // no type to keep the locations of arrays apart.
+                        continue;
+                    }
                     if let Some(e) = state.get(loc) {
                         let (value, origin) = (e.value, e.origin);
                         self.subst.set(result, value);
@@ -229,6 +246,9 @@ impl Forward<'_> {
                         continue;
                     }
                     state.clobber(|e| self.store_clobbers(func, e.loc, loc));
+                    if null_based(func, loc) {
+                        continue;
+                    }
                     if state.insert(loc, value, Origin::Local, self.cap) {
                         self.counts.evictions += 1;
                     }

@@ -132,7 +132,7 @@ impl<'f> Engine<'f> {
             self.recompute_dom();
         }
         if check != CheckMode::Off {
-            self.check_fixed_point()?;
+            self.check_fixed_point(&[])?;
         }
         Ok(())
     }
@@ -191,17 +191,22 @@ impl<'f> Engine<'f> {
                     }
                 }
                 stack.pop();
-                self.visit(top)?;
+                if self.visit(top) && self.opts.check == CheckMode::EveryStep {
+                    // The instructions still on the stack were taken off the
+                    // worklist but not yet visited: they are waiting too.
+                    self.check_fixed_point(&stack)?;
+                }
             }
         }
         self.s.bufs.stack = stack;
         Ok(())
     }
 
-    /// Try the rules on `inst` and apply the first that matches.
-    fn visit(&mut self, inst: Inst) -> Result<(), String> {
+    /// Try the rules on `inst` and apply the first that matches; returns
+    /// whether one did.
+    fn visit(&mut self, inst: Inst) -> bool {
         if !self.placed(inst) {
-            return Ok(());
+            return false;
         }
         let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
         deps.clear();
@@ -213,14 +218,14 @@ impl<'f> Engine<'f> {
             }
         }
         self.s.bufs.match_deps = deps;
-        if let Some((k, change)) = found {
-            self.report.fired[k] += 1;
-            self.apply(inst, change);
-            if self.opts.check == CheckMode::EveryStep {
-                self.check_fixed_point()?;
+        match found {
+            Some((k, change)) => {
+                self.report.fired[k] += 1;
+                self.apply(inst, change);
+                true
             }
+            None => false,
         }
-        Ok(())
     }
 
     fn opnd(&mut self, o: Opnd) -> Value {
@@ -421,18 +426,23 @@ impl<'f> Engine<'f> {
         }
     }
 
-    /// The invariant: every placed instruction is waiting or no rule applies.
-    pub(crate) fn check_fixed_point(&mut self) -> Result<(), String> {
+    /// The invariant: every placed instruction is waiting (on the worklist,
+    /// or in `pending`: taken off it but not yet visited) or no rule applies.
+    pub(crate) fn check_fixed_point(&mut self, pending: &[Inst]) -> Result<(), String> {
         let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
-        let result = self.check_fixed_point_with(&mut deps);
+        let result = self.check_fixed_point_with(&mut deps, pending);
         self.s.bufs.match_deps = deps;
         result
     }
 
-    fn check_fixed_point_with(&self, deps: &mut Vec<(Inst, Inst)>) -> Result<(), String> {
+    fn check_fixed_point_with(
+        &self,
+        deps: &mut Vec<(Inst, Inst)>,
+        pending: &[Inst],
+    ) -> Result<(), String> {
         for &b in &self.func.layout {
             for &inst in &self.func.blocks[b.index()].insts {
-                if !self.placed(inst) || self.s.work.contains(inst) {
+                if !self.placed(inst) || self.s.work.contains(inst) || pending.contains(&inst) {
                     continue;
                 }
                 deps.clear();

@@ -338,10 +338,11 @@ fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result
     // The CLI contract: what `opt` prints parses again, to the same text.
     let printed = ir::print::print_module(&m);
     match ir::parse_module(&printed, "<optimized>") {
-        Ok((again, _)) if ir::print::print_module(&again) == printed => {}
+        Ok((again, _))
+            if ir::print::print_module(&again) == printed && same_result_types(&m, &again) => {}
         Ok(_) => {
             return Err(format!(
-            "after `{list}` the printed module prints differently once parsed again:\n{printed}"
+            "after `{list}` the printed module prints differently or changes a result's type once parsed again:\n{printed}"
         ))
         }
         Err(e) => {
@@ -351,6 +352,26 @@ fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result
         }
     }
     Ok(m)
+}
+
+/// Whether the instructions of `a` and `b`, in layout order, have results of
+/// the same types (the text of a module could parse back with a phi's type
+/// silently changed and still print the same).
+fn same_result_types(a: &ir::Module, b: &ir::Module) -> bool {
+    let types = |m: &ir::Module| -> Vec<Option<ir::Type>> {
+        m.funcs
+            .iter()
+            .flat_map(|f| {
+                f.layout.iter().flat_map(move |bl| {
+                    f.blocks[bl.index()]
+                        .insts
+                        .iter()
+                        .map(move |&i| f.inst(i).result.map(|v| f.value_type(v)))
+                })
+            })
+            .collect()
+    };
+    types(a) == types(b)
 }
 
 /// The pass lists of the free differential check: every pass alone, then the pipeline.
