@@ -56,7 +56,7 @@ pub struct GenConfig {
 impl Default for GenConfig {
     fn default() -> Self {
         GenConfig {
-            target_insts: 36,
+            target_insts: 35,
             max_depth: 2,
             helper: true,
             tail_chance: 13,
