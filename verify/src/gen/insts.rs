@@ -157,6 +157,11 @@ impl Gen<'_, '_, '_, '_> {
             Stmt::Guard => {
                 let c = self.mostly_true(3);
                 self.b.guard(c);
+                // Sometimes the same guard again after another statement (redundant).
+                if self.c.chance(80) {
+                    self.statement();
+                    self.b.guard(c);
+                }
             }
             Stmt::Diamond => self.diamond(),
             Stmt::Loop => self.counted_loop(),
