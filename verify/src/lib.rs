@@ -9,5 +9,6 @@ pub mod gen;
 pub mod inputs;
 pub mod load;
 pub mod oracle;
+pub mod progress;
 pub mod reduce;
 pub mod sweep;

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
+use verify::commands::check::{check, CheckOptions, CheckOutcome};
 use verify::commands::opt::{opt, Emit};
 use verify::commands::reduce::{
     reduce_file, render as render_reduction, ReduceOptions, ReduceOutcome,
@@ -66,6 +67,30 @@ enum Command {
         /// Seed of the peephole worklist order (same seed, same result).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
+        #[arg(long, value_name = "NAME")]
+        inject: Option<String>,
+    },
+    /// Check one file: the original against the optimized module on the file's
+    /// `; input:` lines and N generated inputs; prints the first divergence.
+    Check {
+        /// The IR module (`; input:`, `; func:` and `; fuel:` lines are used).
+        file: String,
+        /// Passes to check (comma-separated): lse, peeps, gvn, dce, pipeline.
+        #[arg(long, default_value = "pipeline")]
+        passes: String,
+        /// Generated inputs to add to the file's own (aliasing among reference parameters).
+        #[arg(long, default_value_t = 32)]
+        inputs: usize,
+        /// Seed of the generated inputs and of the peephole worklist order.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The function to check (default: the file's `; func:`, else `@main`, else the first).
+        #[arg(long)]
+        func: Option<String>,
+        /// Fuel budget of the original run (default: the file's `; fuel:`, else the interpreter's).
+        #[arg(long)]
+        fuel: Option<u64>,
         /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
         #[arg(long, value_name = "NAME")]
         inject: Option<String>,
@@ -271,6 +296,24 @@ fn repro_command(artifact: &str, target: &str, out: Option<&str>, seconds: f64) 
     }
 }
 
+/// `loadstar check`: exit 0 when every input agrees, 1 with the first divergence.
+fn check_command(opts: &CheckOptions) -> ExitCode {
+    match check(opts) {
+        Ok(CheckOutcome::Agree(msg)) => {
+            print!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Ok(CheckOutcome::Diverges(report)) => {
+            print!("{report}");
+            ExitCode::from(1)
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
 fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
     match run_checking_effects(opts) {
@@ -302,6 +345,29 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             return sweep_command(args);
+        }
+        Command::Check {
+            file,
+            passes,
+            inputs,
+            seed,
+            func,
+            fuel,
+            inject,
+        } => {
+            if let Err(e) = apply_inject(inject.as_deref()) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+            let opts = CheckOptions {
+                file,
+                func,
+                passes,
+                inputs,
+                seed,
+                fuel,
+            };
+            return check_command(&opts);
         }
         Command::Reduce {
             file,

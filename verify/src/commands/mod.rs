@@ -1,6 +1,7 @@
 //! The `loadstar` subcommands. Each returns the process exit status or a
 //! [`crate::load::Diagnostic`] for bad input (exit 2).
 
+pub mod check;
 pub mod opt;
 pub mod reduce;
 pub mod repro;

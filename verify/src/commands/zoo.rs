@@ -8,6 +8,7 @@
 //! harness), counted apart and skipped.
 
 use crate::oracle::Finding;
+use crate::progress::Progress;
 use crate::sweep::{check_one, SweepOptions};
 use passes::zoo::{self, Bug};
 use std::path::PathBuf;
@@ -99,6 +100,17 @@ fn sweep_options(bug: Bug, opts: &HuntOptions) -> SweepOptions {
 /// Sweep with `bug` planted (alone) until the first finding it causes or a limit.
 /// The process has no planted bug afterwards.
 pub fn hunt(bug: Bug, opts: &HuntOptions) -> Detection {
+    hunt_with_progress(bug, opts, &Progress::hidden(), (0, 0))
+}
+
+/// [`hunt`], showing its progress on `progress`; `so_far` is the programs
+/// checked and bugs caught by earlier hunts of the same run.
+pub fn hunt_with_progress(
+    bug: Bug,
+    opts: &HuntOptions,
+    progress: &Progress,
+    so_far: (u64, u64),
+) -> Detection {
     let sweep = sweep_options(bug, opts);
     let start = Instant::now();
     let mut det = Detection {
@@ -116,6 +128,9 @@ pub fn hunt(bug: Bug, opts: &HuntOptions) -> Detection {
             break;
         }
         det.programs = k + 1;
+        if k % 16 == 0 {
+            progress.update(so_far.0 + k, so_far.1);
+        }
         let findings = {
             let _planted = Planted::only(bug);
             check_one(&sweep, k).1.findings
@@ -232,27 +247,34 @@ pub fn run_zoo(opts: &ZooOptions) -> std::io::Result<Vec<Detection>> {
         size: opts.size,
         inputs: opts.inputs,
     };
-    let mut dets = Vec::new();
-    for bug in bugs {
-        let d = hunt(bug, &hunt_opts);
-        match &d.finding {
-            Some(f) => eprintln!(
+    let mut dets: Vec<Detection> = Vec::new();
+    let progress = Progress::on_stderr(true);
+    let total = bugs.len();
+    for (i, bug) in bugs.into_iter().enumerate() {
+        progress.set_prefix(format!("{bug} ({}/{total})  ", i + 1));
+        let so_far = (
+            dets.iter().map(|d| d.programs).sum(),
+            dets.iter().filter(|d| d.caught()).count() as u64,
+        );
+        let d = hunt_with_progress(bug, &hunt_opts, &progress, so_far);
+        progress.println(&match &d.finding {
+            Some(f) => format!(
                 "{bug}: caught after {} programs in {:.3} s: {}",
                 d.programs,
                 d.elapsed.as_secs_f64(),
                 f.signature()
             ),
-            None => eprintln!(
+            None => format!(
                 "{bug}: NOT caught in {} programs ({:.1} s)",
                 d.programs,
                 d.elapsed.as_secs_f64()
             ),
-        }
+        });
         if d.unrelated > 0 {
-            eprintln!(
+            progress.println(&format!(
                 "{bug}: {} finding(s) also present without the bug (real bugs, not counted)",
                 d.unrelated
-            );
+            ));
         }
         if let (Some(dir), Some(f)) = (&opts.out, &d.finding) {
             let text = format!(
@@ -264,5 +286,6 @@ pub fn run_zoo(opts: &ZooOptions) -> std::io::Result<Vec<Detection>> {
         }
         dets.push(d);
     }
+    progress.finish();
     Ok(dets)
 }

@@ -13,10 +13,9 @@ use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
 use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
+use crate::progress::Progress;
 use crate::reduce::{reduce_finding, reduced_test_text, Limits, Reduction};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -183,7 +182,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
     let done = AtomicU64::new(0);
     let found = AtomicU64::new(0);
     let totals = Mutex::new(Totals::default());
-    let bar = make_bar(opts);
+    let progress = Progress::on_stderr(opts.progress);
     let write_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
@@ -203,11 +202,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                         match record_and_reduce(&store, f, opts.reduce_time) {
                             Ok(Some(path)) => {
                                 found.fetch_add(1, Ordering::Relaxed);
-                                let msg = format!("finding: {}", path.display());
-                                match &bar {
-                                    Some(b) => b.println(msg),
-                                    None => eprintln!("{msg}"),
-                                }
+                                progress.println(&format!("finding: {}", path.display()));
                             }
                             Ok(None) => {}
                             Err(e) => {
@@ -216,16 +211,8 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                         }
                     }
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if let Some(b) = &bar {
-                        if n.is_multiple_of(16) {
-                            let secs = start.elapsed().as_secs_f64().max(1e-9);
-                            b.set_position(n);
-                            b.set_message(format!(
-                                "{:.0} programs/s, {} findings",
-                                n as f64 / secs,
-                                found.load(Ordering::Relaxed)
-                            ));
-                        }
+                    if n.is_multiple_of(16) {
+                        progress.update(n, found.load(Ordering::Relaxed));
                     }
                 }
                 totals
@@ -235,9 +222,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
             });
         }
     });
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     if let Some(e) = write_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);
     }
@@ -318,17 +303,4 @@ pub fn record_and_reduce_with(
         store::write_atomically(&path, reduced_test_text(&r).as_bytes())?;
     }
     Ok(Some(path))
-}
-
-fn make_bar(opts: &SweepOptions) -> Option<ProgressBar> {
-    if !opts.progress || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {pos} programs  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    Some(bar)
 }

@@ -1,0 +1,152 @@
+//! `loadstar check FILE`: exit 0 when the original and the optimized module
+//! agree on the file's inputs and the generated ones, 1 with the first
+//! divergence (both behaviours, the input in IR.md §7 syntax that pastes into
+//! `loadstar run --input`), 2 for a bad file. The diverging optimizer comes
+//! from the bug zoo (`--inject`, feature `bug-zoo`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn loadstar(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_loadstar"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Write `text` to a file of its own in the temp directory.
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loadstar-check-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// IR.md §1's example: `%p` and `%q` may be one object.
+const ALIASING: &str = "\
+; input: p = Point{x: 1, y: 2}, q = p, n = 0
+type Point { x: i64, y: i64 }
+
+func @main(%p: Point, %q: Point, %n: i64) -> i64 {
+entry:
+  %a = load %p.x
+  store %q.x, 5
+  %b = load %p.x
+  %c = add %a, %b
+  ret %c
+}
+";
+
+#[test]
+fn a_file_the_passes_keep_equivalent_exits_0() {
+    let f = temp_file("clean.ir", ALIASING);
+    let (code, out, err) = loadstar(&["check", f.to_str().unwrap(), "--inputs", "8"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("no divergence after `pipeline`"), "{out}");
+    assert!(out.contains("(1 from the file, 8 generated)"), "{out}");
+}
+
+#[test]
+fn a_file_that_does_not_parse_exits_2_with_file_line_and_column() {
+    let f = temp_file(
+        "bad.ir",
+        "func @main() -> i64 {\nentry:\n  %a = add 1, $2\n  ret %a\n}\n",
+    );
+    let (code, out, err) = loadstar(&["check", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:3:15: error: unexpected character '$'",
+            f.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_input_line_or_pass_list_exits_2() {
+    let text = ALIASING.replace("q = p, n = 0", "q = p, n = 0, zz = 3");
+    let f = temp_file("badinput.ir", &text);
+    let (code, _, err) = loadstar(&["check", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("{}:1:", f.display())), "{err}");
+    let f = temp_file("clean2.ir", ALIASING);
+    let (code, _, err) = loadstar(&["check", f.to_str().unwrap(), "--passes", "nope"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown pass 'nope'"), "{err}");
+}
+
+#[cfg(feature = "bug-zoo")]
+#[test]
+fn a_diverging_optimization_exits_1_and_prints_both_behaviours_and_the_input() {
+    let f = temp_file("diverges.ir", ALIASING);
+    let file = f.to_str().unwrap();
+    let (code, out, err) = loadstar(&[
+        "check",
+        file,
+        "--passes",
+        "lse",
+        "--inject",
+        "lse-exact-alias",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("divergence after `lse`"), "{out}");
+    // The file's own input comes first, and diverges.
+    let input_line = format!("input ({file}:1): ");
+    let spec = out
+        .lines()
+        .find_map(|l| l.strip_prefix(&input_line))
+        .unwrap_or_else(|| panic!("no input line in:\n{out}"));
+    assert_eq!(spec, "p = Point{x: 1, y: 2}, q = p, n = 0");
+    let section = |title: &str| -> String {
+        out.split(&format!("\n{title}:\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {title} section in:\n{out}"))
+            .lines()
+            .take(3)
+            .map(|l| l.trim_start().to_string() + "\n")
+            .collect()
+    };
+    let (original, optimized) = (section("original"), section("optimized"));
+    assert!(original.starts_with("outcome: return 6"), "{out}");
+    assert!(optimized.starts_with("outcome: return 2"), "{out}");
+    // The printed input pastes into `loadstar run --input` and replays both.
+    let (code, ran, _) = loadstar(&["run", file, "--input", spec]);
+    assert_eq!((code, ran), (0, original));
+    let (code, ran, _) = loadstar(&[
+        "run",
+        file,
+        "--input",
+        spec,
+        "--passes",
+        "lse",
+        "--inject",
+        "lse-exact-alias",
+    ]);
+    assert_eq!((code, ran), (0, optimized));
+}
+
+#[cfg(feature = "bug-zoo")]
+#[test]
+fn a_divergence_only_generated_inputs_reach_is_found_too() {
+    // No `; input:` line: the generated inputs alias `%p` and `%q`.
+    let text = ALIASING.lines().skip(1).collect::<Vec<_>>().join("\n");
+    let f = temp_file("generated.ir", &text);
+    let (code, out, err) = loadstar(&[
+        "check",
+        f.to_str().unwrap(),
+        "--passes",
+        "lse",
+        "--inject",
+        "lse-exact-alias",
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("input (generated input "), "{out}");
+    assert!(out.contains("q = p"), "{out}");
+}
