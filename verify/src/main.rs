@@ -49,6 +49,9 @@ enum Command {
         /// violations are printed after the behaviour and make the exit status 1.
         #[arg(long)]
         check_effects: bool,
+        /// Compile to x86-64 and run the machine code instead of interpreting.
+        #[arg(long, conflicts_with = "check_effects")]
+        native: bool,
         /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
         #[arg(long, value_name = "NAME")]
         inject: Option<String>,
@@ -330,6 +333,7 @@ fn main() -> ExitCode {
             passes,
             fuel,
             check_effects,
+            native,
             inject,
         } => {
             if let Err(e) = apply_inject(inject.as_deref()) {
@@ -342,6 +346,7 @@ fn main() -> ExitCode {
                 input,
                 passes,
                 fuel,
+                native,
             };
             if check_effects {
                 return run_with_effect_check(&opts);
