@@ -6,7 +6,9 @@ use crate::abi::{
     self, OFF_ARGS, OFF_DEPTH, OFF_FUEL, OFF_HEAP, OFF_NARGS, OFF_PENDING, OFF_RESULT,
     OFF_SAVED_RSP, OFF_TARGET, OFF_TRAP,
 };
-use crate::isel::{bind, Comment, FuncLowering, ModuleLabels};
+use crate::isel::select;
+use crate::lower::{bind, FuncEmitter, ModuleLabels};
+use crate::regalloc::{allocate, machine_env};
 use iced_x86::code_asm::*;
 use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, Formatter, NasmFormatter};
 use interp::TrapKind;
@@ -40,27 +42,50 @@ pub struct Compiled {
     pub comments: Vec<(usize, String)>,
 }
 
+/// How to compile.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Run regalloc2's SSA validation and checker on every function (harness mode).
+    pub check_regalloc: bool,
+}
+
 /// Compile every function of the verified module `m`.
 pub fn compile(m: &Module) -> Result<Compiled, CodegenError> {
+    compile_with(m, CompileOptions::default())
+}
+
+/// [`compile`] with options.
+pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, CodegenError> {
     let mut a = CodeAssembler::new(64)?;
     let labels = ModuleLabels {
         funcs: m.funcs.iter().map(|_| a.create_label()).collect(),
         traps: TrapKind::ALL.iter().map(|_| a.create_label()).collect(),
         pending: a.create_label(),
     };
-    let mut comments: Vec<Comment> = Vec::new();
+    let mut comments: Vec<(usize, String)> = Vec::new();
     let mut entry = a.create_label();
     comments.push((a.instructions().len(), "entry thunk".into()));
     entry_thunk(&mut a, &mut entry)?;
     comments.push((a.instructions().len(), "trap stubs".into()));
     trap_stubs(&mut a, &labels)?;
+    let env = machine_env();
     let mut max_frame = 0;
     let mut bound = Vec::with_capacity(m.funcs.len());
     for (k, f) in m.funcs.iter().enumerate() {
         comments.push((a.instructions().len(), format!("func @{}", f.name)));
-        let mut l = FuncLowering::new(&mut a, m, f, &labels, &mut comments);
-        max_frame = max_frame.max(l.frame_bytes());
-        bound.push(l.lower(k)?);
+        let code = select(m, f);
+        let out = allocate(&code, &env, opts.check_regalloc)
+            .map_err(|e| CodegenError(format!("@{}: {e}", f.name)))?;
+        let mut fe = FuncEmitter {
+            a: &mut a,
+            code: &code,
+            out: &out,
+            labels: &labels,
+            blocks: Vec::new(),
+        };
+        let (label, frame) = fe.emit(k, &mut comments)?;
+        max_frame = max_frame.max(frame);
+        bound.push(label);
     }
     let res = a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
     let offsets = &res.inner.new_instruction_offsets;

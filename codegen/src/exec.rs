@@ -7,7 +7,7 @@
 //! PROT_NONE guard page below it) sized for the interpreter's frame limit.
 
 use crate::abi::{trap_kind, NativeCtx, Runtime};
-use crate::emit::{compile, listing, CodegenError, Compiled};
+use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
 use interp::heap::{build_initial_in, validate_inputs, InputError};
 use interp::observe::{observe, FinalState, RawValue};
 use interp::{Behaviour, Config, EnvContext, EnvInfo};
@@ -40,7 +40,16 @@ type Thunk = unsafe extern "C" fn(*mut NativeCtx, *mut u8) -> u64;
 impl<'m> NativeProgram<'m> {
     /// Compile the verified module `m` and map its code executable.
     pub fn new(module: &'m Module) -> Result<NativeProgram<'m>, CodegenError> {
-        let compiled = compile(module)?;
+        NativeProgram::with_options(module, CompileOptions::default())
+    }
+
+    /// [`NativeProgram::new`] with compile options (harness mode checks the
+    /// register allocation).
+    pub fn with_options(
+        module: &'m Module,
+        opts: CompileOptions,
+    ) -> Result<NativeProgram<'m>, CodegenError> {
+        let compiled = compile_with(module, opts)?;
         let mut map = MmapMut::map_anon(compiled.code.len().max(1))
             .map_err(|e| CodegenError(format!("mapping code: {e}")))?;
         map[..compiled.code.len()].copy_from_slice(&compiled.code);

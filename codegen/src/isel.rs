@@ -1,60 +1,51 @@
-//! Instruction selection: one IR function becomes x86-64 instructions in an
-//! iced [`CodeAssembler`], with the exact trap and fuel behaviour of the
-//! interpreter (IR.md §4, §7).
+//! Instruction selection: one IR function becomes [`VCode`] — x86-64
+//! instruction groups over virtual registers — with the exact trap and fuel
+//! behaviour of the interpreter (IR.md §4, §7).
 //!
 //! * Field and element accesses use `base + index*8 + disp` addressing on the
 //!   heap base `r15`; element accesses are bounds-checked with one unsigned
 //!   compare against the length word (a negative index is a huge unsigned one).
 //! * A compare whose only use is the `br` ending its block is not
-//!   materialised: the branch re-does the `cmp` and jumps on its flags.
+//!   materialised: the branch does the `cmp` and jumps on its flags.
 //! * `sdiv`/`srem` test for zero (trap) and for `-1` (`MIN / -1 = MIN`,
 //!   `MIN % -1 = 0`, without `idiv`, which would fault).
-//! * Fuel is charged (`sub r13, 1; jb out_of_fuel`) before every taken
-//!   `jmp`/`br` edge and every call; a call first charges fuel, then checks
-//!   the frame budget in `r12`, as the interpreter does.
-//! * Phis become parallel copies on the edges, sequentialised with cycles
-//!   broken through a scratch slot.
+//! * Fuel is charged before every taken `jmp`/`br` edge and every call.
+//! * Phis become block parameters; each `br` edge gets a block of its own
+//!   (no critical edges), where the allocator puts the edge's parallel copy.
+//! * Blocks no path from the entry reaches are not lowered (never executed;
+//!   IR.md does not even check dominance in them).
 
-use crate::abi::{self, OFF_ENV};
-use crate::frame::{Frame, Loc};
-use iced_x86::code_asm::*;
-use interp::env::VOLATILE;
+use crate::vcode::{Alu, Cc, InstData, Shift, VBlock, VCode, VInst};
 use interp::heap::{array_header, GLOBALS_BASE};
 use interp::TrapKind;
 use ir::{Addr, BinOp, Block, Callee, Function, Inst, InstKind, Module, UnOp, Value, ValueDef};
+use regalloc2::{Operand, PReg, PRegSet, RegClass, VReg};
 
-/// Labels shared by every function of a module.
-pub struct ModuleLabels {
-    /// The entry of each function.
-    pub funcs: Vec<CodeLabel>,
-    /// One stub per trap kind (indexed like [`TrapKind::ALL`]).
-    pub traps: Vec<CodeLabel>,
-    /// The stub that raises the trap a runtime function left in `pending`.
-    pub pending: CodeLabel,
-}
-
-impl ModuleLabels {
-    fn trap(&self, t: TrapKind) -> CodeLabel {
-        self.traps[abi::trap_code(t) as usize - 1]
-    }
-}
-
-/// A comment of the listing: before the instruction with this index, this text.
-pub type Comment = (usize, String);
-
-/// A condition code.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-enum Cc {
-    E,
-    Ne,
-    L,
-    Le,
-    G,
-    Ge,
-    B,
-    Be,
-    A,
-    Ae,
+/// Physical registers by hardware encoding.
+pub mod regs {
+    use regalloc2::{PReg, RegClass};
+    /// `rax`
+    pub const RAX: PReg = PReg::new(0, RegClass::Int);
+    /// `rcx`
+    pub const RCX: PReg = PReg::new(1, RegClass::Int);
+    /// `rdx`
+    pub const RDX: PReg = PReg::new(2, RegClass::Int);
+    /// `rbx`
+    pub const RBX: PReg = PReg::new(3, RegClass::Int);
+    /// `rsi`
+    pub const RSI: PReg = PReg::new(6, RegClass::Int);
+    /// `rdi`
+    pub const RDI: PReg = PReg::new(7, RegClass::Int);
+    /// `r8`
+    pub const R8: PReg = PReg::new(8, RegClass::Int);
+    /// `r9`
+    pub const R9: PReg = PReg::new(9, RegClass::Int);
+    /// `r10`
+    pub const R10: PReg = PReg::new(10, RegClass::Int);
+    /// `r11`: the allocator's scratch register, never allocated.
+    pub const R11: PReg = PReg::new(11, RegClass::Int);
+    /// The caller-saved registers the allocator hands out.
+    pub const CALLER_SAVED: [PReg; 9] = [RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11];
 }
 
 fn compare_cc(op: BinOp) -> Option<Cc> {
@@ -73,197 +64,209 @@ fn compare_cc(op: BinOp) -> Option<Cc> {
     })
 }
 
-/// The right-hand operand of a two-operand instruction.
-enum Rhs {
-    Imm(i32),
-    Mem(AsmMemoryOperand),
+/// Every caller-saved register except those in `except` (a call's clobbers).
+fn call_clobbers(except: &[PReg]) -> PRegSet {
+    let mut s = PRegSet::empty();
+    for r in regs::CALLER_SAVED {
+        if !except.contains(&r) {
+            s.add(r);
+        }
+    }
+    s
 }
 
-type R = Result<(), IcedError>;
-
-/// Lowers one function.
-pub struct FuncLowering<'a> {
-    a: &'a mut CodeAssembler,
+/// Builds the [`VCode`] of one function.
+struct Selector<'a> {
     m: &'a Module,
     f: &'a Function,
-    frame: Frame,
-    labels: &'a ModuleLabels,
-    blocks: Vec<CodeLabel>,
+    code: VCode,
     uses: Vec<u32>,
-    comments: &'a mut Vec<Comment>,
+    /// Per IR block: its vblock, if reachable.
+    vblock: Vec<Option<u32>>,
+    /// Per IR block ending in `br`: the vblocks of its two edges.
+    edges: Vec<Option<(u32, u32)>>,
+    names: ir::Names,
 }
 
-fn fits_i32(c: i64) -> Option<i32> {
-    i32::try_from(c).ok()
+fn vr(v: Value) -> VReg {
+    VReg::new(v.index(), RegClass::Int)
 }
 
-/// Bind `label` to the next instruction (a zero-size one, so labels never collide).
-pub fn bind(a: &mut CodeAssembler, label: &mut CodeLabel) -> R {
-    a.set_label(label)?;
-    a.zero_bytes()
-}
-
-impl<'a> FuncLowering<'a> {
-    /// Prepare to lower `f` (function `fid` of `m`) into `a`.
-    pub fn new(
-        a: &'a mut CodeAssembler,
-        m: &'a Module,
-        f: &'a Function,
-        labels: &'a ModuleLabels,
-        comments: &'a mut Vec<Comment>,
-    ) -> Self {
-        let blocks = (0..f.blocks.len()).map(|_| a.create_label()).collect();
-        let mut uses = vec![0u32; f.values.len()];
-        for i in f.inst_iter() {
-            f.inst(i).kind.for_each_operand(|v| uses[v.index()] += 1);
-        }
-        FuncLowering {
-            a,
-            m,
-            f,
-            frame: Frame::new(f),
-            labels,
-            blocks,
-            uses,
-            comments,
-        }
+/// The [`VCode`] of function `f` of module `m`.
+pub fn select(m: &Module, f: &Function) -> VCode {
+    let mut uses = vec![0u32; f.values.len()];
+    for i in f.inst_iter() {
+        f.inst(i).kind.for_each_operand(|v| uses[v.index()] += 1);
     }
-
-    /// The frame size in bytes (for the executor's stack budget).
-    pub fn frame_bytes(&self) -> usize {
-        self.frame.size as usize + 16
-    }
-
-    fn comment(&mut self, text: String) {
-        let at = self.a.instructions().len();
-        self.comments.push((at, text));
-    }
-
-    fn slot(d: i32) -> AsmMemoryOperand {
-        qword_ptr(rbp + d)
-    }
-
-    /// Load `v` into `r`.
-    fn ld(&mut self, r: AsmRegister64, v: Value) -> R {
-        match self.frame.loc(v) {
-            Loc::Imm(c) => match fits_i32(c) {
-                Some(c) => self.a.mov(r, c as i64),
-                None => self.a.mov(r, c),
-            },
-            Loc::Mem(d) => self.a.mov(r, Self::slot(d)),
-        }
-    }
-
-    /// Store `r` into the home of `v`.
-    fn st(&mut self, v: Option<Value>, r: AsmRegister64) -> R {
-        match v.map(|v| self.frame.loc(v)) {
-            Some(Loc::Mem(d)) => self.a.mov(Self::slot(d), r),
-            _ => Ok(()),
-        }
-    }
-
-    /// `v` as a right-hand operand (an immediate that fits, or its slot), or
-    /// `None` when it must be loaded into a register first.
-    fn rhs(&self, v: Value) -> Option<Rhs> {
-        match self.frame.loc(v) {
-            Loc::Imm(c) => fits_i32(c).map(Rhs::Imm),
-            Loc::Mem(d) => Some(Rhs::Mem(Self::slot(d))),
-        }
-    }
-
-    fn trap_label(&self, t: TrapKind) -> CodeLabel {
-        self.labels.trap(t)
-    }
-
-    /// `sub r13, 1; jb out_of_fuel`.
-    fn charge_fuel(&mut self) -> R {
-        self.a.sub(r13, 1)?;
-        let l = self.trap_label(TrapKind::OutOfFuel);
-        self.a.jb(l)
-    }
-
-    fn jcc(&mut self, cc: Cc, l: CodeLabel) -> R {
-        let a = &mut *self.a;
-        match cc {
-            Cc::E => a.je(l),
-            Cc::Ne => a.jne(l),
-            Cc::L => a.jl(l),
-            Cc::Le => a.jle(l),
-            Cc::G => a.jg(l),
-            Cc::Ge => a.jge(l),
-            Cc::B => a.jb(l),
-            Cc::Be => a.jbe(l),
-            Cc::A => a.ja(l),
-            Cc::Ae => a.jae(l),
-        }
-    }
-
-    fn setcc(&mut self, cc: Cc) -> R {
-        let a = &mut *self.a;
-        match cc {
-            Cc::E => a.sete(al),
-            Cc::Ne => a.setne(al),
-            Cc::L => a.setl(al),
-            Cc::Le => a.setle(al),
-            Cc::G => a.setg(al),
-            Cc::Ge => a.setge(al),
-            Cc::B => a.setb(al),
-            Cc::Be => a.setbe(al),
-            Cc::A => a.seta(al),
-            Cc::Ae => a.setae(al),
-        }
-    }
-
-    /// `cmp rax(=a), b`.
-    fn cmp_values(&mut self, x: Value, y: Value) -> R {
-        self.ld(rax, x)?;
-        match self.rhs(y) {
-            Some(Rhs::Imm(c)) => self.a.cmp(rax, c),
-            Some(Rhs::Mem(m)) => self.a.cmp(rax, m),
-            None => {
-                self.ld(rcx, y)?;
-                self.a.cmp(rax, rcx)
+    let mut s = Selector {
+        m,
+        f,
+        code: VCode {
+            num_vregs: f.values.len(),
+            ..VCode::default()
+        },
+        uses,
+        vblock: vec![None; f.blocks.len()],
+        edges: vec![None; f.blocks.len()],
+        names: ir::Names::new(f),
+    };
+    let order = s.reachable_layout();
+    let mut n = 0u32;
+    for &b in &order {
+        s.vblock[b.index()] = Some(n);
+        n += 1;
+        if let Some(t) = f.terminator(b) {
+            if matches!(f.inst(t).kind, InstKind::Br(..)) {
+                s.edges[b.index()] = Some((n, n + 1));
+                n += 2;
             }
         }
     }
-
-    /// Lower the whole function: prologue, then every block of the layout.
-    /// Returns the bound entry label (iced needs the bound copy to find its address).
-    pub fn lower(&mut self, fid: usize) -> Result<CodeLabel, IcedError> {
-        let mut entry = self.labels.funcs[fid];
-        bind(self.a, &mut entry)?;
-        self.a.push(rbp)?;
-        self.a.mov(rbp, rsp)?;
-        if self.frame.size > 0 {
-            self.a.sub(rsp, self.frame.size)?;
-        }
-        let layout = self.f.layout.clone();
-        for (k, &b) in layout.iter().enumerate() {
-            let next = layout.get(k + 1).copied();
-            let mut l = self.blocks[b.index()];
-            bind(self.a, &mut l)?;
-            self.comment(format!("{}:", self.f.blocks[b.index()].name));
-            self.lower_block(b, next)?;
-        }
-        Ok(entry)
+    s.code.blocks = vec![VBlock::default(); n as usize];
+    for (k, &b) in order.iter().enumerate() {
+        s.lower_block(b, k == 0);
     }
+    let mut preds = vec![Vec::new(); s.code.blocks.len()];
+    for (k, blk) in s.code.blocks.iter().enumerate() {
+        for &succ in &blk.succs {
+            preds[succ.index()].push(regalloc2::Block::new(k));
+        }
+    }
+    for (blk, p) in s.code.blocks.iter_mut().zip(preds) {
+        blk.preds = p;
+    }
+    s.code
+}
 
-    fn lower_block(&mut self, b: Block, next: Option<Block>) -> R {
+impl Selector<'_> {
+    /// The blocks the entry reaches, in reverse postorder (every block after
+    /// its forward predecessors: the order regalloc2's checker analyses in).
+    fn reachable_layout(&self) -> Vec<Block> {
         let f = self.f;
-        let names = ir::Names::new(f);
-        let insts = &f.blocks[b.index()].insts;
-        for &i in insts {
-            let text = ir::print_inst(self.m, f, &names, i);
-            self.comment(text.trim().to_string());
-            let data = f.inst(i);
-            if data.kind.is_terminator() {
-                return self.lower_terminator(b, i, next);
-            }
-            self.lower_inst(b, i)?;
+        let Some(&entry) = f.layout.first() else {
+            return Vec::new();
+        };
+        let mut in_layout = vec![false; f.blocks.len()];
+        for &b in &f.layout {
+            in_layout[b.index()] = true;
         }
-        // A block without a terminator (ill-formed) never falls through.
-        let l = self.trap_label(TrapKind::Unreachable);
-        self.a.jmp(l)
+        let mut seen = vec![false; f.blocks.len()];
+        let mut post = Vec::new();
+        // (block, its successors, how many of them were visited)
+        let mut stack: Vec<(Block, Vec<Block>, usize)> = vec![(entry, f.successors(entry), 0)];
+        seen[entry.index()] = true;
+        while let Some((b, succs, k)) = stack.last_mut() {
+            if let Some(&s) = succs.get(*k) {
+                *k += 1;
+                if s.index() < seen.len() && in_layout[s.index()] && !seen[s.index()] {
+                    seen[s.index()] = true;
+                    let next = f.successors(s);
+                    stack.push((s, next, 0));
+                }
+            } else {
+                post.push(*b);
+                stack.pop();
+            }
+        }
+        post.reverse();
+        post
+    }
+
+    fn fresh(&mut self) -> VReg {
+        let v = VReg::new(self.code.num_vregs, RegClass::Int);
+        self.code.num_vregs += 1;
+        v
+    }
+
+    fn push(&mut self, inst: VInst, operands: Vec<Operand>, clobbers: PRegSet) {
+        self.code.insts.push(InstData {
+            inst,
+            operands,
+            clobbers,
+            args: Vec::new(),
+        });
+    }
+
+    /// `v` in a virtual register (a constant is materialised just before use).
+    fn reg(&mut self, v: Value) -> VReg {
+        match self.f.value_def(v) {
+            ValueDef::Const(c) => self.konst(c),
+            ValueDef::Null => self.konst(0),
+            _ => vr(v),
+        }
+    }
+
+    fn konst(&mut self, c: i64) -> VReg {
+        let d = self.fresh();
+        self.push(
+            VInst::Const { imm: c },
+            vec![Operand::reg_def(d)],
+            PRegSet::empty(),
+        );
+        d
+    }
+
+    fn imm32(&self, v: Value) -> Option<i32> {
+        match self.f.value_def(v) {
+            ValueDef::Const(c) => i32::try_from(c).ok(),
+            ValueDef::Null => Some(0),
+            _ => None,
+        }
+    }
+
+    fn lower_block(&mut self, b: Block, is_entry: bool) {
+        let f = self.f;
+        let vb = self.vblock[b.index()].expect("reachable") as usize;
+        self.code.blocks[vb].start = self.code.insts.len();
+        self.code.comments.push((
+            self.code.insts.len(),
+            format!("{}:", f.blocks[b.index()].name),
+        ));
+        if is_entry {
+            for (k, &p) in f.params.iter().enumerate() {
+                self.push(
+                    VInst::Param { idx: k as u32 },
+                    vec![Operand::reg_def(vr(p))],
+                    PRegSet::empty(),
+                );
+            }
+        }
+        let mut params = Vec::new();
+        let mut terminated = false;
+        for &i in &f.blocks[b.index()].insts {
+            let text = ir::print_inst(self.m, f, &self.names, i);
+            self.code
+                .comments
+                .push((self.code.insts.len(), text.trim().to_string()));
+            let data = f.inst(i);
+            if let InstKind::Phi(_) = data.kind {
+                if let Some(r) = data.result {
+                    params.push(vr(r));
+                }
+                continue;
+            }
+            if data.kind.is_terminator() {
+                self.lower_terminator(b, vb, i);
+                terminated = true;
+                break;
+            }
+            self.lower_inst(b, i);
+        }
+        if !terminated {
+            // An ill-formed block without a terminator: never fall through.
+            self.push(
+                VInst::Trap {
+                    kind: TrapKind::Unreachable,
+                },
+                vec![],
+                PRegSet::empty(),
+            );
+        }
+        self.code.blocks[vb].params = params;
+        if self.code.blocks[vb].end == 0 {
+            // (A `br` already closed its block before its edge blocks.)
+            self.code.blocks[vb].end = self.code.insts.len();
+        }
     }
 
     /// Whether `v` is a compare of block `b` used only by `b`'s `br`.
@@ -281,12 +284,8 @@ impl<'a> FuncLowering<'a> {
         }
     }
 
-    /// Whether instruction `i` is a compare fused into its block's `br`.
     fn is_fused(&self, b: Block, i: Inst) -> bool {
-        let Some(r) = self.f.inst(i).result else {
-            return false;
-        };
-        let Some(t) = self.f.terminator(b) else {
+        let (Some(r), Some(t)) = (self.f.inst(i).result, self.f.terminator(b)) else {
             return false;
         };
         match self.f.inst(t).kind {
@@ -295,77 +294,130 @@ impl<'a> FuncLowering<'a> {
         }
     }
 
-    fn lower_inst(&mut self, b: Block, i: Inst) -> R {
+    fn lower_inst(&mut self, b: Block, i: Inst) {
         let f = self.f;
         let data = f.inst(i);
-        let d = data.result;
+        let d = data.result.map(vr);
+        let def = |d: Option<VReg>, s: &mut Self| d.unwrap_or_else(|| s.fresh());
         match &data.kind {
-            InstKind::Phi(_) => Ok(()),
+            InstKind::Phi(_) => {}
             InstKind::Binary(op, x, y) => {
                 if self.is_fused(b, i) {
-                    return Ok(());
+                    return;
                 }
-                self.binary(*op, d, *x, *y)
+                let d = def(d, self);
+                self.binary(*op, d, *x, *y);
             }
             InstKind::Unary(op, x) => {
-                self.ld(rax, *x)?;
-                match op {
-                    UnOp::Neg => self.a.neg(rax)?,
-                    UnOp::Not => self.a.not(rax)?,
-                    UnOp::Copy => {}
-                }
-                self.st(d, rax)
+                let d = def(d, self);
+                let a = self.reg(*x);
+                let inst = match op {
+                    UnOp::Neg => VInst::Neg,
+                    UnOp::Not => VInst::Not,
+                    UnOp::Copy => {
+                        self.push(
+                            VInst::Move,
+                            vec![Operand::reg_use(a), Operand::reg_def(d)],
+                            PRegSet::empty(),
+                        );
+                        return;
+                    }
+                };
+                self.push(
+                    inst,
+                    vec![Operand::reg_use(a), Operand::reg_reuse_def(d, 0)],
+                    PRegSet::empty(),
+                );
             }
             InstKind::Select(c, x, y) => {
-                match self.frame.loc(*c) {
-                    Loc::Imm(k) => self.ld(rax, if k != 0 { *x } else { *y })?,
-                    Loc::Mem(cd) => {
-                        self.ld(rax, *x)?;
-                        self.ld(rdx, *y)?;
-                        self.a.cmp(Self::slot(cd), 0)?;
-                        self.a.cmove(rax, rdx)?;
-                    }
-                }
-                self.st(d, rax)
+                let d = def(d, self);
+                let (c, a, bb) = (self.reg(*c), self.reg(*x), self.reg(*y));
+                self.push(
+                    VInst::Select,
+                    vec![
+                        Operand::reg_use(c),
+                        Operand::reg_use(a),
+                        Operand::reg_use(bb),
+                        Operand::reg_reuse_def(d, 1),
+                    ],
+                    PRegSet::empty(),
+                );
             }
             InstKind::New(s) => {
+                let d = def(d, self);
                 let n = self.m.structs.get(s.index()).map_or(0, |s| s.fields.len());
-                self.a.mov(rdi, r14)?;
-                self.a.mov(rsi, s.0 as i64)?;
-                self.a.mov(rdx, n as i64)?;
-                self.call_rt(abi::rt_new as *const () as u64)?;
-                self.check_alloc()?;
-                self.st(d, rax)
+                self.push(
+                    VInst::New {
+                        sid: s.0,
+                        nfields: n as u32,
+                    },
+                    vec![Operand::reg_fixed_def(d, regs::RAX)],
+                    call_clobbers(&[regs::RAX]),
+                );
             }
             InstKind::NewArray { elem, len } => {
-                self.ld(rdx, *len)?;
-                self.a.mov(rdi, r14)?;
-                self.a.mov(rsi, array_header(*elem) as i64)?;
-                self.call_rt(abi::rt_newarray as *const () as u64)?;
-                self.check_alloc()?;
-                self.st(d, rax)
+                let d = def(d, self);
+                let l = self.reg(*len);
+                self.push(
+                    VInst::NewArray {
+                        header: array_header(*elem),
+                    },
+                    vec![
+                        Operand::reg_fixed_use(l, regs::RDX),
+                        Operand::reg_fixed_def(d, regs::RAX),
+                    ],
+                    call_clobbers(&[regs::RAX]),
+                );
             }
             InstKind::Load { addr, volatile } => {
                 if *volatile {
-                    self.volatile_step(addr, None)?;
+                    self.volatile_step(addr, None);
                 }
+                let d = def(d, self);
                 match *addr {
                     Addr::Field { base, field } => {
-                        self.ld(rax, base)?;
-                        self.null_check(rax)?;
-                        let disp = 8 * (field.index as i32 + 1);
-                        self.a.mov(rax, qword_ptr(r15 + rax * 8 + disp))?;
+                        let o = self.reg(base);
+                        self.push(
+                            VInst::LoadField {
+                                disp: 8 * (field.index as i32 + 1),
+                            },
+                            vec![Operand::reg_use(o), Operand::reg_def(d)],
+                            PRegSet::empty(),
+                        );
                     }
                     Addr::Elem { base, index } => {
-                        let m = self.elem_addr(base, index)?;
-                        self.a.mov(rax, m)?;
+                        let o = self.reg(base);
+                        match self.const_index(index) {
+                            Some(Some(c)) => self.push(
+                                VInst::LoadElemConst { c },
+                                vec![Operand::reg_use(o), Operand::reg_def(d)],
+                                PRegSet::empty(),
+                            ),
+                            Some(None) => self.out_of_range(o, Some(d)),
+                            None => {
+                                let x = self.reg(index);
+                                let t = self.fresh();
+                                self.push(
+                                    VInst::LoadElem,
+                                    vec![
+                                        Operand::reg_use(o),
+                                        Operand::reg_use(x),
+                                        Operand::reg_def(d),
+                                        Operand::reg_temp(t),
+                                    ],
+                                    PRegSet::empty(),
+                                );
+                            }
+                        }
                     }
-                    Addr::Global(g) => {
-                        let disp = 8 * (GLOBALS_BASE as i32 + g.0 as i32);
-                        self.a.mov(rax, qword_ptr(r15 + disp))?;
-                    }
+                    Addr::Global(g) => self.push(
+                        VInst::LoadGlobal {
+                            disp: 8 * (GLOBALS_BASE as i32 + g.0 as i32),
+                        },
+                        vec![Operand::reg_def(d)],
+                        PRegSet::empty(),
+                    ),
                 }
-                self.st(d, rax)
             }
             InstKind::Store {
                 addr,
@@ -373,312 +425,304 @@ impl<'a> FuncLowering<'a> {
                 volatile,
             } => {
                 if *volatile {
-                    self.volatile_step(addr, Some(*value))?;
+                    self.volatile_step(addr, Some(*value));
                 }
                 match *addr {
                     Addr::Field { base, field } => {
-                        self.ld(rax, base)?;
-                        self.null_check(rax)?;
-                        self.ld(rdx, *value)?;
-                        let disp = 8 * (field.index as i32 + 1);
-                        self.a.mov(qword_ptr(r15 + rax * 8 + disp), rdx)
+                        let o = self.reg(base);
+                        let v = self.reg(*value);
+                        self.push(
+                            VInst::StoreField {
+                                disp: 8 * (field.index as i32 + 1),
+                            },
+                            vec![Operand::reg_use(o), Operand::reg_use(v)],
+                            PRegSet::empty(),
+                        );
                     }
                     Addr::Elem { base, index } => {
-                        let m = self.elem_addr(base, index)?;
-                        self.ld(rdx, *value)?;
-                        self.a.mov(m, rdx)
+                        let o = self.reg(base);
+                        match self.const_index(index) {
+                            Some(Some(c)) => {
+                                let v = self.reg(*value);
+                                self.push(
+                                    VInst::StoreElemConst { c },
+                                    vec![Operand::reg_use(o), Operand::reg_use(v)],
+                                    PRegSet::empty(),
+                                );
+                            }
+                            Some(None) => self.out_of_range(o, None),
+                            None => {
+                                let x = self.reg(index);
+                                let v = self.reg(*value);
+                                let t = self.fresh();
+                                self.push(
+                                    VInst::StoreElem,
+                                    vec![
+                                        Operand::reg_use(o),
+                                        Operand::reg_use(x),
+                                        Operand::reg_use(v),
+                                        Operand::reg_temp(t),
+                                    ],
+                                    PRegSet::empty(),
+                                );
+                            }
+                        }
                     }
                     Addr::Global(g) => {
-                        self.ld(rdx, *value)?;
-                        let disp = 8 * (GLOBALS_BASE as i32 + g.0 as i32);
-                        self.a.mov(qword_ptr(r15 + disp), rdx)
+                        let v = self.reg(*value);
+                        self.push(
+                            VInst::StoreGlobal {
+                                disp: 8 * (GLOBALS_BASE as i32 + g.0 as i32),
+                            },
+                            vec![Operand::reg_use(v)],
+                            PRegSet::empty(),
+                        );
                     }
                 }
             }
             InstKind::Len(x) => {
-                self.ld(rax, *x)?;
-                self.null_check(rax)?;
-                self.a.mov(rax, qword_ptr(r15 + rax * 8 + 8))?;
-                self.st(d, rax)
+                let d = def(d, self);
+                let a = self.reg(*x);
+                self.push(
+                    VInst::Len,
+                    vec![Operand::reg_use(a), Operand::reg_def(d)],
+                    PRegSet::empty(),
+                );
             }
             InstKind::Call { callee, args } => {
-                self.charge_fuel()?;
                 for (k, &v) in args.iter().enumerate() {
-                    self.ld(rax, v)?;
-                    self.a.mov(qword_ptr(rsp + 8 * k as i32), rax)?;
+                    self.store_arg(k, v);
                 }
-                match *callee {
-                    Callee::Func(g) => {
-                        self.a.sub(r12, 1)?;
-                        let l = self.trap_label(TrapKind::StackOverflow);
-                        self.a.jb(l)?;
-                        let target = self.labels.funcs[g.index()];
-                        self.a.call(target)?;
-                        self.a.add(r12, 1)?;
-                    }
-                    Callee::Extern(e) => {
-                        self.a.mov(rdi, qword_ptr(r14 + OFF_ENV))?;
-                        self.a.mov(rsi, e.0 as i64)?;
-                        self.a.mov(rdx, rsp)?;
-                        self.a.mov(rcx, args.len() as i64)?;
-                        self.a.xor(r8d, r8d)?;
-                        self.call_rt(interp::loadstar_env_step as *const () as u64)?;
-                    }
-                }
-                self.st(d, rax)
+                let (ops, clobbers) = match d {
+                    Some(d) => (
+                        vec![Operand::reg_fixed_def(d, regs::RAX)],
+                        call_clobbers(&[regs::RAX]),
+                    ),
+                    None => (vec![], call_clobbers(&[])),
+                };
+                let inst = match *callee {
+                    Callee::Func(g) => VInst::Call { func: g.0 },
+                    Callee::Extern(e) => VInst::CallExtern {
+                        ext: e.0,
+                        nargs: args.len() as u32,
+                    },
+                };
+                self.push(inst, ops, clobbers);
             }
             InstKind::Escape(v) => {
                 let is_ref = f.value_type(*v).is_ref();
-                self.ld(rsi, *v)?;
-                self.a.mov(rdi, r14)?;
-                self.a.mov(rdx, is_ref as i64)?;
-                self.call_rt(abi::rt_escape as *const () as u64)
+                let r = self.reg(*v);
+                self.push(
+                    VInst::Escape { is_ref },
+                    vec![Operand::reg_fixed_use(r, regs::RSI)],
+                    call_clobbers(&[]),
+                );
             }
-            InstKind::Guard(c) => {
-                let l = self.trap_label(TrapKind::GuardFailed);
-                match self.frame.loc(*c) {
-                    Loc::Imm(0) => self.a.jmp(l),
-                    Loc::Imm(_) => Ok(()),
-                    Loc::Mem(cd) => {
-                        self.a.cmp(Self::slot(cd), 0)?;
-                        self.a.je(l)
-                    }
+            InstKind::Guard(c) => match self.imm32(*c) {
+                Some(k) if k != 0 => {}
+                _ => {
+                    let r = self.reg(*c);
+                    self.push(VInst::Guard, vec![Operand::reg_use(r)], PRegSet::empty());
                 }
-            }
+            },
             InstKind::Jmp(_) | InstKind::Br(..) | InstKind::Ret(_) | InstKind::Unreachable => {
                 unreachable!("terminators are lowered by lower_terminator")
             }
         }
     }
 
-    fn binary(&mut self, op: BinOp, d: Option<Value>, x: Value, y: Value) -> R {
+    /// For a constant index: `Some(Some(c))` when it may be in bounds,
+    /// `Some(None)` when it never is; `None` for a variable index.
+    fn const_index(&self, v: Value) -> Option<Option<i32>> {
+        match self.f.value_def(v) {
+            ValueDef::Const(c) => {
+                Some((0..=interp::MAX_ARRAY_LEN).contains(&c).then_some(c as i32))
+            }
+            _ => None,
+        }
+    }
+
+    /// An element access whose constant index is never in bounds: null
+    /// check, then `out_of_bounds`; `d` (a load's result) is defined as 0
+    /// only to keep the code in SSA form (never reached).
+    fn out_of_range(&mut self, o: VReg, d: Option<VReg>) {
+        self.push(
+            VInst::ElemOutOfRange,
+            vec![Operand::reg_use(o)],
+            PRegSet::empty(),
+        );
+        if let Some(d) = d {
+            self.push(
+                VInst::Const { imm: 0 },
+                vec![Operand::reg_def(d)],
+                PRegSet::empty(),
+            );
+        }
+    }
+
+    fn store_arg(&mut self, k: usize, v: Value) {
+        let r = self.reg(v);
+        self.push(
+            VInst::StoreArg { i: k as u32 },
+            vec![Operand::reg_use(r)],
+            PRegSet::empty(),
+        );
+        self.code.max_out = self.code.max_out.max(k + 1);
+    }
+
+    fn binary(&mut self, op: BinOp, d: VReg, x: Value, y: Value) {
+        let none = PRegSet::empty();
         if let Some(cc) = compare_cc(op) {
-            self.cmp_values(x, y)?;
-            self.setcc(cc)?;
-            self.a.movzx(rax, al)?;
-            return self.st(d, rax);
-        }
-        match op {
-            BinOp::Sdiv | BinOp::Srem => return self.division(op, d, x, y),
-            BinOp::Shl | BinOp::Lshr | BinOp::Ashr => {
-                self.ld(rax, x)?;
-                match self.frame.loc(y) {
-                    Loc::Imm(c) => {
-                        let c = (c & 63) as u32;
-                        match op {
-                            BinOp::Shl => self.a.shl(rax, c)?,
-                            BinOp::Lshr => self.a.shr(rax, c)?,
-                            _ => self.a.sar(rax, c)?,
-                        }
-                    }
-                    Loc::Mem(_) => {
-                        // x86 masks a 64-bit shift count to 6 bits: `b & 63`.
-                        self.ld(rcx, y)?;
-                        match op {
-                            BinOp::Shl => self.a.shl(rax, cl)?,
-                            BinOp::Lshr => self.a.shr(rax, cl)?,
-                            _ => self.a.sar(rax, cl)?,
-                        }
-                    }
+            let a = self.reg(x);
+            match self.imm32(y) {
+                Some(imm) => self.push(
+                    VInst::CmpImm { cc, imm },
+                    vec![Operand::reg_use(a), Operand::reg_def(d)],
+                    none,
+                ),
+                None => {
+                    let b = self.reg(y);
+                    self.push(
+                        VInst::Cmp { cc },
+                        vec![
+                            Operand::reg_use(a),
+                            Operand::reg_use(b),
+                            Operand::reg_def(d),
+                        ],
+                        none,
+                    );
                 }
-                return self.st(d, rax);
             }
-            _ => {}
+            return;
         }
-        self.ld(rax, x)?;
-        let rhs = match self.rhs(y) {
-            Some(r) => r,
-            None => {
-                self.ld(rcx, y)?;
-                return self.binary_rr(op, d);
-            }
+        let shift = match op {
+            BinOp::Shl => Some(Shift::Shl),
+            BinOp::Lshr => Some(Shift::Lshr),
+            BinOp::Ashr => Some(Shift::Ashr),
+            _ => None,
         };
-        let a = &mut *self.a;
-        match (op, rhs) {
-            (BinOp::Add, Rhs::Imm(c)) => a.add(rax, c)?,
-            (BinOp::Add, Rhs::Mem(m)) => a.add(rax, m)?,
-            (BinOp::Sub, Rhs::Imm(c)) => a.sub(rax, c)?,
-            (BinOp::Sub, Rhs::Mem(m)) => a.sub(rax, m)?,
-            (BinOp::And, Rhs::Imm(c)) => a.and(rax, c)?,
-            (BinOp::And, Rhs::Mem(m)) => a.and(rax, m)?,
-            (BinOp::Or, Rhs::Imm(c)) => a.or(rax, c)?,
-            (BinOp::Or, Rhs::Mem(m)) => a.or(rax, m)?,
-            (BinOp::Xor, Rhs::Imm(c)) => a.xor(rax, c)?,
-            (BinOp::Xor, Rhs::Mem(m)) => a.xor(rax, m)?,
-            (BinOp::Mul, Rhs::Imm(c)) => a.imul_3(rax, rax, c)?,
-            (BinOp::Mul, Rhs::Mem(m)) => a.imul_2(rax, m)?,
-            _ => unreachable!("every other binary op is handled above"),
-        }
-        self.st(d, rax)
-    }
-
-    /// `rax = rax op rcx` for the arithmetic ops.
-    fn binary_rr(&mut self, op: BinOp, d: Option<Value>) -> R {
-        let a = &mut *self.a;
-        match op {
-            BinOp::Add => a.add(rax, rcx)?,
-            BinOp::Sub => a.sub(rax, rcx)?,
-            BinOp::And => a.and(rax, rcx)?,
-            BinOp::Or => a.or(rax, rcx)?,
-            BinOp::Xor => a.xor(rax, rcx)?,
-            BinOp::Mul => a.imul_2(rax, rcx)?,
-            _ => unreachable!("every other binary op is handled before"),
-        }
-        self.st(d, rax)
-    }
-
-    /// `sdiv`/`srem` with IR.md's `div_by_zero` and `MIN / -1` rules.
-    fn division(&mut self, op: BinOp, d: Option<Value>, x: Value, y: Value) -> R {
-        self.ld(rax, x)?;
-        self.ld(rcx, y)?;
-        let zero = self.trap_label(TrapKind::DivByZero);
-        self.a.test(rcx, rcx)?;
-        self.a.je(zero)?;
-        let mut general = self.a.create_label();
-        let mut done = self.a.create_label();
-        self.a.cmp(rcx, -1)?;
-        self.a.jne(general)?;
-        if op == BinOp::Sdiv {
-            self.a.neg(rax)?;
-        } else {
-            self.a.mov(rax, 0i64)?;
-        }
-        self.a.jmp(done)?;
-        bind(self.a, &mut general)?;
-        self.a.cqo()?;
-        self.a.idiv(rcx)?;
-        if op == BinOp::Srem {
-            self.a.mov(rax, rdx)?;
-        }
-        bind(self.a, &mut done)?;
-        self.st(d, rax)
-    }
-
-    fn null_check(&mut self, r: AsmRegister64) -> R {
-        self.a.test(r, r)?;
-        let l = self.trap_label(TrapKind::NullDeref);
-        self.a.je(l)
-    }
-
-    /// Null- and bounds-check `base[index]`; returns the element's operand
-    /// (clobbers `rax`, `rcx`).
-    fn elem_addr(&mut self, base: Value, index: Value) -> Result<AsmMemoryOperand, IcedError> {
-        self.ld(rax, base)?;
-        self.null_check(rax)?;
-        let oob = self.trap_label(TrapKind::OutOfBounds);
-        if let Loc::Imm(c) = self.frame.loc(index) {
-            if !(0..=interp::MAX_ARRAY_LEN).contains(&c) {
-                self.a.jmp(oob)?;
-                return Ok(qword_ptr(r15 + rax * 8 + 16));
+        if let Some(sop) = shift {
+            let a = self.reg(x);
+            match self.f.value_def(y) {
+                ValueDef::Const(c) => self.push(
+                    VInst::ShiftImm {
+                        op: sop,
+                        n: (c & 63) as u8,
+                    },
+                    vec![Operand::reg_use(a), Operand::reg_reuse_def(d, 0)],
+                    none,
+                ),
+                _ => {
+                    let b = self.reg(y);
+                    self.push(
+                        VInst::Shift { op: sop },
+                        vec![
+                            Operand::reg_use(a),
+                            Operand::reg_fixed_use(b, regs::RCX),
+                            Operand::reg_reuse_def(d, 0),
+                        ],
+                        none,
+                    );
+                }
             }
-            // len <= c (unsigned) is out of bounds.
-            self.a.cmp(qword_ptr(r15 + rax * 8 + 8), c as i32)?;
-            self.a.jbe(oob)?;
-            return Ok(qword_ptr(r15 + rax * 8 + (16 + 8 * c as i32)));
+            return;
         }
-        self.ld(rcx, index)?;
-        self.a.cmp(rcx, qword_ptr(r15 + rax * 8 + 8))?;
-        self.a.jae(oob)?;
-        self.a.lea(rax, qword_ptr(r15 + rax * 8))?;
-        Ok(qword_ptr(rax + rcx * 8 + 16))
-    }
-
-    /// `mov rax, fn; call rax` (the stack is 16-byte aligned in every body).
-    fn call_rt(&mut self, addr: u64) -> R {
-        self.a.mov(rax, addr)?;
-        self.a.call(rax)
-    }
-
-    /// After an allocation: 0 means the runtime left a trap in `pending`.
-    fn check_alloc(&mut self) -> R {
-        self.a.test(rax, rax)?;
-        let l = self.labels.pending;
-        self.a.je(l)
+        if matches!(op, BinOp::Sdiv | BinOp::Srem) {
+            let a = self.reg(x);
+            let b = self.reg(y);
+            let rem = op == BinOp::Srem;
+            let ops = if rem {
+                vec![
+                    Operand::reg_fixed_use(a, regs::RAX),
+                    Operand::reg_use(b),
+                    Operand::reg_fixed_def_at_start(d, regs::RDX),
+                ]
+            } else {
+                let t = self.fresh();
+                vec![
+                    Operand::reg_fixed_use(a, regs::RAX),
+                    Operand::reg_use(b),
+                    Operand::reg_fixed_def(d, regs::RAX),
+                    Operand::reg_fixed_def_at_start(t, regs::RDX),
+                ]
+            };
+            let mut clobbers = PRegSet::empty();
+            if rem {
+                clobbers.add(regs::RAX);
+            }
+            self.push(VInst::Div { rem }, ops, clobbers);
+            return;
+        }
+        let alu = match op {
+            BinOp::Add => Alu::Add,
+            BinOp::Sub => Alu::Sub,
+            BinOp::And => Alu::And,
+            BinOp::Or => Alu::Or,
+            BinOp::Xor => Alu::Xor,
+            _ => Alu::Mul,
+        };
+        let a = self.reg(x);
+        match self.imm32(y) {
+            Some(imm) => self.push(
+                VInst::AluImm { op: alu, imm },
+                vec![Operand::reg_use(a), Operand::reg_reuse_def(d, 0)],
+                none,
+            ),
+            None => {
+                let b = self.reg(y);
+                self.push(
+                    VInst::Alu { op: alu },
+                    vec![
+                        Operand::reg_use(a),
+                        Operand::reg_use(b),
+                        Operand::reg_reuse_def(d, 0),
+                    ],
+                    none,
+                );
+            }
+        }
     }
 
     /// The environment step before a volatile access: arguments base (a
     /// reference), index, stored value, as the interpreter passes them.
-    fn volatile_step(&mut self, addr: &Addr, value: Option<Value>) -> R {
-        let mut n = 0i32;
+    fn volatile_step(&mut self, addr: &Addr, value: Option<Value>) {
+        let mut n = 0usize;
         let mut mask = 0u64;
-        let mut push = |s: &mut Self, v: Value, is_ref: bool| -> R {
-            if is_ref {
-                mask |= 1 << n;
-            }
-            s.ld(rax, v)?;
-            s.a.mov(qword_ptr(rsp + 8 * n), rax)?;
-            n += 1;
-            Ok(())
-        };
         match *addr {
-            Addr::Field { base, .. } => push(self, base, true)?,
+            Addr::Field { base, .. } => {
+                mask |= 1;
+                self.store_arg(0, base);
+                n = 1;
+            }
             Addr::Elem { base, index } => {
-                push(self, base, true)?;
-                push(self, index, false)?;
+                mask |= 1;
+                self.store_arg(0, base);
+                self.store_arg(1, index);
+                n = 2;
             }
             Addr::Global(_) => {}
         }
         if let Some(v) = value {
-            let is_ref = self.f.value_type(v).is_ref();
-            push(self, v, is_ref)?;
+            if self.f.value_type(v).is_ref() {
+                mask |= 1 << n;
+            }
+            self.store_arg(n, v);
+            n += 1;
         }
-        self.a.mov(rdi, qword_ptr(r14 + OFF_ENV))?;
-        self.a.mov(rsi, VOLATILE as i64)?;
-        self.a.mov(rdx, rsp)?;
-        self.a.mov(rcx, n as i64)?;
-        self.a.mov(r8, mask as i64)?;
-        self.call_rt(interp::loadstar_env_step as *const () as u64)
+        self.push(
+            VInst::Volatile {
+                nargs: n as u32,
+                mask,
+            },
+            vec![],
+            call_clobbers(&[]),
+        );
     }
 
-    fn lower_terminator(&mut self, b: Block, i: Inst, next: Option<Block>) -> R {
-        match self.f.inst(i).kind {
-            InstKind::Jmp(t) => {
-                self.charge_fuel()?;
-                self.edge(b, t, next)
-            }
-            InstKind::Br(c, t, e) => {
-                self.charge_fuel()?;
-                let cc = if let Some((cc, x, y)) = self.fused_compare(b, c) {
-                    self.cmp_values(x, y)?;
-                    cc
-                } else {
-                    match self.frame.loc(c) {
-                        Loc::Imm(k) => return self.edge(b, if k != 0 { t } else { e }, next),
-                        Loc::Mem(cd) => {
-                            self.a.cmp(Self::slot(cd), 0)?;
-                            Cc::Ne
-                        }
-                    }
-                };
-                if !self.has_moves(b, t) {
-                    let lt = self.blocks[t.index()];
-                    self.jcc(cc, lt)?;
-                    return self.edge(b, e, next);
-                }
-                let mut taken = self.a.create_label();
-                self.jcc(cc, taken)?;
-                self.edge(b, e, None)?;
-                bind(self.a, &mut taken)?;
-                self.edge(b, t, next)
-            }
-            InstKind::Ret(v) => {
-                if let Some(v) = v {
-                    self.ld(rax, v)?;
-                }
-                self.a.leave()?;
-                self.a.ret()
-            }
-            _ => {
-                let l = self.trap_label(TrapKind::Unreachable);
-                self.a.jmp(l)
-            }
-        }
-    }
-
-    /// The phi copies of `to` along `from → to`: (destination slot, source).
-    fn copies(&self, from: Block, to: Block) -> Vec<(i32, Loc)> {
+    /// The arguments of the edge `from → to`: the phis' incoming values.
+    fn edge_args(&mut self, from: Block, to: Block) -> Vec<VReg> {
         let f = self.f;
-        f.blocks[to.index()]
+        let incoming: Vec<Value> = f.blocks[to.index()]
             .insts
             .iter()
             .map(|&i| f.inst(i))
@@ -686,52 +730,105 @@ impl<'a> FuncLowering<'a> {
                 InstKind::Phi(entries) => Some((data.result, entries)),
                 _ => None,
             })
-            .filter_map(|(r, entries)| {
-                let (_, v) = entries.iter().find(|(p, _)| *p == from)?;
-                match (self.frame.loc(r?), self.frame.loc(*v)) {
-                    (Loc::Mem(d), src) if src != Loc::Mem(d) => Some((d, src)),
-                    _ => None,
-                }
+            .filter(|(r, _)| r.is_some())
+            .map(|(_, entries)| {
+                entries
+                    .iter()
+                    .find(|(p, _)| *p == from)
+                    .map(|&(_, v)| v)
+                    .expect("a verified phi has an entry per predecessor")
             })
-            .collect()
+            .collect();
+        incoming.into_iter().map(|v| self.reg(v)).collect()
     }
 
-    fn has_moves(&self, from: Block, to: Block) -> bool {
-        !self.copies(from, to).is_empty()
+    /// Constants for the edge's arguments, then a jump to `to`'s block.
+    fn jump(&mut self, vb: usize, from: Block, to: Block, charge: bool) {
+        let args = self.edge_args(from, to);
+        let target = self.vblock[to.index()].expect("successors of reachable blocks are reachable");
+        self.code.insts.push(InstData {
+            inst: VInst::Jmp { target, charge },
+            operands: vec![],
+            clobbers: PRegSet::empty(),
+            args,
+        });
+        self.code.blocks[vb]
+            .succs
+            .push(regalloc2::Block::new(target as usize));
     }
 
-    /// The edge `from → to`: its parallel copy, then a jump (left out when
-    /// `to` is the next block and there is nothing in between).
-    fn edge(&mut self, from: Block, to: Block, next: Option<Block>) -> R {
-        let copies = self.copies(from, to);
-        let mut slot_moves = Vec::new();
-        let mut consts = Vec::new();
-        for (d, src) in copies {
-            match src {
-                Loc::Mem(s) => slot_moves.push((d as u32, s as u32)),
-                Loc::Imm(c) => consts.push((d, c)),
-            }
-        }
-        // Slot-to-slot moves first (a cycle goes through the scratch slot),
-        // constants last: no constant destination is read by another move.
-        let seq = interp::lower::sequentialize(slot_moves, self.frame.scratch as u32);
-        for (d, s) in seq {
-            self.a.mov(rax, Self::slot(s as i32))?;
-            self.a.mov(Self::slot(d as i32), rax)?;
-        }
-        for (d, c) in consts {
-            match fits_i32(c) {
-                Some(c) => self.a.mov(Self::slot(d), c)?,
-                None => {
-                    self.a.mov(rax, c)?;
-                    self.a.mov(Self::slot(d), rax)?;
+    fn lower_terminator(&mut self, b: Block, vb: usize, i: Inst) {
+        match self.f.inst(i).kind {
+            InstKind::Jmp(t) => self.jump(vb, b, t, true),
+            InstKind::Br(c, t, e) => {
+                let (et, ee) = self.edges[b.index()].expect("edges assigned");
+                let inst = if let Some((cc, x, y)) = self.fused_compare(b, c) {
+                    let a = self.reg(x);
+                    match self.imm32(y) {
+                        Some(imm) => (
+                            VInst::CmpImmBr {
+                                cc,
+                                imm,
+                                t: et,
+                                e: ee,
+                            },
+                            vec![a],
+                        ),
+                        None => {
+                            let bb = self.reg(y);
+                            (VInst::CmpBr { cc, t: et, e: ee }, vec![a, bb])
+                        }
+                    }
+                } else {
+                    let r = self.reg(c);
+                    (VInst::Br { t: et, e: ee }, vec![r])
+                };
+                let operands = inst.1.into_iter().map(Operand::reg_use).collect();
+                self.push(inst.0, operands, PRegSet::empty());
+                self.code.blocks[vb].succs = vec![
+                    regalloc2::Block::new(et as usize),
+                    regalloc2::Block::new(ee as usize),
+                ];
+                self.code.blocks[vb].end = self.code.insts.len();
+                for (eb, to) in [(et, t), (ee, e)] {
+                    let eb = eb as usize;
+                    self.code.blocks[eb].start = self.code.insts.len();
+                    self.jump(eb, b, to, false);
+                    self.code.blocks[eb].end = self.code.insts.len();
                 }
             }
+            InstKind::Ret(v) => {
+                let ops = match v {
+                    Some(v) => {
+                        let r = self.reg(v);
+                        vec![Operand::reg_fixed_use(r, regs::RAX)]
+                    }
+                    None => vec![],
+                };
+                self.push(VInst::Ret, ops, PRegSet::empty());
+            }
+            _ => self.push(
+                VInst::Trap {
+                    kind: TrapKind::Unreachable,
+                },
+                vec![],
+                PRegSet::empty(),
+            ),
         }
-        if next != Some(to) {
-            let l = self.blocks[to.index()];
-            self.a.jmp(l)?;
-        }
-        Ok(())
     }
+}
+
+/// The caller-saved registers the allocator hands out first (`r11` is its
+/// scratch register; `rbx`, saved by every function, comes last).
+pub fn preferred() -> Vec<PReg> {
+    vec![
+        regs::RAX,
+        regs::RCX,
+        regs::RDX,
+        regs::RSI,
+        regs::RDI,
+        regs::R8,
+        regs::R9,
+        regs::R10,
+    ]
 }

@@ -14,7 +14,12 @@ fn check(
     inputs: &[ir::InputSpec],
     config: &Config,
 ) -> Option<String> {
-    let native = match codegen::NativeProgram::new(m) {
+    let native = match codegen::NativeProgram::with_options(
+        m,
+        codegen::CompileOptions {
+            check_regalloc: true,
+        },
+    ) {
         Ok(n) => n,
         Err(e) => return Some(format!("the backend failed: {e}")),
     };

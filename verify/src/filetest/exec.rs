@@ -309,7 +309,12 @@ fn check_native(
     what: &str,
     budget: &dyn Fn(u64) -> Option<u64>,
 ) {
-    let native = match codegen::NativeProgram::new(module) {
+    let native = match codegen::NativeProgram::with_options(
+        module,
+        codegen::CompileOptions {
+            check_regalloc: true,
+        },
+    ) {
         Ok(n) => n,
         Err(e) => {
             cx.fail(1, format!("{what}: the backend failed: {e}"));
