@@ -47,6 +47,8 @@ pub struct Compiled {
 pub struct CompileOptions {
     /// Run regalloc2's SSA validation and checker on every function (harness mode).
     pub check_regalloc: bool,
+    /// Keep each IR instruction's text for [`listing`].
+    pub listing: bool,
 }
 
 /// Compile every function of the verified module `m`.
@@ -73,7 +75,7 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
     let mut bound = Vec::with_capacity(m.funcs.len());
     for (k, f) in m.funcs.iter().enumerate() {
         comments.push((a.instructions().len(), format!("func @{}", f.name)));
-        let code = select(m, f);
+        let code = select(m, f, opts.listing);
         let out = allocate(&code, &env, opts.check_regalloc)
             .map_err(|e| CodegenError(format!("@{}: {e}", f.name)))?;
         let mut fe = FuncEmitter {
@@ -82,6 +84,7 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
             out: &out,
             labels: &labels,
             blocks: Vec::new(),
+            forward: Vec::new(),
         };
         let (label, frame) = fe.emit(k, &mut comments)?;
         max_frame = max_frame.max(frame);

@@ -85,15 +85,16 @@ struct Selector<'a> {
     vblock: Vec<Option<u32>>,
     /// Per IR block ending in `br`: the vblocks of its two edges.
     edges: Vec<Option<(u32, u32)>>,
-    names: ir::Names,
+    names: Option<ir::Names>,
 }
 
 fn vr(v: Value) -> VReg {
     VReg::new(v.index(), RegClass::Int)
 }
 
-/// The [`VCode`] of function `f` of module `m`.
-pub fn select(m: &Module, f: &Function) -> VCode {
+/// The [`VCode`] of function `f` of module `m`; with `comments`, each IR
+/// instruction's text is kept for the listing.
+pub fn select(m: &Module, f: &Function, comments: bool) -> VCode {
     let mut uses = vec![0u32; f.values.len()];
     for i in f.inst_iter() {
         f.inst(i).kind.for_each_operand(|v| uses[v.index()] += 1);
@@ -108,7 +109,7 @@ pub fn select(m: &Module, f: &Function) -> VCode {
         uses,
         vblock: vec![None; f.blocks.len()],
         edges: vec![None; f.blocks.len()],
-        names: ir::Names::new(f),
+        names: comments.then(|| ir::Names::new(f)),
     };
     let order = s.reachable_layout();
     let mut n = 0u32;
@@ -218,10 +219,12 @@ impl Selector<'_> {
         let f = self.f;
         let vb = self.vblock[b.index()].expect("reachable") as usize;
         self.code.blocks[vb].start = self.code.insts.len();
-        self.code.comments.push((
-            self.code.insts.len(),
-            format!("{}:", f.blocks[b.index()].name),
-        ));
+        if self.names.is_some() {
+            self.code.comments.push((
+                self.code.insts.len(),
+                format!("{}:", f.blocks[b.index()].name),
+            ));
+        }
         if is_entry {
             for (k, &p) in f.params.iter().enumerate() {
                 self.push(
@@ -234,10 +237,12 @@ impl Selector<'_> {
         let mut params = Vec::new();
         let mut terminated = false;
         for &i in &f.blocks[b.index()].insts {
-            let text = ir::print_inst(self.m, f, &self.names, i);
-            self.code
-                .comments
-                .push((self.code.insts.len(), text.trim().to_string()));
+            if let Some(names) = &self.names {
+                let text = ir::print_inst(self.m, f, names, i);
+                self.code
+                    .comments
+                    .push((self.code.insts.len(), text.trim().to_string()));
+            }
             let data = f.inst(i);
             if let InstKind::Phi(_) = data.kind {
                 if let Some(r) = data.result {

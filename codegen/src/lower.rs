@@ -41,6 +41,9 @@ pub fn bind(a: &mut CodeAssembler, label: &mut CodeLabel) -> R {
 const GPR64: [AsmRegister64; 16] = [
     rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15,
 ];
+const GPR32: [AsmRegister32; 16] = [
+    eax, ecx, edx, ebx, esp, ebp, esi, edi, r8d, r9d, r10d, r11d, r12d, r13d, r14d, r15d,
+];
 const GPR8: [AsmRegister8; 16] = [
     al, cl, dl, bl, spl, bpl, sil, dil, r8b, r9b, r10b, r11b, r12b, r13b, r14b, r15b,
 ];
@@ -75,6 +78,9 @@ pub struct FuncEmitter<'a> {
     pub labels: &'a ModuleLabels,
     /// Per block, its label (filled by `emit`).
     pub blocks: Vec<CodeLabel>,
+    /// Per block: `Some(target)` for an edge block that is a bare jump (no
+    /// moves): it emits nothing and branches to it go to `target` directly.
+    pub forward: Vec<Option<u32>>,
 }
 
 impl FuncEmitter<'_> {
@@ -96,10 +102,30 @@ impl FuncEmitter<'_> {
         self.blocks = (0..self.code.blocks.len())
             .map(|_| self.a.create_label())
             .collect();
+        let edits = &self.out.edits;
+        let mut edited = vec![false; self.code.insts.len()];
+        for (p, _) in edits {
+            edited[p.inst().index()] = true;
+        }
+        let has_edits = |i: usize| edited[i];
+        self.forward = self
+            .code
+            .blocks
+            .iter()
+            .map(|b| match self.code.insts[b.start].inst {
+                VInst::Jmp {
+                    target,
+                    charge: false,
+                } if b.end - b.start == 1 && !has_edits(b.start) => Some(target),
+                _ => None,
+            })
+            .collect();
         let mut edit = 0;
         let mut comment = 0;
-        let edits = &self.out.edits;
         for (k, b) in self.code.blocks.iter().enumerate() {
+            if self.forward[k].is_some() {
+                continue;
+            }
             let mut l = self.blocks[k];
             bind(self.a, &mut l)?;
             for i in b.start..b.end {
@@ -208,9 +234,16 @@ impl FuncEmitter<'_> {
         self.a.movzx(reg64(d), r)
     }
 
-    /// Jump to block `target` unless it comes next.
+    /// Where a branch to block `b` goes (past a bare edge block).
+    fn resolve(&self, b: u32) -> u32 {
+        self.forward[b as usize].unwrap_or(b)
+    }
+
+    /// Jump to block `target` unless it is emitted right after block `cur`.
     fn goto(&mut self, target: u32, cur: usize) -> R {
-        if target as usize != cur + 1 {
+        let target = self.resolve(target);
+        let next = (cur + 1..self.forward.len()).find(|&k| self.forward[k].is_none());
+        if next != Some(target as usize) {
             let l = self.blocks[target as usize];
             self.a.jmp(l)?;
         }
@@ -219,7 +252,7 @@ impl FuncEmitter<'_> {
 
     /// A conditional branch on `cc` to `t`, else to `e`.
     fn branch(&mut self, cc: Cc, t: u32, e: u32, cur: usize) -> R {
-        let lt = self.blocks[t as usize];
+        let lt = self.blocks[self.resolve(t) as usize];
         self.jcc(cc, lt)?;
         self.goto(e, cur)
     }
@@ -230,10 +263,15 @@ impl FuncEmitter<'_> {
         let inst = &self.code.insts[i].inst;
         match *inst {
             VInst::Param { idx } => self.a.mov(r(0), qword_ptr(rbp + (16 + 8 * idx as i32))),
-            VInst::Const { imm } => match i32::try_from(imm) {
-                Ok(c) => self.a.mov(r(0), c as i64),
-                Err(_) => self.a.mov(r(0), imm),
-            },
+            VInst::Const { imm } => {
+                // `mov r32, imm32` zero-extends the upper half (5-6 bytes);
+                // anything else takes the 10-byte imm64 form.
+                let hw = allocs[0].as_reg().expect("a register").hw_enc();
+                match u32::try_from(imm) {
+                    Ok(c) => self.a.mov(GPR32[hw], c),
+                    Err(_) => self.a.mov(r(0), imm),
+                }
+            }
             VInst::Alu { op } => {
                 let (d, b) = (r(2), r(1));
                 let a = &mut *self.a;

@@ -18,6 +18,7 @@ fn check(
         m,
         codegen::CompileOptions {
             check_regalloc: true,
+            listing: false,
         },
     ) {
         Ok(n) => n,

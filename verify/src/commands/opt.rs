@@ -30,8 +30,14 @@ pub fn opt(file: &str, passes: &str, emit: Emit, seed: u64) -> Result<String, Di
         Emit::Ir => ir::print::print_module(&loaded.module),
         Emit::Stats => stats.to_json() + "\n",
         Emit::Dot => module_to_dot(&loaded.module),
-        Emit::Asm => codegen::compile(&loaded.module)
-            .map(|c| codegen::listing(&c))
-            .map_err(|e| Diagnostic(format!("{file}: internal error: {e}")))?,
+        Emit::Asm => codegen::compile_with(
+            &loaded.module,
+            codegen::CompileOptions {
+                check_regalloc: true,
+                listing: true,
+            },
+        )
+        .map(|c| codegen::listing(&c))
+        .map_err(|e| Diagnostic(format!("{file}: internal error: {e}")))?,
     })
 }

@@ -313,6 +313,7 @@ fn check_native(
         module,
         codegen::CompileOptions {
             check_regalloc: true,
+            listing: false,
         },
     ) {
         Ok(n) => n,
