@@ -49,6 +49,9 @@ pub struct CompileOptions {
     pub check_regalloc: bool,
     /// Keep each IR instruction's text for [`listing`].
     pub listing: bool,
+    /// Harness mode: scramble every register a call clobbers after the call
+    /// (pseudo-random values from this seed; see `lower::FuncEmitter::chaos`).
+    pub chaos: Option<u64>,
 }
 
 /// Compile every function of the verified module `m`.
@@ -85,6 +88,7 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
             labels: &labels,
             blocks: Vec::new(),
             forward: Vec::new(),
+            chaos: opts.chaos,
         };
         let (label, frame) = fe.emit(k, &mut comments)?;
         max_frame = max_frame.max(frame);

@@ -81,6 +81,10 @@ pub struct FuncEmitter<'a> {
     /// Per block: `Some(target)` for an edge block that is a bare jump (no
     /// moves): it emits nothing and branches to it go to `target` directly.
     pub forward: Vec<Option<u32>>,
+    /// Harness mode: after every call, fill each register the call clobbers
+    /// (and the flags) with pseudo-random values from this seed, so code that
+    /// relies on what the calling convention does not preserve goes wrong.
+    pub chaos: Option<u64>,
 }
 
 impl FuncEmitter<'_> {
@@ -258,6 +262,43 @@ impl FuncEmitter<'_> {
     }
 
     fn inst(&mut self, i: usize, cur: usize) -> R {
+        self.inst_only(i, cur)?;
+        let is_call = matches!(
+            self.code.insts[i].inst,
+            VInst::New { .. }
+                | VInst::NewArray { .. }
+                | VInst::Call { .. }
+                | VInst::CallExtern { .. }
+                | VInst::Volatile { .. }
+                | VInst::Escape { .. }
+        );
+        match self.chaos {
+            Some(seed) if is_call => self.scramble(seed, i),
+            _ => Ok(()),
+        }
+    }
+
+    /// Random values in the registers instruction `i` clobbers, random flags.
+    fn scramble(&mut self, seed: u64, i: usize) -> R {
+        let clobbers = self.code.insts[i].clobbers;
+        let mut h = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut next = || {
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 29;
+            h
+        };
+        for r in crate::isel::regs::CALLER_SAVED {
+            if clobbers.contains(r) {
+                let v = next();
+                self.a.mov(GPR64[r.hw_enc()], v)?;
+            }
+        }
+        let v = next() as u32 as i32;
+        self.a.cmp(r11, v)
+    }
+
+    fn inst_only(&mut self, i: usize, cur: usize) -> R {
         let allocs = self.out.inst_allocs(Inst::new(i));
         let r = |k: usize| reg64(allocs[k]);
         let inst = &self.code.insts[i].inst;

@@ -1,7 +1,9 @@
 //! Differential test of the x86-64 backend: on thousands of generated
 //! programs (with aliased inputs), the native executor must behave exactly
 //! like the interpreter — same outcome, trace, heap and fuel used — on the
-//! original module and on the `pipeline`-optimized one, under the same limits.
+//! original module and on the `pipeline`-optimized one, under the same limits,
+//! with regalloc2's checker on and every register a call clobbers scrambled
+//! after the call (harness mode).
 
 use interp::{Config, Program};
 use verify::gen::{generate_from_seed, GenConfig};
@@ -13,12 +15,14 @@ fn check(
     func: ir::FuncId,
     inputs: &[ir::InputSpec],
     config: &Config,
+    seed: u64,
 ) -> Option<String> {
     let native = match codegen::NativeProgram::with_options(
         m,
         codegen::CompileOptions {
             check_regalloc: true,
             listing: false,
+            chaos: Some(seed),
         },
     ) {
         Ok(n) => n,
@@ -49,7 +53,7 @@ fn sweep(seeds: std::ops::Range<u64>, cfg: &GenConfig) {
     for seed in seeds {
         let g = generate_from_seed(seed, cfg);
         let inputs = instantiate_all(&g.module, g.module.func(g.main), seed, 3);
-        if let Some(msg) = check(&g.module, g.main, &inputs, &config) {
+        if let Some(msg) = check(&g.module, g.main, &inputs, &config, seed) {
             failures.push(format!(
                 "seed {seed} (original):\n{msg}\n{}",
                 ir::print_module(&g.module)
@@ -58,7 +62,7 @@ fn sweep(seeds: std::ops::Range<u64>, cfg: &GenConfig) {
         }
         let mut opt = g.module.clone();
         pipeline.run(&mut opt).unwrap();
-        if let Some(msg) = check(&opt, g.main, &inputs, &config) {
+        if let Some(msg) = check(&opt, g.main, &inputs, &config, seed) {
             failures.push(format!(
                 "seed {seed} (pipeline):\n{msg}\n{}",
                 ir::print_module(&opt)

@@ -35,6 +35,7 @@ pub fn opt(file: &str, passes: &str, emit: Emit, seed: u64) -> Result<String, Di
             codegen::CompileOptions {
                 check_regalloc: true,
                 listing: true,
+                chaos: None,
             },
         )
         .map(|c| codegen::listing(&c))

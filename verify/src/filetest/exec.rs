@@ -314,6 +314,7 @@ fn check_native(
         codegen::CompileOptions {
             check_regalloc: true,
             listing: false,
+            chaos: Some(0x10ad_57a2),
         },
     ) {
         Ok(n) => n,
