@@ -215,15 +215,25 @@ fn emit(text: &str, out: Option<&str>) -> Result<(), ExitCode> {
     }
 }
 
-/// Only the interpreter oracle exists in this build.
-fn check_oracles(list: &str) -> Result<(), ExitCode> {
+/// Check an `--oracles` list against `available`; returns whether it names `native`.
+fn check_oracles_in(list: &str, available: &[&str]) -> Result<bool, ExitCode> {
+    let mut native = false;
     for o in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        if o != "interp" {
-            eprintln!("error: oracle '{o}' is not available in this build (available: interp)");
+        if !available.contains(&o) {
+            eprintln!(
+                "error: oracle '{o}' is not available here (available: {})",
+                available.join(", ")
+            );
             return Err(ExitCode::from(2));
         }
+        native |= o == "native";
     }
-    Ok(())
+    Ok(native)
+}
+
+/// `reduce` knows only the interpreter oracle.
+fn check_oracles(list: &str) -> Result<(), ExitCode> {
+    check_oracles_in(list, &["interp"]).map(|_| ())
 }
 
 fn reduce_command(opts: ReduceOptions, oracles: &str, out: Option<&str>) -> ExitCode {
@@ -407,7 +417,7 @@ struct SweepArgs {
     /// Passes to check: each alone, random sequences of them, and `pipeline`.
     #[arg(long)]
     passes: Option<String>,
-    /// Oracles (only `interp` in this build).
+    /// Oracles: `interp` (always on), `native` (x86-64 code of the original and of every plan).
     #[arg(long, default_value = "interp")]
     oracles: String,
     /// This shard of the program index space, `I/N`.
@@ -438,9 +448,10 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    if let Err(code) = check_oracles(&a.oracles) {
-        return code;
-    }
+    let native = match check_oracles_in(&a.oracles, &["interp", "native"]) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
             "error: --shard wants I/N with 0 <= I < N, got '{}'",
@@ -486,6 +497,10 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
         inputs_per_program: a.inputs.max(1),
         reduce_time: (a.reduce_seconds.is_finite() && a.reduce_seconds > 0.0)
             .then(|| std::time::Duration::from_secs_f64(a.reduce_seconds)),
+        oracle: verify::oracle::OracleConfig {
+            native,
+            ..Default::default()
+        },
         ..SweepOptions::default()
     };
     match run_sweep(&opts) {

@@ -91,3 +91,26 @@ fn native_matches_the_interpreter_on_larger_programs() {
     };
     sweep(10_000..10_500, &cfg);
 }
+
+#[test]
+fn the_native_oracle_of_the_sweep_agrees_on_generated_programs() {
+    use verify::oracle::{check_program, pass_plans, OracleConfig};
+    let cfg = OracleConfig {
+        native: true,
+        ..OracleConfig::default()
+    };
+    let plans = pass_plans(&["lse", "gvn", "peeps", "dce"], 0, 1);
+    let mut plans_run = 0;
+    for seed in 20_000..20_150 {
+        let g = generate_from_seed(seed, &GenConfig::default());
+        let inputs = instantiate_all(&g.module, g.module.func(g.main), seed, 3);
+        let r = check_program(&g.module, g.main, &inputs, &plans, &cfg);
+        assert!(
+            r.findings.is_empty(),
+            "seed {seed}: {}",
+            r.findings[0].detail
+        );
+        plans_run += r.plans_run;
+    }
+    assert!(plans_run > 0);
+}
