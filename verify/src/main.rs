@@ -50,6 +50,9 @@ enum Command {
         /// violations are printed after the behaviour and make the exit status 1.
         #[arg(long)]
         check_effects: bool,
+        /// Compile to x86-64 and run the machine code instead of interpreting.
+        #[arg(long, conflicts_with = "check_effects")]
+        native: bool,
         /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
         #[arg(long, value_name = "NAME")]
         inject: Option<String>,
@@ -237,15 +240,25 @@ fn emit(text: &str, out: Option<&str>) -> Result<(), ExitCode> {
     }
 }
 
-/// Only the interpreter oracle exists in this build.
-fn check_oracles(list: &str) -> Result<(), ExitCode> {
+/// Check an `--oracles` list against `available`; returns whether it names `native`.
+fn check_oracles_in(list: &str, available: &[&str]) -> Result<bool, ExitCode> {
+    let mut native = false;
     for o in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        if o != "interp" {
-            eprintln!("error: oracle '{o}' is not available in this build (available: interp)");
+        if !available.contains(&o) {
+            eprintln!(
+                "error: oracle '{o}' is not available here (available: {})",
+                available.join(", ")
+            );
             return Err(ExitCode::from(2));
         }
+        native |= o == "native";
     }
-    Ok(())
+    Ok(native)
+}
+
+/// `reduce` knows only the interpreter oracle.
+fn check_oracles(list: &str) -> Result<(), ExitCode> {
+    check_oracles_in(list, &["interp"]).map(|_| ())
 }
 
 fn reduce_command(opts: ReduceOptions, oracles: &str, out: Option<&str>) -> ExitCode {
@@ -396,6 +409,7 @@ fn main() -> ExitCode {
             passes,
             fuel,
             check_effects,
+            native,
             inject,
         } => {
             if let Err(e) = apply_inject(inject.as_deref()) {
@@ -408,6 +422,7 @@ fn main() -> ExitCode {
                 input,
                 passes,
                 fuel,
+                native,
             };
             if check_effects {
                 return run_with_effect_check(&opts);
@@ -468,7 +483,7 @@ struct SweepArgs {
     /// Passes to check: each alone, random sequences of them, and `pipeline`.
     #[arg(long)]
     passes: Option<String>,
-    /// Oracles (only `interp` in this build).
+    /// Oracles: `interp` (always on), `native` (x86-64 code of the original and of every plan).
     #[arg(long, default_value = "interp")]
     oracles: String,
     /// This shard of the program index space, `I/N`.
@@ -499,9 +514,10 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    if let Err(code) = check_oracles(&a.oracles) {
-        return code;
-    }
+    let native = match check_oracles_in(&a.oracles, &["interp", "native"]) {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
             "error: --shard wants I/N with 0 <= I < N, got '{}'",
@@ -547,6 +563,10 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
         inputs_per_program: a.inputs.max(1),
         reduce_time: (a.reduce_seconds.is_finite() && a.reduce_seconds > 0.0)
             .then(|| std::time::Duration::from_secs_f64(a.reduce_seconds)),
+        oracle: verify::oracle::OracleConfig {
+            native,
+            ..Default::default()
+        },
         ..SweepOptions::default()
     };
     match run_sweep(&opts) {

@@ -13,6 +13,8 @@ pub enum Emit {
     Stats,
     /// The CFG of each function for graphviz.
     Dot,
+    /// The x86-64 disassembly, each IR instruction as a comment above its code.
+    Asm,
 }
 
 /// Optimize `file` with `passes` (peephole worklist seed `seed`) and render it as `emit` says.
@@ -28,5 +30,15 @@ pub fn opt(file: &str, passes: &str, emit: Emit, seed: u64) -> Result<String, Di
         Emit::Ir => ir::print::print_module(&loaded.module),
         Emit::Stats => stats.to_json() + "\n",
         Emit::Dot => module_to_dot(&loaded.module),
+        Emit::Asm => codegen::compile_with(
+            &loaded.module,
+            codegen::CompileOptions {
+                check_regalloc: true,
+                listing: true,
+                chaos: None,
+            },
+        )
+        .map(|c| codegen::listing(&c))
+        .map_err(|e| Diagnostic(format!("{file}: internal error: {e}")))?,
     })
 }

@@ -15,15 +15,27 @@ pub struct RunOptions {
     pub passes: Option<String>,
     /// Fuel budget.
     pub fuel: Option<u64>,
+    /// Run the machine code of the x86-64 backend instead of the interpreter.
+    pub native: bool,
 }
 
 /// Run and return the three lines of observable behaviour.
 pub fn run(opts: &RunOptions) -> Result<String, Diagnostic> {
     let prepared = prepare(opts)?;
-    let exec = interp::Program::new(&prepared.module)
-        .try_run(prepared.func, &prepared.inputs, &prepared.config)
-        .map_err(|e| Diagnostic(format!("<--input>: error: {e}")))?;
-    Ok(exec.behaviour.to_string())
+    let input_err = |e: interp::InputError| Diagnostic(format!("<--input>: error: {e}"));
+    let behaviour = if opts.native {
+        codegen::NativeProgram::new(&prepared.module)
+            .map_err(|e| Diagnostic(format!("{}: internal error: {e}", opts.file)))?
+            .try_run(prepared.func, &prepared.inputs, &prepared.config)
+            .map_err(input_err)?
+            .behaviour
+    } else {
+        interp::Program::new(&prepared.module)
+            .try_run(prepared.func, &prepared.inputs, &prepared.config)
+            .map_err(input_err)?
+            .behaviour
+    };
+    Ok(behaviour.to_string())
 }
 
 /// `run --check-effects`: run under the effect checker of

@@ -274,6 +274,81 @@ fn execute(
     (out, exec.fuel_used)
 }
 
+/// Run `func` of `module` natively (x86-64) on `spec` with `fuel` (or the
+/// default); the behaviour lines, or why the backend failed.
+fn execute_native(
+    native: &codegen::NativeProgram,
+    func: FuncId,
+    spec: &InputSpec,
+    fuel: Option<u64>,
+) -> Result<Lines, String> {
+    let mut config = interp::Config::default();
+    if let Some(f) = fuel {
+        config.fuel = f;
+    }
+    let exec = native
+        .try_run(func, spec, &config)
+        .map_err(|e| format!("the input does not fit the function: {e}"))?;
+    let printed = exec.behaviour.to_string();
+    let mut lines = printed.lines().map(|l| l.trim_end().to_string());
+    Ok([
+        lines.next().unwrap_or_default(),
+        lines.next().unwrap_or_default(),
+        lines.next().unwrap_or_default(),
+    ])
+}
+
+/// The native oracle of a run test: the machine code of `module` must behave
+/// exactly like the interpreter's `expected` runs (`budget` picks each case's
+/// fuel: the same budget for the original, `2B + 16` for optimized modules).
+fn check_native(
+    cx: &mut Ctx,
+    module: &Module,
+    func: FuncId,
+    runs: &[(&Case, InputSpec, Lines, u64)],
+    what: &str,
+    budget: &dyn Fn(u64) -> Option<u64>,
+) {
+    let native = match codegen::NativeProgram::with_options(
+        module,
+        codegen::CompileOptions {
+            check_regalloc: true,
+            listing: false,
+            chaos: Some(0x10ad_57a2),
+        },
+    ) {
+        Ok(n) => n,
+        Err(e) => {
+            cx.fail(1, format!("{what}: the backend failed: {e}"));
+            return;
+        }
+    };
+    for (case, spec, expected, fuel_used) in runs {
+        let actual = match execute_native(&native, func, spec, budget(*fuel_used)) {
+            Ok(l) => l,
+            Err(e) => {
+                cx.fail(case.anchor_line(), format!("{what}: {e}"));
+                continue;
+            }
+        };
+        if &actual != expected {
+            let mut msg = format!(
+                "{what} behaves differently natively on input `{}`",
+                case.spec
+            );
+            for (o, a) in expected.iter().zip(&actual) {
+                if o == a {
+                    msg.push_str(&format!("\n    {o}"));
+                } else {
+                    msg.push_str(&format!("\n  - {o}\n  + {a}"));
+                }
+            }
+            msg.push_str(&format!("\n  module:\n{}", ir::print::print_module(module)));
+            cx.fail(case.anchor_line(), msg);
+        }
+    }
+}
+
 /// Compare `actual` with the case's expectation; record a diff-like failure.
 fn compare_expectation(cx: &mut Ctx, case: &Case, actual: &Lines, what: &str) {
     let Some(expected) = case.expected() else {
@@ -424,6 +499,8 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
             runs.push((case, spec, actual, fuel_used));
         }
     }
+    // The backend alone: same limits, so even resource traps must match.
+    check_native(cx, &module, func, &runs, "the original", &|_| tf.fuel);
     for list in differential_lists()
         .into_iter()
         .chain(tf.plans.iter().cloned())
@@ -435,6 +512,21 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
                 continue;
             }
         };
+        if list == "pipeline" {
+            let conclusive: Vec<_> = runs
+                .iter()
+                .filter(|(_, _, o, _)| !INCONCLUSIVE.contains(&o[0].as_str()))
+                .cloned()
+                .collect();
+            check_native(
+                cx,
+                &optimized,
+                func,
+                &conclusive,
+                "the `pipeline`-optimized module",
+                &|b| Some(b.saturating_mul(2).saturating_add(16)),
+            );
+        }
         for (case, spec, original, fuel_used) in &runs {
             if INCONCLUSIVE.contains(&original[0].as_str()) {
                 continue;

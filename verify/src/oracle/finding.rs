@@ -22,6 +22,9 @@ pub enum FindingKind {
     Invariant,
     /// An instruction touched memory outside its declared effects.
     Effects,
+    /// The native code (of the original or of an optimized module) behaved
+    /// differently from the interpreter, or the backend failed.
+    MismatchNative,
 }
 
 impl FindingKind {
@@ -35,6 +38,7 @@ impl FindingKind {
             FindingKind::Panic => "panic",
             FindingKind::Invariant => "invariant",
             FindingKind::Effects => "effects",
+            FindingKind::MismatchNative => "mismatch-native",
         }
     }
 }

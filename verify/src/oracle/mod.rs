@@ -26,6 +26,10 @@ pub struct OracleConfig {
     pub fuel: u64,
     /// Heap budget in words for every run (original and optimized alike).
     pub heap_words: usize,
+    /// Also compile to x86-64 and compare the native runs of the original
+    /// (same limits) and of every optimized module (budget 2B + 16) with the
+    /// interpreter's baseline (the `native` oracle).
+    pub native: bool,
 }
 
 impl Default for OracleConfig {
@@ -33,6 +37,7 @@ impl Default for OracleConfig {
         OracleConfig {
             fuel: 10_000,
             heap_words: 1 << 16,
+            native: false,
         }
     }
 }
@@ -119,6 +124,42 @@ struct Baseline {
     input: usize,
     behaviour: Behaviour,
     fuel_used: u64,
+}
+
+/// The program and plan a finding is about.
+#[derive(Copy, Clone)]
+struct FindingSite<'a> {
+    plan: &'a str,
+    module: &'a Module,
+    func: FuncId,
+    inputs: &'a [InputSpec],
+    cfg: &'a OracleConfig,
+}
+
+impl FindingSite<'_> {
+    /// A finding on the input of baseline `b`.
+    fn finding(
+        &self,
+        kind: FindingKind,
+        part: String,
+        detail: String,
+        b: &Baseline,
+        actual: Option<Behaviour>,
+    ) -> Finding {
+        Finding {
+            passes: self.plan.to_string(),
+            kind,
+            part,
+            detail,
+            module: self.module.clone(),
+            func: self.func,
+            input: Some(self.inputs[b.input].clone()),
+            expected: Some(b.behaviour.clone()),
+            actual,
+            fuel: self.cfg.fuel,
+            seed: None,
+        }
+    }
 }
 
 fn config(cfg: &OracleConfig, fuel: u64) -> Config {
@@ -211,6 +252,19 @@ pub fn check_program_with(
     if baselines.is_empty() {
         return res;
     }
+    if cfg.native {
+        let site = FindingSite {
+            plan: "none",
+            module,
+            func,
+            inputs,
+            cfg,
+        };
+        if let Some(f) = check_native(&site, &baselines, &|_| cfg.fuel) {
+            res.findings.push(f);
+            return res;
+        }
+    }
     for plan in plans {
         res.plans_run += 1;
         if let Some(f) = check_plan(
@@ -238,18 +292,15 @@ fn check_plan(
     stats: &mut Stats,
 ) -> Option<Finding> {
     let first = &baselines[0];
-    let finding = |kind, part: String, detail: String, b: &Baseline, actual| Finding {
-        passes: plan.to_string(),
-        kind,
-        part,
-        detail,
-        module: module.clone(),
+    let site = FindingSite {
+        plan,
+        module,
         func,
-        input: Some(inputs[b.input].clone()),
-        expected: Some(b.behaviour.clone()),
-        actual,
-        fuel: cfg.fuel,
-        seed: None,
+        inputs,
+        cfg,
+    };
+    let finding = |kind, part: String, detail: String, b: &Baseline, actual| {
+        site.finding(kind, part, detail, b, actual)
     };
     let mut optimized = module.clone();
     let mut plan_stats = Stats::default();
@@ -353,6 +404,76 @@ fn check_plan(
                 ir::print_module(&optimized)
             );
             return Some(finding(kind, part, detail, b, Some(actual)));
+        }
+    }
+    if cfg.native {
+        let site = FindingSite {
+            module: &optimized,
+            ..site
+        };
+        return check_native(&site, baselines, &|b| 2 * b.fuel_used + 16);
+    }
+    None
+}
+
+/// The native oracle: compile `module` (regalloc2's checker on, registers
+/// scrambled after calls) and run it on each baseline's input with
+/// `budget(baseline)` fuel; the first divergence from the interpreter's
+/// baseline is a `mismatch-native` finding for `plan`.
+fn check_native(
+    site: &FindingSite<'_>,
+    baselines: &[Baseline],
+    budget: &dyn Fn(&Baseline) -> u64,
+) -> Option<Finding> {
+    let FindingSite {
+        module,
+        func,
+        inputs,
+        cfg,
+        ..
+    } = *site;
+    let finding = |part: String, detail: String, b: &Baseline, actual| {
+        site.finding(FindingKind::MismatchNative, part, detail, b, actual)
+    };
+    let opts = codegen::CompileOptions {
+        check_regalloc: true,
+        listing: false,
+        chaos: Some(module.fingerprint()),
+    };
+    let native = match panics::catch(|| codegen::NativeProgram::with_options(module, opts)) {
+        Ok(Ok(n)) => n,
+        Ok(Err(e)) => {
+            let msg = e.to_string();
+            return Some(finding(
+                format!("backend: {}", finding::normalize_digits(&msg)),
+                msg,
+                &baselines[0],
+                None,
+            ));
+        }
+        Err(msg) => {
+            return Some(finding(
+                format!("backend panic: {}", panic_part(&msg)),
+                msg,
+                &baselines[0],
+                None,
+            ))
+        }
+    };
+    for b in baselines {
+        let fuel = budget(b);
+        let actual = match native.try_run(func, &inputs[b.input], &config(cfg, fuel)) {
+            Ok(e) => e.behaviour,
+            Err(e) => return Some(finding("inputs rejected".into(), e.to_string(), b, None)),
+        };
+        if let Some((kind, part)) = compare(&b.behaviour, &actual) {
+            let detail = format!(
+                "interpreter:\n{}\nnative (fuel {fuel}):\n{}\nmodule:\n{}",
+                b.behaviour,
+                actual,
+                ir::print_module(module)
+            );
+            return Some(finding(format!("{kind}: {part}"), detail, b, Some(actual)));
         }
     }
     None

@@ -91,6 +91,17 @@ pub fn recheck_with<'a>(
     passes: &str,
     fuel: u64,
 ) -> impl FnMut(&Candidate) -> Option<Finding> + 'a {
+    recheck_oracles(optimize, passes, fuel, false)
+}
+
+/// [`recheck_with`], with the native oracle on when `native` (for
+/// `mismatch-native` findings).
+pub fn recheck_oracles<'a>(
+    optimize: &'a Optimizer<'a>,
+    passes: &str,
+    fuel: u64,
+    native: bool,
+) -> impl FnMut(&Candidate) -> Option<Finding> + 'a {
     let plans = if passes == "none" {
         Vec::new()
     } else {
@@ -98,6 +109,7 @@ pub fn recheck_with<'a>(
     };
     let cfg = OracleConfig {
         fuel,
+        native,
         ..OracleConfig::default()
     };
     move |c: &Candidate| {
@@ -117,7 +129,8 @@ pub fn recheck_with<'a>(
 
 /// Reduce `finding` against the real passes (its own plan) within `limits`.
 pub fn reduce_finding(finding: &Finding, limits: &Limits) -> Reduction {
-    let mut recheck = recheck_with(&run_plan, &finding.passes, finding.fuel);
+    let native = finding.kind == crate::oracle::FindingKind::MismatchNative;
+    let mut recheck = recheck_oracles(&run_plan, &finding.passes, finding.fuel, native);
     reduce_with(finding, &mut recheck, limits)
 }
 

@@ -1,0 +1,207 @@
+//! Emission: the whole module as one block of x86-64 code — the entry thunk,
+//! the trap stubs, then every function — assembled by iced, with a listing
+//! (each IR instruction as a comment above its code) for `--emit asm`.
+
+use crate::abi::{
+    self, OFF_ARGS, OFF_DEPTH, OFF_FUEL, OFF_HEAP, OFF_NARGS, OFF_PENDING, OFF_RESULT,
+    OFF_SAVED_RSP, OFF_TARGET, OFF_TRAP,
+};
+use crate::isel::select;
+use crate::lower::{bind, FuncEmitter, ModuleLabels};
+use crate::regalloc::{allocate, machine_env};
+use iced_x86::code_asm::*;
+use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, Formatter, NasmFormatter};
+use interp::TrapKind;
+use ir::Module;
+use std::fmt::Write;
+
+/// Why a module could not be compiled (always a backend bug: every verified
+/// module lowers).
+#[derive(Debug, thiserror::Error)]
+#[error("codegen: {0}")]
+pub struct CodegenError(pub String);
+
+impl From<IcedError> for CodegenError {
+    fn from(e: IcedError) -> Self {
+        CodegenError(e.to_string())
+    }
+}
+
+/// A compiled module: position-independent code and where things are in it.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The machine code (relative branches only; runtime addresses are absolute).
+    pub code: Vec<u8>,
+    /// Offset of the entry thunk `extern "C" fn(*mut NativeCtx, stack_top) -> u64`.
+    pub entry: usize,
+    /// Per function, the offset of its first instruction.
+    pub funcs: Vec<usize>,
+    /// The largest frame of any function, in bytes (return address included).
+    pub max_frame: usize,
+    /// Listing comments: code offset, text (in code order).
+    pub comments: Vec<(usize, String)>,
+}
+
+/// How to compile.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Run regalloc2's SSA validation and checker on every function (harness mode).
+    pub check_regalloc: bool,
+    /// Keep each IR instruction's text for [`listing`].
+    pub listing: bool,
+    /// Harness mode: scramble every register a call clobbers after the call
+    /// (pseudo-random values from this seed; see `lower::FuncEmitter::chaos`).
+    pub chaos: Option<u64>,
+}
+
+/// Compile every function of the verified module `m`.
+pub fn compile(m: &Module) -> Result<Compiled, CodegenError> {
+    compile_with(m, CompileOptions::default())
+}
+
+/// [`compile`] with options.
+pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, CodegenError> {
+    let mut a = CodeAssembler::new(64)?;
+    let labels = ModuleLabels {
+        funcs: m.funcs.iter().map(|_| a.create_label()).collect(),
+        traps: TrapKind::ALL.iter().map(|_| a.create_label()).collect(),
+        pending: a.create_label(),
+    };
+    let mut comments: Vec<(usize, String)> = Vec::new();
+    let mut entry = a.create_label();
+    comments.push((a.instructions().len(), "entry thunk".into()));
+    entry_thunk(&mut a, &mut entry)?;
+    comments.push((a.instructions().len(), "trap stubs".into()));
+    trap_stubs(&mut a, &labels)?;
+    let env = machine_env();
+    let mut max_frame = 0;
+    let mut bound = Vec::with_capacity(m.funcs.len());
+    for (k, f) in m.funcs.iter().enumerate() {
+        comments.push((a.instructions().len(), format!("func @{}", f.name)));
+        let code = select(m, f, opts.listing);
+        let out = allocate(&code, &env, opts.check_regalloc)
+            .map_err(|e| CodegenError(format!("@{}: {e}", f.name)))?;
+        let mut fe = FuncEmitter {
+            a: &mut a,
+            code: &code,
+            out: &out,
+            labels: &labels,
+            blocks: Vec::new(),
+            forward: Vec::new(),
+            chaos: opts.chaos,
+        };
+        let (label, frame) = fe.emit(k, &mut comments)?;
+        max_frame = max_frame.max(frame);
+        bound.push(label);
+    }
+    let res = a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
+    let offsets = &res.inner.new_instruction_offsets;
+    let at = |idx: usize| -> usize {
+        offsets
+            .get(idx)
+            .map_or(res.inner.code_buffer.len(), |&o| o as usize)
+    };
+    let funcs = bound
+        .iter()
+        .map(|l| res.label_ip(l).map(|ip| ip as usize))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Compiled {
+        entry: res.label_ip(&entry)? as usize,
+        funcs,
+        max_frame,
+        comments: comments.into_iter().map(|(i, t)| (at(i), t)).collect(),
+        code: res.inner.code_buffer,
+    })
+}
+
+const SAVED: [AsmRegister64; 6] = [rbx, rbp, r12, r13, r14, r15];
+
+/// `fn(ctx: *mut NativeCtx, stack_top: *mut u8) -> u64`: switch to the
+/// execution's stack, copy the arguments, call the target, store the result.
+fn entry_thunk(a: &mut CodeAssembler, label: &mut CodeLabel) -> Result<(), IcedError> {
+    bind(a, label)?;
+    for r in SAVED {
+        a.push(r)?;
+    }
+    a.mov(qword_ptr(rdi + OFF_SAVED_RSP), rsp)?;
+    a.mov(r14, rdi)?;
+    a.mov(r15, qword_ptr(r14 + OFF_HEAP))?;
+    a.mov(r13, qword_ptr(r14 + OFF_FUEL))?;
+    a.mov(r12, qword_ptr(r14 + OFF_DEPTH))?;
+    // rsp = stack_top - align16(8 * nargs)
+    a.mov(rcx, qword_ptr(r14 + OFF_NARGS))?;
+    a.mov(rax, rcx)?;
+    a.shl(rax, 3u32)?;
+    a.add(rax, 15)?;
+    a.and(rax, -16)?;
+    a.sub(rsi, rax)?;
+    a.mov(rsp, rsi)?;
+    a.mov(rsi, qword_ptr(r14 + OFF_ARGS))?;
+    a.xor(edx, edx)?;
+    let mut top = a.create_label();
+    let mut done = a.create_label();
+    bind(a, &mut top)?;
+    a.cmp(rdx, rcx)?;
+    a.jae(done)?;
+    a.mov(rax, qword_ptr(rsi + rdx * 8))?;
+    a.mov(qword_ptr(rsp + rdx * 8), rax)?;
+    a.add(rdx, 1)?;
+    a.jmp(top)?;
+    bind(a, &mut done)?;
+    a.call(qword_ptr(r14 + OFF_TARGET))?;
+    a.mov(qword_ptr(r14 + OFF_RESULT), rax)?;
+    a.mov(qword_ptr(r14 + OFF_TRAP), 0)?;
+    a.xor(eax, eax)?;
+    exit(a)
+}
+
+/// Store the fuel left, restore the host stack and callee-saved registers, return.
+fn exit(a: &mut CodeAssembler) -> Result<(), IcedError> {
+    a.mov(qword_ptr(r14 + OFF_FUEL), r13)?;
+    a.mov(rsp, qword_ptr(r14 + OFF_SAVED_RSP))?;
+    for r in SAVED.iter().rev() {
+        a.pop(*r)?;
+    }
+    a.ret()
+}
+
+/// One stub per trap kind: record the code in the context and leave.
+fn trap_stubs(a: &mut CodeAssembler, labels: &ModuleLabels) -> Result<(), IcedError> {
+    let mut common = a.create_label();
+    for (k, &t) in TrapKind::ALL.iter().enumerate() {
+        let mut l = labels.traps[k];
+        bind(a, &mut l)?;
+        if t == TrapKind::OutOfFuel {
+            // `sub r13, 1` wrapped: no fuel is left.
+            a.xor(r13d, r13d)?;
+        }
+        a.mov(rax, abi::trap_code(t) as i64)?;
+        a.jmp(common)?;
+    }
+    let mut pending = labels.pending;
+    bind(a, &mut pending)?;
+    a.mov(rax, qword_ptr(r14 + OFF_PENDING))?;
+    bind(a, &mut common)?;
+    a.mov(qword_ptr(r14 + OFF_TRAP), rax)?;
+    exit(a)
+}
+
+/// The disassembly of `c` (NASM syntax), each listing comment above its code.
+pub fn listing(c: &Compiled) -> String {
+    let mut out = String::new();
+    let mut decoder = Decoder::with_ip(64, &c.code, 0, DecoderOptions::NONE);
+    let mut formatter = NasmFormatter::new();
+    let mut text = String::new();
+    let mut next = 0;
+    for ins in &mut decoder {
+        let ip = ins.ip() as usize;
+        while next < c.comments.len() && c.comments[next].0 <= ip {
+            let _ = writeln!(out, "    ; {}", c.comments[next].1);
+            next += 1;
+        }
+        text.clear();
+        formatter.format(&ins, &mut text);
+        let _ = writeln!(out, "{ip:06x}  {text}");
+    }
+    out
+}

@@ -1,0 +1,221 @@
+//! The native executor: maps a compiled module W^X (written, then flipped to
+//! read+execute; never both) and runs its functions on the interpreter's flat
+//! word heap, so that the final state is observed by the interpreter's own
+//! code ([`interp::observe::observe`]) and compares with `==`.
+//!
+//! Each execution gets its own machine stack (an anonymous mapping with a
+//! PROT_NONE guard page below it) sized for the interpreter's frame limit.
+
+use crate::abi::{trap_kind, NativeCtx, Runtime};
+use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
+use interp::heap::{build_initial_in, validate_inputs, InputError};
+use interp::observe::{observe, FinalState, RawValue};
+use interp::{Behaviour, Config, EnvContext, EnvInfo};
+use ir::{FuncId, InputSpec, Module, Type};
+use memmap2::{Mmap, MmapMut};
+
+/// The result of one native execution.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct NativeExecution {
+    /// What an observer sees (the same type the interpreter returns).
+    pub behaviour: Behaviour,
+    /// Fuel units spent (taken branches and calls).
+    pub fuel_used: u64,
+}
+
+/// A module compiled to machine code and mapped executable.
+pub struct NativeProgram<'m> {
+    module: &'m Module,
+    compiled: Compiled,
+    code: Mmap,
+    env_info: EnvInfo,
+}
+
+/// Bytes of machine stack kept for runtime calls (the environment step and
+/// allocation run on the execution's stack).
+const RUNTIME_STACK: usize = 1 << 20;
+
+type Thunk = unsafe extern "C" fn(*mut NativeCtx, *mut u8) -> u64;
+
+impl<'m> NativeProgram<'m> {
+    /// Compile the verified module `m` and map its code executable.
+    pub fn new(module: &'m Module) -> Result<NativeProgram<'m>, CodegenError> {
+        NativeProgram::with_options(module, CompileOptions::default())
+    }
+
+    /// [`NativeProgram::new`] with compile options (harness mode checks the
+    /// register allocation).
+    pub fn with_options(
+        module: &'m Module,
+        opts: CompileOptions,
+    ) -> Result<NativeProgram<'m>, CodegenError> {
+        let compiled = compile_with(module, opts)?;
+        let mut map = MmapMut::map_anon(compiled.code.len().max(1))
+            .map_err(|e| CodegenError(format!("mapping code: {e}")))?;
+        map[..compiled.code.len()].copy_from_slice(&compiled.code);
+        let code = map
+            .make_exec()
+            .map_err(|e| CodegenError(format!("making code executable: {e}")))?;
+        Ok(NativeProgram {
+            module,
+            compiled,
+            code,
+            env_info: EnvInfo::new(module),
+        })
+    }
+
+    /// The module.
+    pub fn module(&self) -> &'m Module {
+        self.module
+    }
+
+    /// The disassembly with each IR instruction as a comment above its code.
+    pub fn listing(&self) -> String {
+        listing(&self.compiled)
+    }
+
+    /// Run `func` on `inputs` natively, or say why the inputs do not fit it.
+    pub fn try_run(
+        &self,
+        func: FuncId,
+        inputs: &InputSpec,
+        config: &Config,
+    ) -> Result<NativeExecution, InputError> {
+        let m = self.module;
+        let Some(f) = m.funcs.get(func.index()) else {
+            return Err(InputError(format!("no function {func:?}")));
+        };
+        let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
+        validate_inputs(m, &param_types, inputs)?;
+        let layout = &self.env_info.layout;
+        let mut params = Vec::new();
+        let words = Vec::with_capacity(config.heap_words.max(1 + layout.globals.len()));
+        let heap = match build_initial_in(
+            layout,
+            inputs,
+            config.heap_words,
+            words,
+            &mut params,
+            &mut Vec::new(),
+        ) {
+            Ok(h) => h,
+            Err(trap) => {
+                // The inputs alone exceed the heap budget (as the interpreter reports it).
+                let empty = vec![0; 1 + layout.globals.len()];
+                let behaviour = observe(
+                    m,
+                    layout,
+                    &FinalState {
+                        words: &empty,
+                        entry_roots: &[],
+                        returned: None,
+                        escaped: &[],
+                        trace: &[],
+                        trap: Some(trap),
+                    },
+                );
+                return Ok(NativeExecution {
+                    behaviour,
+                    fuel_used: 0,
+                });
+            }
+        };
+        let entry_roots = params
+            .iter()
+            .zip(&param_types)
+            .filter(|(&w, t)| t.is_ref() && w != 0)
+            .map(|(&w, _)| w)
+            .collect();
+        let mut env = EnvContext::new(&self.env_info, entry_roots);
+        let mut rt = Runtime {
+            heap,
+            trace: Vec::new(),
+        };
+        env.heap = rt.heap.words.as_mut_ptr();
+        env.heap_len = rt.heap.words.len();
+        let mut ctx = NativeCtx {
+            saved_rsp: 0,
+            heap: rt.heap.words.as_mut_ptr(),
+            fuel: config.fuel,
+            depth: config.max_depth.saturating_sub(1) as u64,
+            trap: 0,
+            result: 0,
+            target: self.code.as_ptr() as u64 + self.compiled.funcs[func.index()] as u64,
+            args: params.as_ptr(),
+            nargs: params.len() as u64,
+            env: &mut env,
+            rt: &mut rt,
+            pending: 0,
+        };
+        let stack_bytes =
+            config.max_depth * (self.compiled.max_frame + 64) + RUNTIME_STACK + 8 * params.len();
+        let mut stack = Stack::new(stack_bytes)
+            .unwrap_or_else(|e| panic!("cannot map a machine stack of {stack_bytes} bytes: {e}"));
+        // SAFETY: `entry` is the entry thunk of this code, which follows the
+        // C ABI; the context points at live state for the whole call, the
+        // heap's capacity covers its budget (allocation never moves it), and
+        // the stack top is 16-byte aligned with room for every frame.
+        unsafe {
+            let thunk: Thunk = std::mem::transmute(self.code.as_ptr().add(self.compiled.entry));
+            thunk(&mut ctx, stack.top());
+        }
+        let trap = trap_kind(ctx.trap);
+        let returned = match (trap, f.ret) {
+            (None, Some(t)) if t.is_ref() => Some(RawValue::Ref(ctx.result)),
+            (None, Some(_)) => Some(RawValue::Int(ctx.result as i64)),
+            _ => None,
+        };
+        let fuel_used = config.fuel - ctx.fuel;
+        let behaviour = observe(
+            m,
+            layout,
+            &FinalState {
+                words: &rt.heap.words,
+                entry_roots: &env.entry_roots,
+                returned,
+                escaped: &env.escaped,
+                trace: &rt.trace,
+                trap,
+            },
+        );
+        Ok(NativeExecution {
+            behaviour,
+            fuel_used,
+        })
+    }
+
+    /// Run `func` on `inputs`; panics when the inputs do not fit.
+    pub fn run(&self, func: FuncId, inputs: &InputSpec, config: &Config) -> NativeExecution {
+        match self.try_run(func, inputs, config) {
+            Ok(e) => e,
+            Err(e) => panic!("inputs do not fit @{}: {e}", self.module.func(func).name),
+        }
+    }
+}
+
+/// A machine stack: an anonymous read-write mapping whose lowest page is PROT_NONE.
+struct Stack {
+    map: MmapMut,
+}
+
+const PAGE: usize = 4096;
+
+impl Stack {
+    fn new(bytes: usize) -> std::io::Result<Stack> {
+        let len = bytes.div_ceil(PAGE) * PAGE + PAGE;
+        let mut map = MmapMut::map_anon(len)?;
+        // SAFETY: the first page lies inside the mapping we own.
+        let r = unsafe { libc::mprotect(map.as_mut_ptr().cast(), PAGE, libc::PROT_NONE) };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Stack { map })
+    }
+
+    /// The 16-byte-aligned top of the stack.
+    fn top(&mut self) -> *mut u8 {
+        let len = self.map.len();
+        // SAFETY: one past the end of the mapping (the stack grows down).
+        unsafe { self.map.as_mut_ptr().add(len) }
+    }
+}

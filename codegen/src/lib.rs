@@ -1,0 +1,22 @@
+//! The x86-64 backend and the native executor.
+//!
+//! [`NativeProgram::new`] lowers every function of a verified module to
+//! machine code ([`isel`] selects instructions over virtual registers into
+//! [`vcode`], [`regalloc`] runs regalloc2 on them, [`lower`] turns each
+//! allocated function into iced instructions and [`emit`] assembles the
+//! module), maps it W^X, and
+//! [`NativeProgram::try_run`] executes a function on the interpreter's heap
+//! layout, returning the interpreter's [`interp::Behaviour`] type. Generated
+//! code calls the runtime of [`abi`] and the interpreter's environment step
+//! `interp::loadstar_env_step`, so both executions meet the same environment.
+
+pub mod abi;
+pub mod emit;
+pub mod exec;
+pub mod isel;
+pub mod lower;
+pub mod regalloc;
+pub mod vcode;
+
+pub use emit::{compile, compile_with, listing, CodegenError, CompileOptions, Compiled};
+pub use exec::{NativeExecution, NativeProgram};

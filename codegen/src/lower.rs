@@ -1,0 +1,534 @@
+//! Final lowering of one function: its [`VCode`] with the allocator's
+//! registers, spill slots and moves becomes iced instructions.
+//!
+//! Frame: `push rbp; mov rbp, rsp; sub rsp, N`; `[rbp - 8]` saves `rbx`
+//! (the one callee-saved register the allocator hands out), spill slot `k`
+//! is `[rbp - 16 - 8k]`, outgoing arguments are at `[rsp + 8i]`, incoming
+//! ones at `[rbp + 16 + 8i]`. Every runtime call happens with `rsp` 16-byte
+//! aligned.
+
+use crate::abi::{self, OFF_ENV};
+use crate::vcode::{Alu, Cc, Shift, VCode, VInst};
+use iced_x86::code_asm::*;
+use interp::env::VOLATILE;
+use interp::TrapKind;
+use regalloc2::{Allocation, Edit, Inst, InstPosition, Output};
+
+/// Labels shared by every function of a module.
+pub struct ModuleLabels {
+    /// The entry of each function.
+    pub funcs: Vec<CodeLabel>,
+    /// One stub per trap kind (indexed like [`TrapKind::ALL`]).
+    pub traps: Vec<CodeLabel>,
+    /// The stub that raises the trap a runtime function left in `pending`.
+    pub pending: CodeLabel,
+}
+
+impl ModuleLabels {
+    fn trap(&self, t: TrapKind) -> CodeLabel {
+        self.traps[abi::trap_code(t) as usize - 1]
+    }
+}
+
+type R = Result<(), IcedError>;
+
+/// Bind `label` to the next instruction (a zero-size one, so labels never collide).
+pub fn bind(a: &mut CodeAssembler, label: &mut CodeLabel) -> R {
+    a.set_label(label)?;
+    a.zero_bytes()
+}
+
+const GPR64: [AsmRegister64; 16] = [
+    rax, rcx, rdx, rbx, rsp, rbp, rsi, rdi, r8, r9, r10, r11, r12, r13, r14, r15,
+];
+const GPR32: [AsmRegister32; 16] = [
+    eax, ecx, edx, ebx, esp, ebp, esi, edi, r8d, r9d, r10d, r11d, r12d, r13d, r14d, r15d,
+];
+const GPR8: [AsmRegister8; 16] = [
+    al, cl, dl, bl, spl, bpl, sil, dil, r8b, r9b, r10b, r11b, r12b, r13b, r14b, r15b,
+];
+
+fn reg64(a: Allocation) -> AsmRegister64 {
+    GPR64[a
+        .as_reg()
+        .expect("operands are allocated to registers")
+        .hw_enc()]
+}
+
+fn reg8(a: Allocation) -> AsmRegister8 {
+    GPR8[a
+        .as_reg()
+        .expect("operands are allocated to registers")
+        .hw_enc()]
+}
+
+fn spill(slot: usize) -> AsmMemoryOperand {
+    qword_ptr(rbp - (16 + 8 * slot as i32))
+}
+
+/// Emits one allocated function.
+pub struct FuncEmitter<'a> {
+    /// The assembler of the module.
+    pub a: &'a mut CodeAssembler,
+    /// The function's machine instructions.
+    pub code: &'a VCode,
+    /// The allocation.
+    pub out: &'a Output,
+    /// Module-wide labels.
+    pub labels: &'a ModuleLabels,
+    /// Per block, its label (filled by `emit`).
+    pub blocks: Vec<CodeLabel>,
+    /// Per block: `Some(target)` for an edge block that is a bare jump (no
+    /// moves): it emits nothing and branches to it go to `target` directly.
+    pub forward: Vec<Option<u32>>,
+    /// Harness mode: after every call, fill each register the call clobbers
+    /// (and the flags) with pseudo-random values from this seed, so code that
+    /// relies on what the calling convention does not preserve goes wrong.
+    pub chaos: Option<u64>,
+}
+
+impl FuncEmitter<'_> {
+    /// Emit function `fid`, adding listing comments (at assembler instruction
+    /// indices) to `comments`; returns its bound entry label and frame bytes.
+    pub fn emit(
+        &mut self,
+        fid: usize,
+        comments: &mut Vec<(usize, String)>,
+    ) -> Result<(CodeLabel, usize), IcedError> {
+        let mut entry = self.labels.funcs[fid];
+        bind(self.a, &mut entry)?;
+        let bytes = 8 + 8 * self.out.num_spillslots + 8 * self.code.max_out;
+        let size = bytes.div_ceil(16) * 16;
+        self.a.push(rbp)?;
+        self.a.mov(rbp, rsp)?;
+        self.a.sub(rsp, size as i32)?;
+        self.a.mov(qword_ptr(rbp - 8), rbx)?;
+        self.blocks = (0..self.code.blocks.len())
+            .map(|_| self.a.create_label())
+            .collect();
+        let edits = &self.out.edits;
+        let mut edited = vec![false; self.code.insts.len()];
+        for (p, _) in edits {
+            edited[p.inst().index()] = true;
+        }
+        let has_edits = |i: usize| edited[i];
+        self.forward = self
+            .code
+            .blocks
+            .iter()
+            .map(|b| match self.code.insts[b.start].inst {
+                VInst::Jmp {
+                    target,
+                    charge: false,
+                } if b.end - b.start == 1 && !has_edits(b.start) => Some(target),
+                _ => None,
+            })
+            .collect();
+        let mut edit = 0;
+        let mut comment = 0;
+        for (k, b) in self.code.blocks.iter().enumerate() {
+            if self.forward[k].is_some() {
+                continue;
+            }
+            let mut l = self.blocks[k];
+            bind(self.a, &mut l)?;
+            for i in b.start..b.end {
+                while comment < self.code.comments.len() && self.code.comments[comment].0 <= i {
+                    comments.push((
+                        self.a.instructions().len(),
+                        self.code.comments[comment].1.clone(),
+                    ));
+                    comment += 1;
+                }
+                for pos in [InstPosition::Before, InstPosition::After] {
+                    while edit < edits.len()
+                        && edits[edit].0.inst() == Inst::new(i)
+                        && edits[edit].0.pos() == pos
+                    {
+                        let Edit::Move { from, to } = edits[edit].1;
+                        self.mov(from, to)?;
+                        edit += 1;
+                    }
+                    if pos == InstPosition::Before {
+                        self.inst(i, k)?;
+                    }
+                }
+            }
+        }
+        Ok((entry, size + 16))
+    }
+
+    fn mov(&mut self, from: Allocation, to: Allocation) -> R {
+        match (from.as_reg(), to.as_reg()) {
+            (Some(_), Some(_)) => {
+                if from != to {
+                    self.a.mov(reg64(to), reg64(from))?;
+                }
+                Ok(())
+            }
+            (Some(_), None) => self.a.mov(spill(to.index()), reg64(from)),
+            (None, Some(_)) => self.a.mov(reg64(to), spill(from.index())),
+            (None, None) => {
+                // regalloc2 never emits stack-to-stack moves; go through the scratch anyway.
+                self.a.mov(r11, spill(from.index()))?;
+                self.a.mov(spill(to.index()), r11)
+            }
+        }
+    }
+
+    fn trap(&self, t: TrapKind) -> CodeLabel {
+        self.labels.trap(t)
+    }
+
+    fn charge_fuel(&mut self) -> R {
+        self.a.sub(r13, 1)?;
+        let l = self.trap(TrapKind::OutOfFuel);
+        self.a.jb(l)
+    }
+
+    fn null_check(&mut self, r: AsmRegister64) -> R {
+        self.a.test(r, r)?;
+        let l = self.trap(TrapKind::NullDeref);
+        self.a.je(l)
+    }
+
+    fn call_rt(&mut self, addr: u64) -> R {
+        self.a.mov(rax, addr)?;
+        self.a.call(rax)
+    }
+
+    fn check_alloc(&mut self) -> R {
+        self.a.test(rax, rax)?;
+        let l = self.labels.pending;
+        self.a.je(l)
+    }
+
+    fn jcc(&mut self, cc: Cc, l: CodeLabel) -> R {
+        let a = &mut *self.a;
+        match cc {
+            Cc::E => a.je(l),
+            Cc::Ne => a.jne(l),
+            Cc::L => a.jl(l),
+            Cc::Le => a.jle(l),
+            Cc::G => a.jg(l),
+            Cc::Ge => a.jge(l),
+            Cc::B => a.jb(l),
+            Cc::Be => a.jbe(l),
+            Cc::A => a.ja(l),
+            Cc::Ae => a.jae(l),
+        }
+    }
+
+    /// `setcc d8; movzx d, d8`: the full register holds 0 or 1.
+    fn setcc(&mut self, cc: Cc, d: Allocation) -> R {
+        let r = reg8(d);
+        let a = &mut *self.a;
+        match cc {
+            Cc::E => a.sete(r),
+            Cc::Ne => a.setne(r),
+            Cc::L => a.setl(r),
+            Cc::Le => a.setle(r),
+            Cc::G => a.setg(r),
+            Cc::Ge => a.setge(r),
+            Cc::B => a.setb(r),
+            Cc::Be => a.setbe(r),
+            Cc::A => a.seta(r),
+            Cc::Ae => a.setae(r),
+        }?;
+        self.a.movzx(reg64(d), r)
+    }
+
+    /// Where a branch to block `b` goes (past a bare edge block).
+    fn resolve(&self, b: u32) -> u32 {
+        self.forward[b as usize].unwrap_or(b)
+    }
+
+    /// Jump to block `target` unless it is emitted right after block `cur`.
+    fn goto(&mut self, target: u32, cur: usize) -> R {
+        let target = self.resolve(target);
+        let next = (cur + 1..self.forward.len()).find(|&k| self.forward[k].is_none());
+        if next != Some(target as usize) {
+            let l = self.blocks[target as usize];
+            self.a.jmp(l)?;
+        }
+        Ok(())
+    }
+
+    /// A conditional branch on `cc` to `t`, else to `e`.
+    fn branch(&mut self, cc: Cc, t: u32, e: u32, cur: usize) -> R {
+        let lt = self.blocks[self.resolve(t) as usize];
+        self.jcc(cc, lt)?;
+        self.goto(e, cur)
+    }
+
+    fn inst(&mut self, i: usize, cur: usize) -> R {
+        self.inst_only(i, cur)?;
+        let is_call = matches!(
+            self.code.insts[i].inst,
+            VInst::New { .. }
+                | VInst::NewArray { .. }
+                | VInst::Call { .. }
+                | VInst::CallExtern { .. }
+                | VInst::Volatile { .. }
+                | VInst::Escape { .. }
+        );
+        match self.chaos {
+            Some(seed) if is_call => self.scramble(seed, i),
+            _ => Ok(()),
+        }
+    }
+
+    /// Random values in the registers instruction `i` clobbers, random flags.
+    fn scramble(&mut self, seed: u64, i: usize) -> R {
+        let clobbers = self.code.insts[i].clobbers;
+        let mut h = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut next = || {
+            h ^= h >> 33;
+            h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 29;
+            h
+        };
+        for r in crate::isel::regs::CALLER_SAVED {
+            if clobbers.contains(r) {
+                let v = next();
+                self.a.mov(GPR64[r.hw_enc()], v)?;
+            }
+        }
+        let v = next() as u32 as i32;
+        self.a.cmp(r11, v)
+    }
+
+    fn inst_only(&mut self, i: usize, cur: usize) -> R {
+        let allocs = self.out.inst_allocs(Inst::new(i));
+        let r = |k: usize| reg64(allocs[k]);
+        let inst = &self.code.insts[i].inst;
+        match *inst {
+            VInst::Param { idx } => self.a.mov(r(0), qword_ptr(rbp + (16 + 8 * idx as i32))),
+            VInst::Const { imm } => {
+                // `mov r32, imm32` zero-extends the upper half (5-6 bytes);
+                // anything else takes the 10-byte imm64 form.
+                let hw = allocs[0].as_reg().expect("a register").hw_enc();
+                match u32::try_from(imm) {
+                    Ok(c) => self.a.mov(GPR32[hw], c),
+                    Err(_) => self.a.mov(r(0), imm),
+                }
+            }
+            VInst::Alu { op } => {
+                let (d, b) = (r(2), r(1));
+                let a = &mut *self.a;
+                match op {
+                    Alu::Add => a.add(d, b),
+                    Alu::Sub => a.sub(d, b),
+                    Alu::And => a.and(d, b),
+                    Alu::Or => a.or(d, b),
+                    Alu::Xor => a.xor(d, b),
+                    Alu::Mul => a.imul_2(d, b),
+                }
+            }
+            VInst::AluImm { op, imm } => {
+                let d = r(1);
+                let a = &mut *self.a;
+                match op {
+                    Alu::Add => a.add(d, imm),
+                    Alu::Sub => a.sub(d, imm),
+                    Alu::And => a.and(d, imm),
+                    Alu::Or => a.or(d, imm),
+                    Alu::Xor => a.xor(d, imm),
+                    Alu::Mul => a.imul_3(d, d, imm),
+                }
+            }
+            VInst::Shift { op } => {
+                // x86 masks a 64-bit shift count to 6 bits: `b & 63`.
+                let d = r(2);
+                match op {
+                    Shift::Shl => self.a.shl(d, cl),
+                    Shift::Lshr => self.a.shr(d, cl),
+                    Shift::Ashr => self.a.sar(d, cl),
+                }
+            }
+            VInst::ShiftImm { op, n } => {
+                let d = r(1);
+                let n = n as u32;
+                match op {
+                    Shift::Shl => self.a.shl(d, n),
+                    Shift::Lshr => self.a.shr(d, n),
+                    Shift::Ashr => self.a.sar(d, n),
+                }
+            }
+            VInst::Div { rem } => {
+                let b = r(1);
+                self.a.test(b, b)?;
+                let zero = self.trap(TrapKind::DivByZero);
+                self.a.je(zero)?;
+                let mut general = self.a.create_label();
+                let mut done = self.a.create_label();
+                self.a.cmp(b, -1)?;
+                self.a.jne(general)?;
+                // MIN / -1 = MIN (wrapping negate), MIN % -1 = 0: no idiv.
+                if rem {
+                    self.a.mov(rdx, 0i64)?;
+                } else {
+                    self.a.neg(rax)?;
+                }
+                self.a.jmp(done)?;
+                bind(self.a, &mut general)?;
+                self.a.cqo()?;
+                self.a.idiv(b)?;
+                bind(self.a, &mut done)
+            }
+            VInst::Cmp { cc } => {
+                self.a.cmp(r(0), r(1))?;
+                self.setcc(cc, allocs[2])
+            }
+            VInst::CmpImm { cc, imm } => {
+                self.a.cmp(r(0), imm)?;
+                self.setcc(cc, allocs[1])
+            }
+            VInst::Neg => self.a.neg(r(1)),
+            VInst::Not => self.a.not(r(1)),
+            VInst::Move => {
+                if allocs[0] != allocs[1] {
+                    self.a.mov(r(1), r(0))?;
+                }
+                Ok(())
+            }
+            VInst::Select => {
+                self.a.test(r(0), r(0))?;
+                self.a.cmove(r(3), r(2))
+            }
+            VInst::LoadField { disp } => {
+                self.null_check(r(0))?;
+                self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + disp))
+            }
+            VInst::StoreField { disp } => {
+                self.null_check(r(0))?;
+                self.a.mov(qword_ptr(r15 + r(0) * 8 + disp), r(1))
+            }
+            VInst::LoadElem => {
+                self.bounds(r(0), r(1))?;
+                self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
+                self.a.mov(r(2), qword_ptr(r15 + r(3) * 8 + 16))
+            }
+            VInst::StoreElem => {
+                self.bounds(r(0), r(1))?;
+                self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
+                self.a.mov(qword_ptr(r15 + r(3) * 8 + 16), r(2))
+            }
+            VInst::LoadElemConst { c } => {
+                self.const_bounds(r(0), c)?;
+                self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + (16 + 8 * c)))
+            }
+            VInst::StoreElemConst { c } => {
+                self.const_bounds(r(0), c)?;
+                self.a.mov(qword_ptr(r15 + r(0) * 8 + (16 + 8 * c)), r(1))
+            }
+            VInst::ElemOutOfRange => {
+                self.null_check(r(0))?;
+                let l = self.trap(TrapKind::OutOfBounds);
+                self.a.jmp(l)
+            }
+            VInst::Len => {
+                self.null_check(r(0))?;
+                self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + 8))
+            }
+            VInst::LoadGlobal { disp } => self.a.mov(r(0), qword_ptr(r15 + disp)),
+            VInst::StoreGlobal { disp } => self.a.mov(qword_ptr(r15 + disp), r(0)),
+            VInst::StoreArg { i } => self.a.mov(qword_ptr(rsp + 8 * i as i32), r(0)),
+            VInst::New { sid, nfields } => {
+                self.a.mov(rdi, r14)?;
+                self.a.mov(rsi, sid as i64)?;
+                self.a.mov(rdx, nfields as i64)?;
+                self.call_rt(abi::rt_new as *const () as u64)?;
+                self.check_alloc()
+            }
+            VInst::NewArray { header } => {
+                self.a.mov(rdi, r14)?;
+                self.a.mov(rsi, header as i64)?;
+                self.call_rt(abi::rt_newarray as *const () as u64)?;
+                self.check_alloc()
+            }
+            VInst::Call { func } => {
+                self.charge_fuel()?;
+                self.a.sub(r12, 1)?;
+                let l = self.trap(TrapKind::StackOverflow);
+                self.a.jb(l)?;
+                let target = self.labels.funcs[func as usize];
+                self.a.call(target)?;
+                self.a.add(r12, 1)
+            }
+            VInst::CallExtern { ext, nargs } => {
+                self.charge_fuel()?;
+                self.a.mov(rdi, qword_ptr(r14 + OFF_ENV))?;
+                self.a.mov(rsi, ext as i64)?;
+                self.a.mov(rdx, rsp)?;
+                self.a.mov(rcx, nargs as i64)?;
+                self.a.xor(r8d, r8d)?;
+                self.call_rt(interp::loadstar_env_step as *const () as u64)
+            }
+            VInst::Volatile { nargs, mask } => {
+                self.a.mov(rdi, qword_ptr(r14 + OFF_ENV))?;
+                self.a.mov(rsi, VOLATILE as i64)?;
+                self.a.mov(rdx, rsp)?;
+                self.a.mov(rcx, nargs as i64)?;
+                self.a.mov(r8, mask as i64)?;
+                self.call_rt(interp::loadstar_env_step as *const () as u64)
+            }
+            VInst::Escape { is_ref } => {
+                self.a.mov(rdi, r14)?;
+                self.a.mov(rdx, is_ref as i64)?;
+                self.call_rt(abi::rt_escape as *const () as u64)
+            }
+            VInst::Guard => {
+                self.a.test(r(0), r(0))?;
+                let l = self.trap(TrapKind::GuardFailed);
+                self.a.je(l)
+            }
+            VInst::Jmp { target, charge } => {
+                if charge {
+                    self.charge_fuel()?;
+                }
+                self.goto(target, cur)
+            }
+            VInst::Br { t, e } => {
+                self.charge_fuel()?;
+                self.a.test(r(0), r(0))?;
+                self.branch(Cc::Ne, t, e, cur)
+            }
+            VInst::CmpBr { cc, t, e } => {
+                self.charge_fuel()?;
+                self.a.cmp(r(0), r(1))?;
+                self.branch(cc, t, e, cur)
+            }
+            VInst::CmpImmBr { cc, imm, t, e } => {
+                self.charge_fuel()?;
+                self.a.cmp(r(0), imm)?;
+                self.branch(cc, t, e, cur)
+            }
+            VInst::Ret => {
+                self.a.mov(rbx, qword_ptr(rbp - 8))?;
+                self.a.leave()?;
+                self.a.ret()
+            }
+            VInst::Trap { kind } => {
+                let l = self.trap(kind);
+                self.a.jmp(l)
+            }
+        }
+    }
+
+    /// Null check of `base`, then `index < len` (unsigned: a negative index is out).
+    fn bounds(&mut self, base: AsmRegister64, index: AsmRegister64) -> R {
+        self.null_check(base)?;
+        self.a.cmp(index, qword_ptr(r15 + base * 8 + 8))?;
+        let l = self.trap(TrapKind::OutOfBounds);
+        self.a.jae(l)
+    }
+
+    /// Null check of `base`, then `c < len` for a constant `c` in `0..=65536`.
+    fn const_bounds(&mut self, base: AsmRegister64, c: i32) -> R {
+        self.null_check(base)?;
+        self.a.cmp(qword_ptr(r15 + base * 8 + 8), c)?;
+        let l = self.trap(TrapKind::OutOfBounds);
+        self.a.jbe(l)
+    }
+}

@@ -1,0 +1,184 @@
+//! Machine instructions over virtual registers (the output of instruction
+//! selection, the input of register allocation): one [`VInst`] per x86
+//! instruction group, with its regalloc2 operands and clobbers, in blocks
+//! whose parameters are the phis of IR.md (edges of a `br` get blocks of
+//! their own, so no edge is critical and every parallel copy has a place).
+
+use interp::TrapKind;
+use regalloc2::{Operand, PRegSet, VReg};
+
+/// An arithmetic operation of the two-operand x86 form.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Alu {
+    /// `add`
+    Add,
+    /// `sub`
+    Sub,
+    /// `and`
+    And,
+    /// `or`
+    Or,
+    /// `xor`
+    Xor,
+    /// `imul`
+    Mul,
+}
+
+/// A shift.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Shift {
+    /// `shl`
+    Shl,
+    /// `shr`
+    Lshr,
+    /// `sar`
+    Ashr,
+}
+
+/// A condition code.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Cc {
+    /// equal
+    E,
+    /// not equal
+    Ne,
+    /// signed less
+    L,
+    /// signed less or equal
+    Le,
+    /// signed greater
+    G,
+    /// signed greater or equal
+    Ge,
+    /// unsigned below
+    B,
+    /// unsigned below or equal
+    Be,
+    /// unsigned above
+    A,
+    /// unsigned above or equal
+    Ae,
+}
+
+/// A machine instruction (group). Operand order is given per variant; `d` is
+/// the defined register, `t` a temporary.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum VInst {
+    /// `[def d]`: parameter `idx` from the caller's outgoing area.
+    Param { idx: u32 },
+    /// `[def d]`: a constant.
+    Const { imm: i64 },
+    /// `[use a, use b, def d = a]`.
+    Alu { op: Alu },
+    /// `[use a, def d = a]`.
+    AluImm { op: Alu, imm: i32 },
+    /// `[use a, use b = rcx, def d = a]`.
+    Shift { op: Shift },
+    /// `[use a, def d = a]`.
+    ShiftImm { op: Shift, n: u8 },
+    /// `[use a = rax, use b, def d = rax or rdx, ...]`.
+    Div { rem: bool },
+    /// `[use a, use b, def d]`: `cmp; setcc; movzx`.
+    Cmp { cc: Cc },
+    /// `[use a, def d]`.
+    CmpImm { cc: Cc, imm: i32 },
+    /// `[use a, def d = a]`.
+    Neg,
+    /// `[use a, def d = a]`.
+    Not,
+    /// `[use a, def d]`.
+    Move,
+    /// `[use c, use a, use b, def d = a]`.
+    Select,
+    /// `[use base, def d]`.
+    LoadField { disp: i32 },
+    /// `[use base, use v]`.
+    StoreField { disp: i32 },
+    /// `[use base, use index, def d, temp t]`.
+    LoadElem,
+    /// `[use base, def d]`: constant index `c` in `0..=65536`.
+    LoadElemConst { c: i32 },
+    /// `[use base, use index, use v, temp t]`.
+    StoreElem,
+    /// `[use base, use v]`.
+    StoreElemConst { c: i32 },
+    /// `[use base]`: a constant index that is always out of bounds.
+    ElemOutOfRange,
+    /// `[use a, def d]`.
+    Len,
+    /// `[def d]`.
+    LoadGlobal { disp: i32 },
+    /// `[use v]`.
+    StoreGlobal { disp: i32 },
+    /// `[use v]`: outgoing argument `i` at `[rsp + 8*i]`.
+    StoreArg { i: u32 },
+    /// `[def d = rax]`: runtime `new`.
+    New { sid: u32, nfields: u32 },
+    /// `[use len = rdx, def d = rax]`: runtime `newarray`.
+    NewArray { header: u64 },
+    /// `[def d = rax]?`: call a module function (arguments stored before).
+    Call { func: u32 },
+    /// `[def d = rax]?`: an environment step for an extern.
+    CallExtern { ext: u32, nargs: u32 },
+    /// An environment step before a volatile access.
+    Volatile { nargs: u32, mask: u64 },
+    /// `[use v = rsi]`.
+    Escape { is_ref: bool },
+    /// `[use c]`.
+    Guard,
+    /// Jump to a block passing arguments; `charge` takes one unit of fuel.
+    Jmp { target: u32, charge: bool },
+    /// `[use c]`: charge fuel, branch on `c != 0`.
+    Br { t: u32, e: u32 },
+    /// `[use a, use b]`: charge fuel, `cmp a, b`, branch on `cc`.
+    CmpBr { cc: Cc, t: u32, e: u32 },
+    /// `[use a]`: charge fuel, `cmp a, imm`, branch on `cc`.
+    CmpImmBr { cc: Cc, imm: i32, t: u32, e: u32 },
+    /// `[use v = rax]?`: return.
+    Ret,
+    /// Raise a trap (the `unreachable` terminator).
+    Trap { kind: TrapKind },
+}
+
+/// One instruction with its operands.
+#[derive(Clone, Debug)]
+pub struct InstData {
+    /// What it does.
+    pub inst: VInst,
+    /// Its regalloc2 operands.
+    pub operands: Vec<Operand>,
+    /// Registers it clobbers.
+    pub clobbers: PRegSet,
+    /// Block arguments (for `Jmp`).
+    pub args: Vec<VReg>,
+}
+
+/// A block of machine instructions.
+#[derive(Clone, Debug, Default)]
+pub struct VBlock {
+    /// First instruction (index into [`VCode::insts`]).
+    pub start: usize,
+    /// One past the last instruction.
+    pub end: usize,
+    /// Its parameters (the IR block's phis).
+    pub params: Vec<VReg>,
+    /// Successors.
+    pub succs: Vec<regalloc2::Block>,
+    /// Predecessors.
+    pub preds: Vec<regalloc2::Block>,
+}
+
+/// A function in machine instructions.
+#[derive(Clone, Debug, Default)]
+pub struct VCode {
+    /// Every instruction, block by block.
+    pub insts: Vec<InstData>,
+    /// The blocks in emission order (block 0 is the entry).
+    pub blocks: Vec<VBlock>,
+    /// The number of virtual registers.
+    pub num_vregs: usize,
+    /// Words of outgoing arguments the function needs.
+    pub max_out: usize,
+    /// Listing comments: before instruction index, the text.
+    pub comments: Vec<(usize, String)>,
+}
