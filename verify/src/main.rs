@@ -109,6 +109,25 @@ enum Command {
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
     },
+    /// SMT translation validation: prove each function equivalent to its
+    /// optimized version, or find an input (replayed in the interpreter) that
+    /// tells them apart.
+    Verify {
+        /// The IR module (the original).
+        file: String,
+        /// Passes to validate (comma-separated); not with `--against`.
+        #[arg(long)]
+        passes: Option<String>,
+        /// Check against the functions of the same name in this module instead.
+        #[arg(long)]
+        against: Option<String>,
+        /// Loop iterations (taken back edges) per function body.
+        #[arg(long, default_value_t = 4)]
+        unroll: usize,
+        /// Solver time per function, in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u32,
+    },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
     #[cfg(feature = "bug-zoo")]
@@ -271,6 +290,41 @@ fn repro_command(artifact: &str, target: &str, out: Option<&str>, seconds: f64) 
     }
 }
 
+/// `loadstar verify`: one line per function; exit 1 on a counterexample.
+fn verify_command(
+    file: &str,
+    passes: Option<&str>,
+    against: Option<&str>,
+    unroll: usize,
+    timeout_ms: u32,
+) -> ExitCode {
+    use verify::commands::smt_verify::{render, verify_against, verify_passes};
+    let opts = smt::Options {
+        unroll,
+        timeout_ms,
+        ..smt::Options::default()
+    };
+    let reports = match (passes, against) {
+        (Some(list), None) => verify_passes(file, list, &opts),
+        (None, Some(other)) => verify_against(file, other, &opts),
+        _ => {
+            eprintln!("error: verify wants exactly one of --passes LIST and --against OPT.ir");
+            return ExitCode::from(2);
+        }
+    };
+    match reports {
+        Ok(r) => {
+            let (text, status) = render(&r);
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            ExitCode::from(status)
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
 fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
     match run_checking_effects(opts) {
@@ -360,6 +414,21 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             opt(&file, &passes, emit, seed)
+        }
+        Command::Verify {
+            file,
+            passes,
+            against,
+            unroll,
+            timeout_ms,
+        } => {
+            return verify_command(
+                &file,
+                passes.as_deref(),
+                against.as_deref(),
+                unroll,
+                timeout_ms,
+            )
         }
         #[cfg(feature = "bug-zoo")]
         Command::Zoo {
