@@ -113,6 +113,8 @@ fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Optio
         Ok(s) => s,
         Err(e) => return Verdict::Unsupported(e),
     };
+    sh.assumptions
+        .extend(crate::env::pair_steps(&a.steps, &b.steps));
     let parts = differences(&sh, &a, &b, fa.ret.is_some());
     let conds: Vec<Bool> = parts.iter().map(|(_, c)| c.clone()).collect();
     let differ = Bool::or(&conds);

@@ -6,9 +6,9 @@
 //! excluded from the query. Traps end an execution with their kind and the
 //! state before the trapping instruction.
 
-use crate::env::{env_step, StepSpec};
+use crate::env::{env_step, StepRecord, StepSpec};
 use crate::shared::{bv, is_fresh, Shared, FRESH_BIT, MAX_LEN};
-use crate::state::{State, STEP_COLUMNS};
+use crate::state::{Alloc, State, STEP_COLUMNS};
 use crate::unroll::Unrolling;
 use ir::{
     Addr, BinOp, Block, Callee, FuncId, Function, InstKind, Module, Type, UnOp, Value, ValueDef,
@@ -64,6 +64,8 @@ pub struct Summary {
     pub sink: Bool,
     /// Whether some bound applied (loops or calls deep enough to be cut).
     pub bounded: bool,
+    /// The environment steps, for pairing with the other side's.
+    pub steps: Vec<StepRecord>,
 }
 
 /// A frame's result: the condition of returning, the state, the returned value.
@@ -78,6 +80,7 @@ pub struct Encoder<'a> {
     sink: Vec<Bool>,
     bounded: bool,
     unrollings: FxHashMap<FuncId, std::rc::Rc<Unrolling>>,
+    steps: Vec<StepRecord>,
 }
 
 impl<'a> Encoder<'a> {
@@ -91,6 +94,7 @@ impl<'a> Encoder<'a> {
             sink: Vec::new(),
             bounded: false,
             unrollings: FxHashMap::default(),
+            steps: Vec::new(),
         }
     }
 
@@ -123,6 +127,7 @@ impl<'a> Encoder<'a> {
                 state: State::initial(self.sh),
                 sink,
                 bounded: true,
+                steps: self.steps,
             });
         };
         let mut code = BV::from_u64(last.code, 64);
@@ -139,6 +144,7 @@ impl<'a> Encoder<'a> {
             state,
             sink,
             bounded: self.bounded,
+            steps: self.steps,
         })
     }
 
@@ -362,6 +368,7 @@ impl<'a> Encoder<'a> {
                 for fld in &mut st.heap.fields[s.index()] {
                     *fld = fld.store(&id, &bv(0));
                 }
+                st.allocated.push((id.clone(), Alloc::Struct(s.index())));
                 Some(id)
             }
             InstKind::NewArray { elem, len } => {
@@ -373,6 +380,7 @@ impl<'a> Encoder<'a> {
                 st.heap.lens[ei] = st.heap.lens[ei].store(&id, &n);
                 let zeros = Array::const_array(&crate::shared::word(), &bv(0));
                 st.heap.elems[ei] = st.heap.elems[ei].store(&id, &zeros);
+                st.allocated.push((id.clone(), Alloc::Array(ei)));
                 Some(id)
             }
             InstKind::Load { addr, volatile } => {
@@ -493,7 +501,7 @@ impl<'a> Encoder<'a> {
                 STEP_COLUMNS - 1
             ));
         }
-        Ok(env_step(self.sh, &spec, pc, st))
+        Ok(env_step(self.sh, &spec, pc, st, &mut self.steps))
     }
 
     fn volatile_args(

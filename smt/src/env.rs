@@ -7,11 +7,12 @@
 //! a step); every step is logged (name and arguments), and the two logs are
 //! compared, so a different sequence of steps is a difference.
 
+use crate::encode::{select, select_arr};
 use crate::shared::{bv, is_fresh, word, Shared};
+use crate::state::Alloc;
 use crate::state::{word_array, State};
 use ir::{EffectLoc, ExternId, Module, Type};
-use z3::ast::{lambda_const, Array, Ast, Bool, Dynamic, BV};
-use z3::Sort;
+use z3::ast::{Array, Ast, Bool, BV};
 
 /// A heap leaf the environment may read or write.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -94,125 +95,213 @@ fn all_leaves(sh: &Shared) -> Vec<Leaf> {
     out
 }
 
-fn leaf_name(sh: &Shared, l: Leaf) -> String {
-    match l {
-        Leaf::Field(s, f) => format!("f{s}.{f}"),
-        Leaf::Elems(t) => format!("e{}", sh.elem_index(t).unwrap_or(usize::MAX)),
-        Leaf::Global(g) => format!("g{g}"),
-    }
-}
-
 /// `fresh(x) && !exposed[x]`: an object the environment cannot see.
 fn hidden(x: &BV, st: &State) -> Bool {
     let exp = st.heap.exposed.select(x).as_bool().expect("bool array");
     Bool::and(&[is_fresh(x), exp.not()])
 }
 
-/// The leaf's current contents as the environment sees them (hidden objects
-/// read as zero), and its sort.
-fn visible(sh: &Shared, l: Leaf, st: &State) -> Option<(Dynamic, Sort)> {
-    let x = BV::new_const("lam!x", 64);
-    let h = hidden(&x, st);
+/// The leaf's current contents as the environment sees them: every object the
+/// function allocated and keeps hidden reads as it did in the initial heap (so
+/// both sides agree on it whatever each did to it).
+fn visible(sh: &Shared, l: Leaf, st: &State) -> Option<Slot> {
     match l {
         Leaf::Field(s, f) => {
-            let arr = st.heap.fields.get(s)?.get(f)?;
-            let body = h.ite(&bv(0), &arr.select(&x).as_bv()?);
-            Some((
-                Dynamic::from_ast(&lambda_const(&[&x], &Dynamic::from_ast(&body))),
-                word_array(),
-            ))
+            let mut arr = st.heap.fields.get(s)?.get(f)?.clone();
+            let init = &sh.fields0[s][f];
+            for (id, a) in &st.allocated {
+                if *a == Alloc::Struct(s) {
+                    let keep = hidden(id, st).ite(&select(init, id), &select(&arr, id));
+                    arr = arr.store(id, &keep);
+                }
+            }
+            Some(Slot::Words(arr))
         }
         Leaf::Elems(t) => {
             let ei = sh.elem_index(t)?;
-            let zeros = Array::const_array(&word(), &bv(0));
-            let body = h.ite(&zeros, &st.heap.elems[ei].select(&x).as_array()?);
-            let sort = Sort::array(&word(), &word_array());
-            Some((
-                Dynamic::from_ast(&lambda_const(&[&x], &Dynamic::from_ast(&body))),
-                sort,
-            ))
+            let mut arr = st.heap.elems[ei].clone();
+            let init = &sh.elems0[ei];
+            for (id, a) in &st.allocated {
+                if *a == Alloc::Array(ei) {
+                    let keep = hidden(id, st).ite(&select_arr(init, id), &select_arr(&arr, id));
+                    arr = arr.store(id, &keep);
+                }
+            }
+            Some(Slot::Rows(arr))
         }
-        Leaf::Global(g) => Some((Dynamic::from_ast(st.heap.globals.get(g)?), word())),
+        Leaf::Global(g) => Some(Slot::Word(st.heap.globals.get(g)?.clone())),
     }
 }
 
+/// The contents of a leaf: a global's word, a field's array, or the element rows.
+#[derive(Clone)]
+pub enum Slot {
+    /// A global.
+    Word(BV),
+    /// A field leaf: identity → word.
+    Words(Array),
+    /// An element leaf: identity → (index → word).
+    Rows(Array),
+}
+
+impl Slot {
+    /// "The two differ somewhere", with a free witness for arrays.
+    pub fn differs(&self, other: &Slot) -> Bool {
+        match (self, other) {
+            (Slot::Word(a), Slot::Word(b)) => a.eq(b).not(),
+            (Slot::Words(a), Slot::Words(b)) => {
+                let w = BV::fresh_const("w!env", 64);
+                select(a, &w).eq(select(b, &w)).not()
+            }
+            (Slot::Rows(a), Slot::Rows(b)) => {
+                let (w, i) = (BV::fresh_const("w!env", 64), BV::fresh_const("w!envi", 64));
+                select(&select_arr(a, &w), &i)
+                    .eq(select(&select_arr(b, &w), &i))
+                    .not()
+            }
+            _ => Bool::from_bool(true),
+        }
+    }
+
+    /// "The two are equal" (for outputs, which are constants).
+    pub fn same(&self, other: &Slot) -> Bool {
+        match (self, other) {
+            (Slot::Word(a), Slot::Word(b)) => a.eq(b),
+            (Slot::Words(a), Slot::Words(b)) | (Slot::Rows(a), Slot::Rows(b)) => a.eq(b),
+            _ => Bool::from_bool(false),
+        }
+    }
+}
+
+/// One environment step as encoded on one side: what went in and what came out.
+/// The steps of the two sides are paired after encoding (see [`pair_steps`]).
+pub struct StepRecord {
+    /// The step's name (`ext.NAME` or `vol`).
+    pub name: String,
+    /// The step number.
+    pub k: BV,
+    /// The arguments, padded with zeros.
+    pub args: Vec<BV>,
+    /// The leaves it reads, as it sees them.
+    pub inputs: Vec<Slot>,
+    /// Its result and the new contents of the leaves it writes (fresh constants).
+    pub outputs: Vec<Slot>,
+}
+
+/// The environment is deterministic: a step of the original and a step of the
+/// optimized function with the same number, name, arguments and visible heap
+/// have the same result and the same effect. "Same visible heap" is a universal
+/// statement on the left of an implication, so each gets a free witness and the
+/// constraint stays quantifier-free.
+pub fn pair_steps(a: &[StepRecord], b: &[StepRecord]) -> Vec<Bool> {
+    let mut out = Vec::new();
+    for x in a {
+        for y in b.iter().filter(|y| y.name == x.name) {
+            if let (Some(i), Some(j)) = (x.k.as_u64(), y.k.as_u64()) {
+                if i != j {
+                    continue; // different step numbers: nothing to pair
+                }
+            }
+            let mut differ = vec![x.k.eq(&y.k).not()];
+            differ.extend(x.args.iter().zip(&y.args).map(|(p, q)| p.eq(q).not()));
+            differ.extend(x.inputs.iter().zip(&y.inputs).map(|(p, q)| p.differs(q)));
+            let same: Vec<Bool> = x
+                .outputs
+                .iter()
+                .zip(&y.outputs)
+                .map(|(p, q)| p.same(q))
+                .collect();
+            differ.push(Bool::and(&same));
+            out.push(Bool::or(&differ));
+        }
+    }
+    out
+}
+
 /// Take one environment step from `st` under path condition `pc`: log it,
-/// apply its heap effect, and return its result (if it has one).
-pub fn env_step(sh: &mut Shared, spec: &StepSpec, pc: &Bool, st: &mut State) -> Option<BV> {
+/// apply its heap effect, and return its result (if it has one). The step is
+/// recorded in `records` for the pairing.
+pub fn env_step(
+    sh: &mut Shared,
+    spec: &StepSpec,
+    pc: &Bool,
+    st: &mut State,
+    records: &mut Vec<StepRecord>,
+) -> Option<BV> {
     let k = st.steps.clone();
     let name_id = name_hash(&spec.name);
     st.step_log[0] = st.step_log[0].store(&k, &BV::from_u64(name_id, 64));
     for (j, a) in spec.args.iter().enumerate() {
         st.step_log[j + 1] = st.step_log[j + 1].store(&k, a);
     }
-    st.steps = st.steps.bvadd(bv(1));
+    st.steps = st.steps.bvadd(bv(1)).simplify();
     let all = all_leaves(sh);
     let reads = spec.reads.clone().unwrap_or_else(|| all.clone());
     let writes = spec.writes.clone().unwrap_or(all);
-    let mut dom_terms: Vec<Dynamic> = vec![Dynamic::from_ast(&k)];
-    let mut dom_sorts: Vec<Sort> = vec![word()];
-    for j in 0..4 {
-        let a = spec.args.get(j).cloned().unwrap_or_else(|| bv(0));
-        dom_terms.push(Dynamic::from_ast(&a));
-        dom_sorts.push(word());
-    }
-    let mut sig = String::new();
-    for l in &reads {
-        if let Some((t, s)) = visible(sh, *l, st) {
-            dom_terms.push(t);
-            dom_sorts.push(s);
-            sig.push_str(&leaf_name(sh, *l));
-            sig.push(',');
-        }
-    }
-    let dargs: Vec<&dyn Ast> = dom_terms.iter().map(|d| d as &dyn Ast).collect();
+    let args: Vec<BV> = (0..4)
+        .map(|j| spec.args.get(j).cloned().unwrap_or_else(|| bv(0)))
+        .collect();
+    let inputs: Vec<Slot> = reads.iter().filter_map(|l| visible(sh, *l, st)).collect();
+    let mut outputs = Vec::new();
     let result = spec.ret.map(|ty| {
-        let f = sh.env_func(&format!("{}.ret({sig})", spec.name), &dom_sorts, &word());
-        let r = f.apply(&dargs).as_bv().expect("word result");
+        let r = BV::fresh_const(&format!("{}.ret", spec.name), 64);
         if ty.is_ref() {
             let ok = Bool::or(&[r.eq(bv(0)), hidden(&r, st).not()]);
             sh.assumptions.push(pc.implies(&ok));
         }
+        outputs.push(Slot::Word(r.clone()));
         r
     });
+    // The new contents: the environment's, except on hidden objects, which keep theirs.
     let old = st.clone();
     for l in &writes {
-        let name = format!("{}.w{}({sig})", spec.name, leaf_name(sh, *l));
         match *l {
             Leaf::Field(s, fi) => {
                 let Some(cur) = old.heap.fields.get(s).and_then(|v| v.get(fi)) else {
                     continue;
                 };
-                let new = sh.env_func(&name, &dom_sorts, &word_array()).apply(&dargs);
-                let new = new.as_array().expect("array");
-                let x = BV::new_const("lam!x", 64);
-                let body = hidden(&x, &old).ite(
-                    &cur.select(&x).as_bv().expect("word"),
-                    &new.select(&x).as_bv().expect("word"),
-                );
-                st.heap.fields[s][fi] = lambda_const(&[&x], &Dynamic::from_ast(&body));
+                let new = Array::fresh_const("env.w", &word(), &word());
+                outputs.push(Slot::Words(new.clone()));
+                let mut arr = new;
+                for (id, a) in &old.allocated {
+                    if *a == Alloc::Struct(s) {
+                        let keep = hidden(id, &old).ite(&select(cur, id), &select(&arr, id));
+                        arr = arr.store(id, &keep);
+                    }
+                }
+                st.heap.fields[s][fi] = arr;
             }
             Leaf::Elems(t) => {
                 let Some(ei) = sh.elem_index(t) else { continue };
-                let sort = Sort::array(&word(), &word_array());
-                let new = sh.env_func(&name, &dom_sorts, &sort).apply(&dargs);
-                let new = new.as_array().expect("array");
-                let x = BV::new_const("lam!x", 64);
+                let new = Array::fresh_const("env.e", &word(), &word_array());
+                outputs.push(Slot::Rows(new.clone()));
+                let mut arr = new;
                 let cur = &old.heap.elems[ei];
-                let body = hidden(&x, &old).ite(
-                    &cur.select(&x).as_array().expect("row"),
-                    &new.select(&x).as_array().expect("row"),
-                );
-                st.heap.elems[ei] = lambda_const(&[&x], &Dynamic::from_ast(&body));
+                for (id, a) in &old.allocated {
+                    if *a == Alloc::Array(ei) {
+                        let keep =
+                            hidden(id, &old).ite(&select_arr(cur, id), &select_arr(&arr, id));
+                        arr = arr.store(id, &keep);
+                    }
+                }
+                st.heap.elems[ei] = arr;
             }
             Leaf::Global(g) => {
                 if g < st.heap.globals.len() {
-                    let new = sh.env_func(&name, &dom_sorts, &word()).apply(&dargs);
-                    st.heap.globals[g] = new.as_bv().expect("word");
+                    let new = BV::fresh_const("env.g", 64);
+                    outputs.push(Slot::Word(new.clone()));
+                    st.heap.globals[g] = new;
                 }
             }
         }
     }
+    records.push(StepRecord {
+        name: spec.name.clone(),
+        k,
+        args,
+        inputs,
+        outputs,
+    });
     result
 }
 

@@ -42,6 +42,17 @@ pub struct State {
     pub steps: BV,
     /// Step log: one array per column (name id, arguments), step number → word.
     pub step_log: Vec<Array>,
+    /// The identities allocated so far on some path here (constants), with what they are.
+    pub allocated: Vec<(BV, Alloc)>,
+}
+
+/// What an allocated identity is: an object of a struct, or an array of an element slot.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Alloc {
+    /// `new T`.
+    Struct(usize),
+    /// `newarray E, n`, by the index of E in [`Shared::elem_types`].
+    Array(usize),
 }
 
 impl State {
@@ -64,6 +75,7 @@ impl State {
             step_log: (0..STEP_COLUMNS)
                 .map(|_| Array::const_array(&w, &zero))
                 .collect(),
+            allocated: Vec::new(),
         }
     }
 
@@ -94,6 +106,7 @@ impl State {
             trace: ite(c, &a.trace, &b.trace),
             steps: ite(c, &a.steps, &b.steps),
             step_log: zip_ite(c, &a.step_log, &b.step_log),
+            allocated: union(&a.allocated, &b.allocated),
         }
     }
 
@@ -111,6 +124,17 @@ pub fn ite<T: Ast + Clone>(c: &Bool, a: &T, b: &T) -> T {
     } else {
         c.ite(a, b)
     }
+}
+
+/// Both lists of allocations, each identity once.
+fn union(a: &[(BV, Alloc)], b: &[(BV, Alloc)]) -> Vec<(BV, Alloc)> {
+    let mut out = a.to_vec();
+    for x in b {
+        if !out.iter().any(|y| y.0.get_z3_ast() == x.0.get_z3_ast()) {
+            out.push(x.clone());
+        }
+    }
+    out
 }
 
 fn zip_ite<T: Ast + Clone>(c: &Bool, a: &[T], b: &[T]) -> Vec<T> {

@@ -10,4 +10,5 @@ pub mod inputs;
 pub mod load;
 pub mod oracle;
 pub mod reduce;
+pub mod smt_tests;
 pub mod sweep;
