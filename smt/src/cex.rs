@@ -17,7 +17,10 @@ pub fn extract(model: &Model, sh: &Shared, m: &Module, f: &Function) -> InputSpe
         objects: Vec::new(),
         ids: FxHashMap::default(),
         todo: Vec::new(),
+        read: Default::default(),
     };
+    let read = sh.len_reads.iter().map(|(e, t)| (*e, b.eval(t))).collect();
+    b.read = read;
     let params = f
         .params
         .iter()
@@ -49,6 +52,7 @@ struct Builder<'a> {
     objects: Vec<InputObject>,
     ids: FxHashMap<(Type, u64), usize>,
     todo: Vec<(usize, Type, u64)>,
+    read: rustc_hash::FxHashSet<(usize, u64)>,
 }
 
 impl Builder<'_> {
@@ -107,7 +111,11 @@ impl Builder<'_> {
         let Some(ei) = self.sh.elem_index(e) else {
             return;
         };
-        let len = (self.eval(&select(&self.sh.lens0[ei], &idt)) as i64).clamp(0, MAX_LEN);
+        let len = if self.read.contains(&(ei, id)) {
+            (self.eval(&select(&self.sh.lens0[ei], &idt)) as i64).clamp(0, MAX_LEN)
+        } else {
+            0
+        };
         let row = select_arr(&self.sh.elems0[ei], &idt);
         let elems = (0..len)
             .map(|i| self.value(e, &select(&row, &BV::from_i64(i, 64))))

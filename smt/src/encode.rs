@@ -536,18 +536,23 @@ impl<'a> Encoder<'a> {
         mut pc: Bool,
         st: &mut State,
     ) -> Result<(Bool, BV), String> {
-        Ok(match addr {
-            Addr::Global(g) => (pc, st.heap.globals[g.index()].clone()),
+        let (pc, r, is_ref) = match addr {
+            Addr::Global(g) => (
+                pc,
+                st.heap.globals[g.index()].clone(),
+                self.m.globals[g.index()].ty.is_ref(),
+            ),
             Addr::Field { base, field } => {
                 let o = val(f, st, *base)?;
                 pc = self.trap(&pc, o.eq(bv(0)), NULL_DEREF, st);
                 let arr = &st.heap.fields[field.ty.index()][field.index as usize];
                 let r = select(arr, &o);
-                if self.m.field(*field).ty.is_ref() {
+                let is_ref = self.m.field(*field).ty.is_ref();
+                if is_ref {
                     let init = select(&self.sh.fields0[field.ty.index()][field.index as usize], &o);
                     self.sh.assumptions.push(is_fresh(&init).not());
                 }
-                (pc, r)
+                (pc, r, is_ref)
             }
             Addr::Elem { base, index } => {
                 let a = val(f, st, *base)?;
@@ -559,13 +564,25 @@ impl<'a> Encoder<'a> {
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
                 let r = select(&select_arr(&st.heap.elems[ei], &a), &i);
-                if self.sh.elem_types[ei].is_ref() {
+                let is_ref = self.sh.elem_types[ei].is_ref();
+                if is_ref {
                     let init = select(&select_arr(&self.sh.elems0[ei], &a), &i);
                     self.sh.assumptions.push(is_fresh(&init).not());
                 }
-                (pc, r)
+                (pc, r, is_ref)
             }
-        })
+        };
+        if is_ref {
+            // Every reference in the heap is null, initial or exposed: the
+            // function exposes whatever it stores, the initial heap holds
+            // initial objects, and the environment writes only what it reaches.
+            let ok = Bool::or(&[
+                r.eq(bv(0)),
+                crate::env::hidden_in(&r, &st.heap.exposed).not(),
+            ]);
+            self.sh.assumptions.push(pc.implies(&ok));
+        }
+        Ok((pc, r))
     }
 
     fn store(
@@ -610,6 +627,7 @@ impl<'a> Encoder<'a> {
             .assumptions
             .push(Bool::and(&[init.bvsge(bv(0)), init.bvsle(bv(MAX_LEN))]));
         self.sh.preferences.push(init.bvsle(bv(4)));
+        self.sh.len_reads.push((ei, a.clone()));
         select(&st.heap.lens[ei], a)
     }
 

@@ -97,67 +97,55 @@ fn all_leaves(sh: &Shared) -> Vec<Leaf> {
 
 /// `fresh(x) && !exposed[x]`: an object the environment cannot see.
 fn hidden(x: &BV, st: &State) -> Bool {
-    let exp = st.heap.exposed.select(x).as_bool().expect("bool array");
-    Bool::and(&[is_fresh(x), exp.not()])
+    hidden_in(x, &st.heap.exposed)
 }
 
-/// The leaf's current contents as the environment sees them: every object the
-/// function allocated and keeps hidden reads as it did in the initial heap (so
-/// both sides agree on it whatever each did to it).
+/// The leaf's current contents and which objects are exposed: the environment
+/// sees every slot except those of objects the function allocated and keeps
+/// hidden (those read as 0 on both sides, whatever each did to them).
 fn visible(sh: &Shared, l: Leaf, st: &State) -> Option<Slot> {
+    let exp = st.heap.exposed.clone();
     match l {
-        Leaf::Field(s, f) => {
-            let mut arr = st.heap.fields.get(s)?.get(f)?.clone();
-            let init = &sh.fields0[s][f];
-            for (id, a) in &st.allocated {
-                if *a == Alloc::Struct(s) {
-                    let keep = hidden(id, st).ite(&select(init, id), &select(&arr, id));
-                    arr = arr.store(id, &keep);
-                }
-            }
-            Some(Slot::Words(arr))
-        }
-        Leaf::Elems(t) => {
-            let ei = sh.elem_index(t)?;
-            let mut arr = st.heap.elems[ei].clone();
-            let init = &sh.elems0[ei];
-            for (id, a) in &st.allocated {
-                if *a == Alloc::Array(ei) {
-                    let keep = hidden(id, st).ite(&select_arr(init, id), &select_arr(&arr, id));
-                    arr = arr.store(id, &keep);
-                }
-            }
-            Some(Slot::Rows(arr))
-        }
+        Leaf::Field(s, f) => Some(Slot::Words(st.heap.fields.get(s)?.get(f)?.clone(), exp)),
+        Leaf::Elems(t) => Some(Slot::Rows(st.heap.elems[sh.elem_index(t)?].clone(), exp)),
         Leaf::Global(g) => Some(Slot::Word(st.heap.globals.get(g)?.clone())),
     }
 }
 
-/// The contents of a leaf: a global's word, a field's array, or the element rows.
+/// The contents of a leaf: a global's word, a field's array, or the element
+/// rows (with the exposed-objects array that says which slots are visible).
 #[derive(Clone)]
 pub enum Slot {
     /// A global.
     Word(BV),
     /// A field leaf: identity → word.
-    Words(Array),
+    Words(Array, Array),
     /// An element leaf: identity → (index → word).
-    Rows(Array),
+    Rows(Array, Array),
+}
+
+/// `fresh(x) && !exposed[x]`.
+pub fn hidden_in(x: &BV, exposed: &Array) -> Bool {
+    let e = exposed.select(x).as_bool().expect("bool array");
+    Bool::and(&[is_fresh(x), e.not()])
 }
 
 impl Slot {
-    /// "The two differ somewhere", with a free witness for arrays.
+    /// "The two differ somewhere the environment can see", with a free witness for arrays.
     pub fn differs(&self, other: &Slot) -> Bool {
         match (self, other) {
             (Slot::Word(a), Slot::Word(b)) => a.eq(b).not(),
-            (Slot::Words(a), Slot::Words(b)) => {
+            (Slot::Words(a, ea), Slot::Words(b, eb)) => {
                 let w = BV::fresh_const("w!env", 64);
-                select(a, &w).eq(select(b, &w)).not()
+                let va = hidden_in(&w, ea).ite(&bv(0), &select(a, &w));
+                let vb = hidden_in(&w, eb).ite(&bv(0), &select(b, &w));
+                va.eq(vb).not()
             }
-            (Slot::Rows(a), Slot::Rows(b)) => {
+            (Slot::Rows(a, ea), Slot::Rows(b, eb)) => {
                 let (w, i) = (BV::fresh_const("w!env", 64), BV::fresh_const("w!envi", 64));
-                select(&select_arr(a, &w), &i)
-                    .eq(select(&select_arr(b, &w), &i))
-                    .not()
+                let va = hidden_in(&w, ea).ite(&bv(0), &select(&select_arr(a, &w), &i));
+                let vb = hidden_in(&w, eb).ite(&bv(0), &select(&select_arr(b, &w), &i));
+                va.eq(vb).not()
             }
             _ => Bool::from_bool(true),
         }
@@ -167,7 +155,9 @@ impl Slot {
     pub fn same(&self, other: &Slot) -> Bool {
         match (self, other) {
             (Slot::Word(a), Slot::Word(b)) => a.eq(b),
-            (Slot::Words(a), Slot::Words(b)) | (Slot::Rows(a), Slot::Rows(b)) => a.eq(b),
+            (Slot::Words(a, _), Slot::Words(b, _)) | (Slot::Rows(a, _), Slot::Rows(b, _)) => {
+                a.eq(b)
+            }
             _ => Bool::from_bool(false),
         }
     }
@@ -261,7 +251,7 @@ pub fn env_step(
                     continue;
                 };
                 let new = Array::fresh_const("env.w", &word(), &word());
-                outputs.push(Slot::Words(new.clone()));
+                outputs.push(Slot::Words(new.clone(), old.heap.exposed.clone()));
                 let mut arr = new;
                 for (id, a) in &old.allocated {
                     if *a == Alloc::Struct(s) {
@@ -274,7 +264,7 @@ pub fn env_step(
             Leaf::Elems(t) => {
                 let Some(ei) = sh.elem_index(t) else { continue };
                 let new = Array::fresh_const("env.e", &word(), &word_array());
-                outputs.push(Slot::Rows(new.clone()));
+                outputs.push(Slot::Rows(new.clone(), old.heap.exposed.clone()));
                 let mut arr = new;
                 let cur = &old.heap.elems[ei];
                 for (id, a) in &old.allocated {

@@ -47,6 +47,9 @@ pub struct Shared {
     pub assumptions: Vec<Bool>,
     /// Facts tried first when looking for a counterexample (small arrays), dropped if unsat.
     pub preferences: Vec<Bool>,
+    /// Every array identity whose length the functions read (a counterexample
+    /// gives the other arrays length 0: nothing depends on them).
+    pub len_reads: Vec<(usize, BV)>,
 }
 
 impl Shared {
@@ -112,6 +115,7 @@ impl Shared {
             globals0,
             assumptions,
             preferences: Vec::new(),
+            len_reads: Vec::new(),
         }
     }
 }

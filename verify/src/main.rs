@@ -113,8 +113,21 @@ enum Command {
     /// optimized version, or find an input (replayed in the interpreter) that
     /// tells them apart.
     Verify {
-        /// The IR module (the original).
-        file: String,
+        /// The IR module (the original); not with `--generated`.
+        file: Option<String>,
+        /// Instead of a file, check this many generated programs and print the
+        /// verdict rates and times.
+        #[arg(long, value_name = "N")]
+        generated: Option<u64>,
+        /// The first generated program's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Approximate instructions per generated program.
+        #[arg(long, default_value_t = 40)]
+        size: usize,
+        /// With `--generated`: write each program with a function not proved here.
+        #[arg(long)]
+        out: Option<String>,
         /// Passes to validate (comma-separated); not with `--against`.
         #[arg(long)]
         passes: Option<String>,
@@ -295,18 +308,12 @@ fn verify_command(
     file: &str,
     passes: Option<&str>,
     against: Option<&str>,
-    unroll: usize,
-    timeout_ms: u32,
+    opts: &smt::Options,
 ) -> ExitCode {
     use verify::commands::smt_verify::{render, verify_against, verify_passes};
-    let opts = smt::Options {
-        unroll,
-        timeout_ms,
-        ..smt::Options::default()
-    };
     let reports = match (passes, against) {
-        (Some(list), None) => verify_passes(file, list, &opts),
-        (None, Some(other)) => verify_against(file, other, &opts),
+        (Some(list), None) => verify_passes(file, list, opts),
+        (None, Some(other)) => verify_against(file, other, opts),
         _ => {
             eprintln!("error: verify wants exactly one of --passes LIST and --against OPT.ir");
             return ExitCode::from(2);
@@ -320,6 +327,28 @@ fn verify_command(
         }
         Err(diag) => {
             eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `loadstar verify --generated N`: the survey's summary; exit 1 on a counterexample.
+fn survey_command(
+    n: u64,
+    seed: u64,
+    passes: Option<&str>,
+    size: usize,
+    opts: &smt::Options,
+    out: Option<&std::path::Path>,
+) -> ExitCode {
+    let list = passes.unwrap_or("pipeline");
+    match verify::commands::smt_survey::survey(n, seed, list, size, opts, out) {
+        Ok(s) => {
+            print!("{}", s.render());
+            ExitCode::from(u8::from(s.counterexamples + s.unconfirmed > 0))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
             ExitCode::from(2)
         }
     }
@@ -417,18 +446,33 @@ fn main() -> ExitCode {
         }
         Command::Verify {
             file,
+            generated,
+            seed,
+            size,
+            out,
             passes,
             against,
             unroll,
             timeout_ms,
         } => {
-            return verify_command(
-                &file,
-                passes.as_deref(),
-                against.as_deref(),
+            let opts = smt::Options {
                 unroll,
                 timeout_ms,
-            )
+                ..smt::Options::default()
+            };
+            return match (file, generated) {
+                (Some(file), None) => {
+                    verify_command(&file, passes.as_deref(), against.as_deref(), &opts)
+                }
+                (None, Some(n)) => {
+                    let out = out.map(std::path::PathBuf::from);
+                    survey_command(n, seed, passes.as_deref(), size, &opts, out.as_deref())
+                }
+                _ => {
+                    eprintln!("error: verify wants a FILE or --generated N");
+                    ExitCode::from(2)
+                }
+            };
         }
         #[cfg(feature = "bug-zoo")]
         Command::Zoo {
