@@ -109,7 +109,10 @@ fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Optio
         Ok(s) => s,
         Err(e) => return Verdict::Unsupported(e),
     };
-    let b = match Encoder::new(opt, &mut sh, limits).encode(pf) {
+    let b = match Encoder::new(opt, &mut sh, limits)
+        .reusing(&a.steps)
+        .encode(pf)
+    {
         Ok(s) => s,
         Err(e) => return Verdict::Unsupported(e),
     };

@@ -81,6 +81,7 @@ pub struct Encoder<'a> {
     bounded: bool,
     unrollings: FxHashMap<FuncId, std::rc::Rc<Unrolling>>,
     steps: Vec<StepRecord>,
+    earlier: &'a [StepRecord],
 }
 
 impl<'a> Encoder<'a> {
@@ -95,7 +96,14 @@ impl<'a> Encoder<'a> {
             bounded: false,
             unrollings: FxHashMap::default(),
             steps: Vec::new(),
+            earlier: &[],
         }
+    }
+
+    /// Reuse the outputs of the other side's steps with identical inputs.
+    pub fn reusing(mut self, earlier: &'a [StepRecord]) -> Self {
+        self.earlier = earlier;
+        self
     }
 
     /// Encode every execution of `fid` on the shared parameters.
@@ -501,7 +509,14 @@ impl<'a> Encoder<'a> {
                 STEP_COLUMNS - 1
             ));
         }
-        Ok(env_step(self.sh, &spec, pc, st, &mut self.steps))
+        Ok(env_step(
+            self.sh,
+            &spec,
+            pc,
+            st,
+            &mut self.steps,
+            self.earlier,
+        ))
     }
 
     fn volatile_args(

@@ -151,6 +151,17 @@ impl Slot {
         }
     }
 
+    /// Whether the two are the very same terms.
+    pub fn same_terms(&self, other: &Slot) -> bool {
+        match (self, other) {
+            (Slot::Word(a), Slot::Word(b)) => a.get_z3_ast() == b.get_z3_ast(),
+            (Slot::Words(a, ea), Slot::Words(b, eb)) | (Slot::Rows(a, ea), Slot::Rows(b, eb)) => {
+                a.get_z3_ast() == b.get_z3_ast() && ea.get_z3_ast() == eb.get_z3_ast()
+            }
+            _ => false,
+        }
+    }
+
     /// "The two are equal" (for outputs, which are constants).
     pub fn same(&self, other: &Slot) -> Bool {
         match (self, other) {
@@ -170,6 +181,8 @@ pub struct StepRecord {
     pub name: String,
     /// The step number.
     pub k: BV,
+    /// The values the step number may have.
+    pub k_values: Vec<u64>,
     /// The arguments, padded with zeros.
     pub args: Vec<BV>,
     /// The leaves it reads, as it sees them.
@@ -187,10 +200,8 @@ pub fn pair_steps(a: &[StepRecord], b: &[StepRecord]) -> Vec<Bool> {
     let mut out = Vec::new();
     for x in a {
         for y in b.iter().filter(|y| y.name == x.name) {
-            if let (Some(i), Some(j)) = (x.k.as_u64(), y.k.as_u64()) {
-                if i != j {
-                    continue; // different step numbers: nothing to pair
-                }
+            if !x.k_values.iter().any(|i| y.k_values.contains(i)) {
+                continue; // the step numbers cannot be equal: nothing to pair
             }
             let mut differ = vec![x.k.eq(&y.k).not()];
             differ.extend(x.args.iter().zip(&y.args).map(|(p, q)| p.eq(q).not()));
@@ -217,6 +228,7 @@ pub fn env_step(
     pc: &Bool,
     st: &mut State,
     records: &mut Vec<StepRecord>,
+    earlier: &[StepRecord],
 ) -> Option<BV> {
     let k = st.steps.clone();
     let name_id = name_hash(&spec.name);
@@ -225,6 +237,8 @@ pub fn env_step(
         st.step_log[j + 1] = st.step_log[j + 1].store(&k, a);
     }
     st.steps = st.steps.bvadd(bv(1)).simplify();
+    let k_values = std::mem::take(&mut st.step_counts);
+    st.step_counts = k_values.iter().map(|c| c + 1).collect();
     let all = all_leaves(sh);
     let reads = spec.reads.clone().unwrap_or_else(|| all.clone());
     let writes = spec.writes.clone().unwrap_or(all);
@@ -232,9 +246,28 @@ pub fn env_step(
         .map(|j| spec.args.get(j).cloned().unwrap_or_else(|| bv(0)))
         .collect();
     let inputs: Vec<Slot> = reads.iter().filter_map(|l| visible(sh, *l, st)).collect();
+    // A step of the other side with the very same inputs (same terms) has the
+    // same outputs: reuse its constants, so the two encodings stay identical
+    // terms as long as the code does the same.
+    let twin = earlier.iter().find(|r| {
+        r.name == spec.name
+            && r.k_values.len() == 1
+            && r.k_values == k_values
+            && same_terms(&r.args, &args)
+            && r.inputs.len() == inputs.len()
+            && r.inputs.iter().zip(&inputs).all(|(a, b)| a.same_terms(b))
+    });
+    let mut reused = twin.map(|r| r.outputs.iter());
+    let mut next = |fresh: &dyn Fn() -> Slot| match reused.as_mut().and_then(|it| it.next()) {
+        Some(s) => s.clone(),
+        None => fresh(),
+    };
     let mut outputs = Vec::new();
     let result = spec.ret.map(|ty| {
-        let r = BV::fresh_const(&format!("{}.ret", spec.name), 64);
+        let fresh = || Slot::Word(BV::fresh_const(&format!("{}.ret", spec.name), 64));
+        let Slot::Word(r) = next(&fresh) else {
+            unreachable!("a result is a word")
+        };
         if ty.is_ref() {
             let ok = Bool::or(&[r.eq(bv(0)), hidden(&r, st).not()]);
             sh.assumptions.push(pc.implies(&ok));
@@ -250,7 +283,15 @@ pub fn env_step(
                 let Some(cur) = old.heap.fields.get(s).and_then(|v| v.get(fi)) else {
                     continue;
                 };
-                let new = Array::fresh_const("env.w", &word(), &word());
+                let fresh = || {
+                    Slot::Words(
+                        Array::fresh_const("env.w", &word(), &word()),
+                        old.heap.exposed.clone(),
+                    )
+                };
+                let Slot::Words(new, _) = next(&fresh) else {
+                    unreachable!("field output")
+                };
                 outputs.push(Slot::Words(new.clone(), old.heap.exposed.clone()));
                 let mut arr = new;
                 for (id, a) in &old.allocated {
@@ -263,7 +304,15 @@ pub fn env_step(
             }
             Leaf::Elems(t) => {
                 let Some(ei) = sh.elem_index(t) else { continue };
-                let new = Array::fresh_const("env.e", &word(), &word_array());
+                let fresh = || {
+                    Slot::Rows(
+                        Array::fresh_const("env.e", &word(), &word_array()),
+                        old.heap.exposed.clone(),
+                    )
+                };
+                let Slot::Rows(new, _) = next(&fresh) else {
+                    unreachable!("element output")
+                };
                 outputs.push(Slot::Rows(new.clone(), old.heap.exposed.clone()));
                 let mut arr = new;
                 let cur = &old.heap.elems[ei];
@@ -278,7 +327,10 @@ pub fn env_step(
             }
             Leaf::Global(g) => {
                 if g < st.heap.globals.len() {
-                    let new = BV::fresh_const("env.g", 64);
+                    let fresh = || Slot::Word(BV::fresh_const("env.g", 64));
+                    let Slot::Word(new) = next(&fresh) else {
+                        unreachable!("global output")
+                    };
                     outputs.push(Slot::Word(new.clone()));
                     st.heap.globals[g] = new;
                 }
@@ -288,11 +340,19 @@ pub fn env_step(
     records.push(StepRecord {
         name: spec.name.clone(),
         k,
+        k_values,
         args,
         inputs,
         outputs,
     });
     result
+}
+
+fn same_terms(a: &[BV], b: &[BV]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.get_z3_ast() == y.get_z3_ast())
 }
 
 /// A stable number for a step name (the step log records it).

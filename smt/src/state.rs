@@ -40,6 +40,9 @@ pub struct State {
     pub trace: Array,
     /// Environment steps taken.
     pub steps: BV,
+    /// The values `steps` may have here (paths merge), to pair only steps
+    /// whose numbers can be equal.
+    pub step_counts: Vec<u64>,
     /// Step log: one array per column (name id, arguments), step number → word.
     pub step_log: Vec<Array>,
     /// The identities allocated so far on some path here (constants), with what they are.
@@ -72,6 +75,7 @@ impl State {
             trace_len: zero.clone(),
             trace: Array::const_array(&w, &zero),
             steps: zero.clone(),
+            step_counts: vec![0],
             step_log: (0..STEP_COLUMNS)
                 .map(|_| Array::const_array(&w, &zero))
                 .collect(),
@@ -105,6 +109,11 @@ impl State {
             trace_len: ite(c, &a.trace_len, &b.trace_len),
             trace: ite(c, &a.trace, &b.trace),
             steps: ite(c, &a.steps, &b.steps),
+            step_counts: {
+                let mut v = a.step_counts.clone();
+                v.extend(b.step_counts.iter().filter(|x| !a.step_counts.contains(x)));
+                v
+            },
             step_log: zip_ite(c, &a.step_log, &b.step_log),
             allocated: union(&a.allocated, &b.allocated),
         }
