@@ -796,3 +796,24 @@ fn merge_all(mut incoming: Vec<(Bool, State)>) -> (Bool, State) {
     }
     (Bool::or(&conds), st)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bit-vector semantics of every binary operation agree with the
+    /// interpreter's (`BinOp::eval`) on edge values.
+    #[test]
+    fn binary_ops_match_the_interpreter() {
+        let vals = [0, 1, -1, 2, 63, 64, 65, -64, i64::MIN, i64::MAX, 12345, -7];
+        for op in BinOp::ALL {
+            for &a in &vals {
+                for &b in &vals {
+                    let Some(want) = op.eval(a, b) else { continue };
+                    let got = binary(op, &bv(a), &bv(b)).simplify().as_u64();
+                    assert_eq!(got, Some(want as u64), "{} {a}, {b}", op.name());
+                }
+            }
+        }
+    }
+}
