@@ -102,7 +102,7 @@ fn hidden(x: &BV, st: &State) -> Bool {
 
 /// The leaf's current contents and which objects are exposed: the environment
 /// sees every slot except those of objects the function allocated and keeps
-/// hidden (those read as 0 on both sides, whatever each did to them).
+/// hidden (see [`Slot::differs`]).
 fn visible(sh: &Shared, l: Leaf, st: &State) -> Option<Slot> {
     let exp = st.heap.exposed.clone();
     match l {
@@ -131,21 +131,28 @@ pub fn hidden_in(x: &BV, exposed: &Array) -> Bool {
 }
 
 impl Slot {
-    /// "The two differ somewhere the environment can see", with a free witness for arrays.
+    /// "The two differ somewhere the environment can see", with a free
+    /// witness for arrays. A slot counts when its object is initial or exposed
+    /// on both sides: if the environment's reach differs between the sides,
+    /// some such slot on the path to the difference differs already.
     pub fn differs(&self, other: &Slot) -> Bool {
+        let seen = |w: &BV, ea: &Array, eb: &Array| {
+            let both = Bool::and(&[hidden_in(w, ea).not(), hidden_in(w, eb).not()]);
+            Bool::or(&[is_fresh(w).not(), both])
+        };
         match (self, other) {
             (Slot::Word(a), Slot::Word(b)) => a.eq(b).not(),
             (Slot::Words(a, ea), Slot::Words(b, eb)) => {
                 let w = BV::fresh_const("w!env", 64);
-                let va = hidden_in(&w, ea).ite(&bv(0), &select(a, &w));
-                let vb = hidden_in(&w, eb).ite(&bv(0), &select(b, &w));
-                va.eq(vb).not()
+                Bool::and(&[seen(&w, ea, eb), select(a, &w).eq(select(b, &w)).not()])
             }
             (Slot::Rows(a, ea), Slot::Rows(b, eb)) => {
                 let (w, i) = (BV::fresh_const("w!env", 64), BV::fresh_const("w!envi", 64));
-                let va = hidden_in(&w, ea).ite(&bv(0), &select(&select_arr(a, &w), &i));
-                let vb = hidden_in(&w, eb).ite(&bv(0), &select(&select_arr(b, &w), &i));
-                va.eq(vb).not()
+                let (va, vb) = (
+                    select(&select_arr(a, &w), &i),
+                    select(&select_arr(b, &w), &i),
+                );
+                Bool::and(&[seen(&w, ea, eb), va.eq(vb).not()])
             }
             _ => Bool::from_bool(true),
         }
