@@ -11,4 +11,5 @@ pub mod load;
 pub mod oracle;
 pub mod progress;
 pub mod reduce;
+pub mod smt_tests;
 pub mod sweep;

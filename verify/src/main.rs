@@ -137,6 +137,38 @@ enum Command {
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
     },
+    /// SMT translation validation: prove each function equivalent to its
+    /// optimized version, or find an input (replayed in the interpreter) that
+    /// tells them apart.
+    Verify {
+        /// The IR module (the original); not with `--generated`.
+        file: Option<String>,
+        /// Instead of a file, check this many generated programs and print the
+        /// verdict rates and times.
+        #[arg(long, value_name = "N")]
+        generated: Option<u64>,
+        /// The first generated program's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Approximate instructions per generated program.
+        #[arg(long, default_value_t = 40)]
+        size: usize,
+        /// With `--generated`: write each program with a function not proved here.
+        #[arg(long)]
+        out: Option<String>,
+        /// Passes to validate (comma-separated); not with `--against`.
+        #[arg(long)]
+        passes: Option<String>,
+        /// Check against the functions of the same name in this module instead.
+        #[arg(long)]
+        against: Option<String>,
+        /// Loop iterations (taken back edges) per function body.
+        #[arg(long, default_value_t = 4)]
+        unroll: usize,
+        /// Solver time per function, in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        timeout_ms: u32,
+    },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
     #[cfg(feature = "bug-zoo")]
@@ -327,6 +359,57 @@ fn check_command(opts: &CheckOptions) -> ExitCode {
     }
 }
 
+/// `loadstar verify`: one line per function; exit 1 on a counterexample.
+fn verify_command(
+    file: &str,
+    passes: Option<&str>,
+    against: Option<&str>,
+    opts: &smt::Options,
+) -> ExitCode {
+    use verify::commands::smt_verify::{render, verify_against, verify_passes};
+    let reports = match (passes, against) {
+        (Some(list), None) => verify_passes(file, list, opts),
+        (None, Some(other)) => verify_against(file, other, opts),
+        _ => {
+            eprintln!("error: verify wants exactly one of --passes LIST and --against OPT.ir");
+            return ExitCode::from(2);
+        }
+    };
+    match reports {
+        Ok(r) => {
+            let (text, status) = render(&r);
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            ExitCode::from(status)
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `loadstar verify --generated N`: the survey's summary; exit 1 on a counterexample.
+fn survey_command(
+    n: u64,
+    seed: u64,
+    passes: Option<&str>,
+    size: usize,
+    opts: &smt::Options,
+    out: Option<&std::path::Path>,
+) -> ExitCode {
+    let list = passes.unwrap_or("pipeline");
+    match verify::commands::smt_survey::survey(n, seed, list, size, opts, out) {
+        Ok(s) => {
+            print!("{}", s.render());
+            ExitCode::from(u8::from(s.counterexamples + s.unconfirmed > 0))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
 fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
     match run_checking_effects(opts) {
@@ -441,6 +524,36 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             opt(&file, &passes, emit, seed)
+        }
+        Command::Verify {
+            file,
+            generated,
+            seed,
+            size,
+            out,
+            passes,
+            against,
+            unroll,
+            timeout_ms,
+        } => {
+            let opts = smt::Options {
+                unroll,
+                timeout_ms,
+                ..smt::Options::default()
+            };
+            return match (file, generated) {
+                (Some(file), None) => {
+                    verify_command(&file, passes.as_deref(), against.as_deref(), &opts)
+                }
+                (None, Some(n)) => {
+                    let out = out.map(std::path::PathBuf::from);
+                    survey_command(n, seed, passes.as_deref(), size, &opts, out.as_deref())
+                }
+                _ => {
+                    eprintln!("error: verify wants a FILE or --generated N");
+                    ExitCode::from(2)
+                }
+            };
         }
         #[cfg(feature = "bug-zoo")]
         Command::Zoo {

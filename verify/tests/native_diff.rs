@@ -88,6 +88,7 @@ fn native_matches_the_interpreter_on_larger_programs() {
         target_insts: 150,
         max_depth: 3,
         helper: true,
+        ..GenConfig::default()
     };
     sweep(10_000..10_500, &cfg);
 }

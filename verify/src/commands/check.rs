@@ -107,6 +107,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckOutcome, Diagnostic> {
             .or(directives.fuel)
             .unwrap_or(interp::Config::default().fuel),
         heap_words: interp::Config::default().heap_words,
+        native: false,
     };
     let plan = match opts.seed {
         0 => opts.passes.clone(),

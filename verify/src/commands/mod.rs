@@ -6,5 +6,7 @@ pub mod opt;
 pub mod reduce;
 pub mod repro;
 pub mod run;
+pub mod smt_survey;
+pub mod smt_verify;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;

@@ -1,0 +1,198 @@
+//! Checking one function against another: encode both over shared inputs,
+//! ask z3 for an input on which they differ (with a per-query timeout, on a
+//! per-thread solver reused with push/pop), and turn the answer into a verdict.
+
+use crate::cex::extract;
+use crate::compare::differences;
+use crate::encode::{Encoder, Limits};
+use crate::shared::Shared;
+use ir::{FuncId, InputSpec, Module};
+use std::time::{Duration, Instant};
+use z3::ast::Bool;
+use z3::{Params, SatResult, Solver};
+
+/// Options of a check.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Loop iterations (retreating edges taken) per function body.
+    pub unroll: usize,
+    /// Nested calls inlined.
+    pub inline_depth: u32,
+    /// Solver time per query, in milliseconds.
+    pub timeout_ms: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            unroll: 4,
+            inline_depth: 3,
+            timeout_ms: 10_000,
+        }
+    }
+}
+
+/// The answer for one function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Equivalent on every input.
+    Proved,
+    /// Equivalent on every input whose executions stay within the bounds (K iterations).
+    ProvedBounded(usize),
+    /// An input on which they differ, and the first differing part the model shows.
+    Counterexample {
+        /// The input, ready for `loadstar run --input`.
+        input: InputSpec,
+        /// The part of the behaviour that differs.
+        part: String,
+    },
+    /// The solver gave up (timeout or resource limit).
+    Unknown(String),
+    /// The encoder cannot express this function.
+    Unsupported(String),
+}
+
+impl Verdict {
+    /// The verdict as `loadstar verify` prints it (without the input).
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Proved => "proved".to_string(),
+            Verdict::ProvedBounded(k) => format!("proved (bounded, {k})"),
+            Verdict::Counterexample { .. } => "counterexample".to_string(),
+            Verdict::Unknown(r) => format!("unknown ({r})"),
+            Verdict::Unsupported(r) => format!("unsupported: {r}"),
+        }
+    }
+}
+
+/// A verdict and the time it took.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Encoding and solving time.
+    pub time: Duration,
+}
+
+thread_local! {
+    static SOLVER: Solver = Solver::new();
+}
+
+/// Check function `of` of `orig` against function `pf` of `opt`.
+pub fn check_pair(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Options) -> Checked {
+    let start = Instant::now();
+    let verdict = check_inner(orig, of, opt, pf, opts);
+    Checked {
+        verdict,
+        time: start.elapsed(),
+    }
+}
+
+fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Options) -> Verdict {
+    let (fa, fb) = (orig.func(of), opt.func(pf));
+    let ta: Vec<_> = fa.params.iter().map(|p| fa.value_type(*p)).collect();
+    let tb: Vec<_> = fb.params.iter().map(|p| fb.value_type(*p)).collect();
+    if ta != tb || fa.ret != fb.ret {
+        return Verdict::Unsupported("the two functions have different signatures".to_string());
+    }
+    if orig.structs != opt.structs || orig.globals != opt.globals || orig.externs != opt.externs {
+        return Verdict::Unsupported(
+            "the two modules declare different types, globals or externs".to_string(),
+        );
+    }
+    let limits = Limits {
+        unroll: opts.unroll,
+        inline_depth: opts.inline_depth,
+    };
+    let mut sh = Shared::new(orig, &ta, &[opt]);
+    let a = match Encoder::new(orig, &mut sh, limits).encode(of) {
+        Ok(s) => s,
+        Err(e) => return Verdict::Unsupported(e),
+    };
+    let b = match Encoder::new(opt, &mut sh, limits)
+        .reusing(&a.steps)
+        .encode(pf)
+    {
+        Ok(s) => s,
+        Err(e) => return Verdict::Unsupported(e),
+    };
+    sh.assumptions
+        .extend(crate::env::pair_steps(&a.steps, &b.steps));
+    let parts = differences(&sh, &a, &b, fa.ret.is_some());
+    let conds: Vec<Bool> = parts.iter().map(|(_, c)| c.clone()).collect();
+    let differ = Bool::or(&conds);
+    let bounded = a.bounded || b.bounded;
+    SOLVER.with(|s| {
+        let mut p = Params::new();
+        p.set_u32("timeout", opts.timeout_ms.max(1));
+        s.set_params(&p);
+        s.push();
+        for x in &sh.assumptions {
+            s.assert(x);
+        }
+        s.assert(a.sink.not());
+        s.assert(b.sink.not());
+        s.assert(&differ);
+        // Prefer a small input (short arrays) when there is one, within a
+        // quarter of the budget; then ask without the preference.
+        let mut found = None;
+        if !sh.preferences.is_empty() {
+            s.push();
+            for x in &sh.preferences {
+                s.assert(x);
+            }
+            let mut q = Params::new();
+            q.set_u32("timeout", (opts.timeout_ms / 4).max(1));
+            s.set_params(&q);
+            if s.check() == SatResult::Sat {
+                found = s.get_model();
+            }
+            s.set_params(&p);
+            s.pop(1);
+        }
+        let r = if found.is_some() {
+            SatResult::Sat
+        } else {
+            s.check()
+        };
+        if found.is_none() && r == SatResult::Sat {
+            found = s.get_model();
+        }
+        let verdict = match r {
+            SatResult::Unsat => {
+                if bounded {
+                    Verdict::ProvedBounded(opts.unroll)
+                } else {
+                    Verdict::Proved
+                }
+            }
+            SatResult::Unknown => Verdict::Unknown(
+                s.get_reason_unknown()
+                    .map(|r| {
+                        if r.contains("timeout") || r.contains("canceled") {
+                            "timeout".to_string()
+                        } else {
+                            r
+                        }
+                    })
+                    .unwrap_or_else(|| "timeout".to_string()),
+            ),
+            SatResult::Sat => match found {
+                Some(model) => {
+                    let part = parts
+                        .iter()
+                        .find(|(_, c)| model.eval(c, true).and_then(|b| b.as_bool()) == Some(true))
+                        .map(|(n, _)| n.clone())
+                        .unwrap_or_else(|| "unknown part".to_string());
+                    Verdict::Counterexample {
+                        input: extract(&model, &sh, orig, fa),
+                        part,
+                    }
+                }
+                None => Verdict::Unknown("no model".to_string()),
+            },
+        };
+        s.pop(1);
+        verdict
+    })
+}

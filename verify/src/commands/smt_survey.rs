@@ -1,0 +1,159 @@
+//! `loadstar verify --generated N`: validate a pass list with the SMT checker
+//! over N generated programs (the sweep's generator) and report the verdict
+//! rates and the time per function (median and 95th percentile).
+
+use crate::commands::smt_verify::{verify_modules, FuncReport};
+use crate::gen::{generate_from_seed, GenConfig};
+use passes::PassManager;
+use smt::{Options, Verdict};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// What the survey saw.
+#[derive(Default, Debug)]
+pub struct Survey {
+    /// Functions checked.
+    pub functions: usize,
+    /// Fully proved.
+    pub proved: usize,
+    /// Proved within the bounds.
+    pub bounded: usize,
+    /// Confirmed counterexamples.
+    pub counterexamples: usize,
+    /// Counterexamples the interpreter did not confirm (checker bugs).
+    pub unconfirmed: usize,
+    /// Solver gave up.
+    pub unknown: usize,
+    /// The encoder could not express the function.
+    pub unsupported: usize,
+    /// Loop-free functions (no back edge, no call cut by the bound), and how many were fully proved.
+    pub loop_free: (usize, usize),
+    /// Time of each check.
+    pub times: Vec<Duration>,
+    /// One line per finding or unsupported reason (program seed, function, verdict).
+    pub notes: Vec<String>,
+}
+
+impl Survey {
+    fn add(&mut self, seed: u64, r: &FuncReport) {
+        self.functions += 1;
+        self.times.push(r.time);
+        match (&r.verdict, r.confirmed) {
+            (Verdict::Proved, _) => self.proved += 1,
+            (Verdict::ProvedBounded(_), _) => self.bounded += 1,
+            (Verdict::Counterexample { .. }, Some(true)) => self.counterexamples += 1,
+            (Verdict::Counterexample { .. }, _) => self.unconfirmed += 1,
+            (Verdict::Unknown(_), _) => self.unknown += 1,
+            (Verdict::Unsupported(_), _) => self.unsupported += 1,
+        }
+        if !matches!(r.verdict, Verdict::Proved | Verdict::ProvedBounded(_)) {
+            let mut note = format!("seed {seed} @{}: {}", r.name, r.label());
+            if let Some(t) = &r.input_text {
+                let _ = write!(note, "\n  counterexample: {t}");
+            }
+            self.notes.push(note);
+        }
+    }
+
+    /// The summary lines.
+    pub fn render(&self) -> String {
+        let mut t: Vec<f64> = self.times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        t.sort_by(f64::total_cmp);
+        let pct = |p: f64| {
+            t.get(((t.len() as f64 - 1.0) * p).round() as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        let n = self.functions.max(1) as f64;
+        let rate = |x: usize| 100.0 * x as f64 / n;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "functions: {}; proved {} ({:.1} %), bounded {} ({:.1} %), counterexample {}, smt-unconfirmed {}, unknown {} ({:.1} %), unsupported {} ({:.1} %)",
+            self.functions,
+            self.proved,
+            rate(self.proved),
+            self.bounded,
+            rate(self.bounded),
+            self.counterexamples,
+            self.unconfirmed,
+            self.unknown,
+            rate(self.unknown),
+            self.unsupported,
+            rate(self.unsupported)
+        );
+        let (lf, lfp) = self.loop_free;
+        let _ = writeln!(
+            out,
+            "loop-free functions fully proved: {lfp} of {lf} ({:.1} %)",
+            100.0 * lfp as f64 / lf.max(1) as f64
+        );
+        let _ = writeln!(
+            out,
+            "time per function: median {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            pct(0.5),
+            pct(0.95),
+            t.last().copied().unwrap_or(0.0)
+        );
+        for note in &self.notes {
+            let _ = writeln!(out, "{note}");
+        }
+        out
+    }
+}
+
+/// Generate `n` programs from `seed` on, optimize each with `passes`, and check every function.
+/// Programs with a function not proved are written to `out` (when given) as
+/// `seedN.ir` and `seedN.opt.ir`, ready for `loadstar verify A --against B`.
+pub fn survey(
+    n: u64,
+    seed: u64,
+    passes: &str,
+    size: usize,
+    opts: &Options,
+    out: Option<&std::path::Path>,
+) -> Result<Survey, String> {
+    let pm = PassManager::from_list(passes).map_err(|e| e.to_string())?;
+    let cfg = GenConfig {
+        target_insts: size.max(1),
+        ..GenConfig::default()
+    };
+    let mut s = Survey::default();
+    for i in 0..n {
+        let program_seed = seed.wrapping_add(i);
+        let g = generate_from_seed(program_seed, &cfg);
+        let mut opt = g.module.clone();
+        if let Err(e) = pm.run(&mut opt) {
+            s.notes
+                .push(format!("seed {program_seed}: the passes failed: {e}"));
+            continue;
+        }
+        let reports = verify_modules(&g.module, &opt, opts);
+        if let Some(dir) = out {
+            if reports
+                .iter()
+                .any(|r| !matches!(r.verdict, Verdict::Proved | Verdict::ProvedBounded(_)))
+            {
+                let write = |name: String, m: &ir::Module| {
+                    std::fs::create_dir_all(dir)
+                        .and_then(|_| std::fs::write(dir.join(name), ir::print_module(m)))
+                        .map_err(|e| format!("cannot write to {}: {e}", dir.display()))
+                };
+                write(format!("seed{program_seed}.ir"), &g.module)?;
+                write(format!("seed{program_seed}.opt.ir"), &opt)?;
+            }
+        }
+        for r in reports {
+            let loop_free = !matches!(r.verdict, Verdict::ProvedBounded(_))
+                && g.module
+                    .func_by_name(&r.name)
+                    .is_some_and(|f| !smt::unroll::Unrolling::new(g.module.func(f)).has_loops());
+            if loop_free {
+                s.loop_free.0 += 1;
+                s.loop_free.1 += usize::from(r.verdict == Verdict::Proved);
+            }
+            s.add(program_seed, &r);
+        }
+    }
+    Ok(s)
+}
