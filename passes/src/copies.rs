@@ -17,8 +17,6 @@ use std::cell::Cell;
 pub struct CopyRoots {
     /// `parent[v]`: the value `v` is a copy of (or was replaced by); `v` itself at a root.
     parent: Vec<Cell<u32>>,
-    /// Scratch for [`CopyRoots::recompute`]: 0 unvisited, 1 on the walk, 2 done.
-    state: Vec<u8>,
 }
 
 /// The operand of `v`'s defining `copy`, if `v` is a copy.
@@ -40,57 +38,42 @@ impl CopyRoots {
         r
     }
 
-    /// Rebuild for `func`, reusing storage (O(number of values)).
+    /// Rebuild for `func`, reusing storage (O(size of the function)): each
+    /// copy points at its operand; [`CopyRoots::root`] compresses the paths.
     ///
     /// A cycle of copies (possible only in unreachable blocks) roots each of
     /// its members at itself.
     pub fn recompute(&mut self, func: &Function) {
-        let n = func.values.len();
         self.parent.clear();
-        self.parent.extend((0..n as u32).map(Cell::new));
-        self.state.clear();
-        self.state.resize(n, 0);
-        let mut walk: Vec<usize> = Vec::new();
-        for start in 0..n {
-            if self.state[start] != 0 {
-                continue;
-            }
-            // Follow copies until a done value or a non-copy; then point every
-            // value of the walk straight at the root.
-            let mut v = start;
-            let root = loop {
-                match self.state[v] {
-                    2 => break self.parent[v].get() as usize,
-                    1 => {
-                        // A copy cycle: its members are their own roots.
-                        let pos = walk.iter().position(|&w| w == v).unwrap_or(0);
-                        for &w in &walk[pos..] {
-                            self.state[w] = 2;
-                        }
-                        walk.truncate(pos);
-                        break v;
-                    }
-                    _ => {}
+        let mut any = false;
+        for d in &func.insts {
+            if let (InstKind::Unary(UnOp::Copy, a), Some(r)) = (&d.kind, d.result) {
+                if !any {
+                    // Only functions with copies get a table (until a
+                    // redirection needs one, values out of it are looked up
+                    // directly).
+                    self.parent
+                        .extend((0..func.values.len() as u32).map(Cell::new));
+                    any = true;
                 }
-                self.state[v] = 1;
-                walk.push(v);
-                match copy_operand(func, Value::new(v)) {
-                    Some(a) if a.index() < n => v = a.index(),
-                    Some(_) => break v,
-                    None => break v,
+                if a.index() < self.parent.len() && r.index() < self.parent.len() {
+                    self.parent[r.index()].set(a.index() as u32);
                 }
-            };
-            for &w in &walk {
-                self.parent[w].set(root as u32);
-                self.state[w] = 2;
             }
-            walk.clear();
         }
     }
 
     /// What `v` stands for with copies (and recorded redirections) looked
     /// through. Values created after the last recompute are walked directly.
+    #[inline]
     pub fn root(&self, func: &Function, v: Value) -> Value {
+        match self.parent.get(v.index()) {
+            Some(p) if p.get() as usize == v.index() => v,
+            _ => self.root_slow(func, v),
+        }
+    }
+
+    fn root_slow(&self, func: &Function, v: Value) -> Value {
         if v.index() >= self.parent.len() {
             let s = strip_copies(func, v);
             if s.index() >= self.parent.len() || s == v {
@@ -99,12 +82,18 @@ impl CopyRoots {
             return self.root(func, s);
         }
         let mut r = v.index();
+        let mut steps = 0;
         loop {
             let p = self.parent[r].get() as usize;
             if p == r {
                 break;
             }
             r = p;
+            steps += 1;
+            if steps > self.parent.len() {
+                // A copy cycle (unreachable code): its members are their own roots.
+                return v;
+            }
         }
         // Path compression.
         let mut w = v.index();
