@@ -349,6 +349,12 @@ fn intersect<S: IdomSlots + ?Sized>(slots: &S, mut a: u32, mut b: u32) -> u32 {
 pub struct Idoms {
     /// By RPO position: the RPO position of the block's idom (the entry's is 0).
     by_rpo: Vec<u32>,
+    /// For CFGs of more than [`Idoms::NUMBERED_ABOVE`] blocks, by RPO
+    /// position: the (pre, post) numbers of a DFS of the dominator tree, so
+    /// that a query is O(1) however deep the tree; empty otherwise.
+    numbers: Vec<(u32, u32)>,
+    /// Scratch for the numbering: children offsets and lists.
+    scratch: Vec<u32>,
 }
 
 impl Idoms {
@@ -364,6 +370,60 @@ impl Idoms {
         self.by_rpo.clear();
         self.by_rpo.resize(cfg.rpo().len(), NONE);
         iterate_idoms(cfg, &mut self.by_rpo[..]);
+        self.numbers.clear();
+        if self.by_rpo.len() > Self::NUMBERED_ABOVE {
+            self.number();
+        }
+    }
+
+    /// Above this many reachable blocks, queries use DFS numbers instead of
+    /// walking up the idoms (whose cost is the depth of the tree).
+    pub const NUMBERED_ABOVE: usize = 64;
+
+    /// Pre/post-number the dominator tree (children in RPO order).
+    fn number(&mut self) {
+        let n = self.by_rpo.len();
+        // scratch[0..=n]: child offsets; scratch[n+1..2n+1]: the children.
+        let s = &mut self.scratch;
+        s.clear();
+        s.resize(2 * n + 1, 0);
+        for i in 1..n {
+            let d = self.by_rpo[i] as usize;
+            if d < i {
+                s[d + 1] += 1;
+            }
+        }
+        for i in 1..=n {
+            s[i] += s[i - 1];
+        }
+        let mut fill: Vec<u32> = s[..n].to_vec();
+        for i in 1..n {
+            let d = self.by_rpo[i] as usize;
+            if d < i {
+                s[n + 1 + fill[d] as usize] = i as u32;
+                fill[d] += 1;
+            }
+        }
+        self.numbers.resize(n, (0, 0));
+        let mut counter = 0u32;
+        // The stack holds (node, next child offset) pairs, flattened.
+        let mut stack: Vec<(u32, u32)> = vec![(0, s[0])];
+        self.numbers[0].0 = counter;
+        counter += 1;
+        while let Some(top) = stack.last_mut() {
+            let (node, next) = (top.0 as usize, top.1 as usize);
+            if next < s[node + 1] as usize {
+                top.1 += 1;
+                let c = s[n + 1 + next];
+                self.numbers[c as usize].0 = counter;
+                counter += 1;
+                stack.push((c, s[c as usize]));
+            } else {
+                self.numbers[node].1 = counter;
+                counter += 1;
+                stack.pop();
+            }
+        }
     }
 
     /// Whether `a` dominates `b` (reflexive), as [`DomTree::dominates`]; `cfg`
@@ -375,6 +435,9 @@ impl Idoms {
         let (Some(ia), Some(mut ib)) = (cfg.rpo_index(a), cfg.rpo_index(b)) else {
             return false;
         };
+        if let (Some(&(pa, qa)), Some(&(pb, qb))) = (self.numbers.get(ia), self.numbers.get(ib)) {
+            return pa <= pb && qb <= qa;
+        }
         // An idom comes before its block in RPO, so the walk ends at or above `a`.
         while ib > ia {
             match self.by_rpo.get(ib) {

@@ -232,6 +232,29 @@ impl Function {
         }
     }
 
+    /// Remove each of `insts` from its block, like [`Function::remove_inst`]
+    /// on each in turn, but in one pass over each block concerned rather than
+    /// one per instruction.
+    pub fn remove_insts(&mut self, insts: &[Inst]) {
+        if insts.len() <= 8 {
+            insts.iter().for_each(|&i| self.remove_inst(i));
+            return;
+        }
+        let mut gone = vec![false; self.insts.len()];
+        let mut blocks = Vec::new();
+        for &i in insts {
+            if let Some(b) = self.insts[i.index()].block.take() {
+                gone[i.index()] = true;
+                blocks.push(b);
+            }
+        }
+        blocks.sort_unstable();
+        blocks.dedup();
+        for b in blocks {
+            self.blocks[b.index()].insts.retain(|i| !gone[i.index()]);
+        }
+    }
+
     /// Remove `block` from the layout (its instructions are detached).
     pub fn remove_block(&mut self, block: Block) {
         self.layout.retain(|&b| b != block);

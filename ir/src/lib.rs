@@ -22,6 +22,7 @@ pub mod print;
 pub mod reuse;
 pub mod source_map;
 pub mod types;
+pub mod uses;
 pub mod verify;
 
 pub use builder::FunctionBuilder;

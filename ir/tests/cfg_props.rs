@@ -157,3 +157,26 @@ proptest! {
         prop_assert_eq!(cfg.has_retreating_edge(), cyclic);
     }
 }
+
+proptest! {
+    /// `Idoms` answers as `DomTree` does, both below and above the size where
+    /// it switches from walking up the idoms to DFS numbers.
+    #[test]
+    fn idoms_agree_with_the_dom_tree_small_and_numbered(
+        succs in (1usize..150).prop_flat_map(|n| {
+            proptest::collection::vec(proptest::collection::vec(0..n, 0..=2), n)
+        })
+    ) {
+        let f = build(&succs);
+        let cfg = Cfg::new(&f);
+        let dom = DomTree::new(&f, &cfg);
+        let idoms = ir::dom::Idoms::new(&cfg);
+        let n = succs.len();
+        for a in 0..n {
+            for b in 0..n {
+                let (ba, bb) = (Block::new(a), Block::new(b));
+                prop_assert_eq!(idoms.dominates(&cfg, ba, bb), dom.dominates(ba, bb), "{:?} dom {:?}", ba, bb);
+            }
+        }
+    }
+}

@@ -3,6 +3,9 @@
 //! every link: quadratic with a naive pass-until-nothing-changes scheme), and
 //! a mix of foldable, canonicalizable and identity operations over branches.
 
+#[path = "shapes/mod.rs"]
+mod shapes;
+
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use ir::Module;
 use passes::peeps::{CheckMode, Peeps};
@@ -19,25 +22,10 @@ fn add_chain(n: usize) -> Module {
     ir::parse_module(&s, "chain").unwrap().0
 }
 
-/// Blocks of 8 mixed operations joined by branches on folded constants and phis.
+/// Blocks of 8 mixed operations joined by branches on folded constants and
+/// phis (the `gvn_mixed` scaling shape).
 fn mixed(n: usize) -> Module {
-    let mut s = String::from("func @main(%x: i64, %y: i64) -> i64 {\nentry:\n  %a0 = add %x, 0\n");
-    let blocks = n / 10;
-    for b in 0..blocks {
-        let p = format!("%a{b}");
-        writeln!(s, "  %m{b} = mul 3, {p}").unwrap();
-        writeln!(s, "  %s{b} = sub %m{b}, 0").unwrap();
-        writeln!(s, "  %c{b} = sgt %s{b}, %y").unwrap();
-        writeln!(s, "  %k{b} = add 2, 5").unwrap();
-        writeln!(s, "  %d{b} = xor %s{b}, %s{b}").unwrap();
-        writeln!(s, "  %e{b} = add %d{b}, %k{b}").unwrap();
-        writeln!(s, "  %t{b} = add %c{b}, %e{b}").unwrap();
-        writeln!(s, "  br 1, l{b}, r{b}").unwrap();
-        writeln!(s, "l{b}:\n  jmp j{b}\nr{b}:\n  jmp j{b}\nj{b}:").unwrap();
-        writeln!(s, "  %a{} = phi [l{b}: %t{b}], [r{b}: %x]", b + 1).unwrap();
-    }
-    writeln!(s, "  ret %a{blocks}\n}}").unwrap();
-    ir::parse_module(&s, "mixed").unwrap().0
+    ir::parse_module(&shapes::gvn_mixed(n), "mixed").unwrap().0
 }
 
 fn count(m: &Module) -> u64 {

@@ -8,7 +8,7 @@
 //! escapes aliases no other base; different constant indices never alias;
 //! anything else may.
 
-use crate::escape::{strip_copies, EscapeInfo};
+use crate::escape::EscapeInfo;
 use ir::{Addr, Function, Value, ValueDef};
 
 /// The answer to "can these two accesses touch the same slot?".
@@ -43,6 +43,13 @@ impl AliasAnalysis {
         self.escape.recompute(func);
     }
 
+    /// Record that `old` (not a copy) was replaced by `new` in every use, so
+    /// that copies of `old` are now looked through to `new` (see
+    /// [`crate::copies::CopyRoots::redirect`]).
+    pub fn redirect(&mut self, func: &Function, old: Value, new: Value) {
+        self.escape.copies_mut().redirect(func, old, new);
+    }
+
     /// The escape facts this analysis uses.
     pub fn escape(&self) -> &EscapeInfo {
         &self.escape
@@ -51,7 +58,8 @@ impl AliasAnalysis {
     /// How two base references relate: `Must` when they are the same object
     /// on every execution, `No` when never, `May` otherwise.
     pub fn bases(&self, func: &Function, a: Value, b: Value) -> AliasResult {
-        let (a, b) = (strip_copies(func, a), strip_copies(func, b));
+        let copies = self.escape.copies();
+        let (a, b) = (copies.root(func, a), copies.root(func, b));
         if a == b {
             return AliasResult::Must;
         }
@@ -112,7 +120,8 @@ impl AliasAnalysis {
                 if func.value_type(*ba).elem() != func.value_type(*bb).elem() {
                     return AliasResult::No;
                 }
-                let (ia, ib) = (strip_copies(func, *ia), strip_copies(func, *ib));
+                let copies = self.escape.copies();
+                let (ia, ib) = (copies.root(func, *ia), copies.root(func, *ib));
                 let index = match (func.as_const(ia), func.as_const(ib)) {
                     (Some(x), Some(y)) if x != y => AliasResult::No,
                     _ if ia == ib => AliasResult::Must,

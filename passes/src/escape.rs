@@ -8,6 +8,7 @@
 //! The analysis is flow-insensitive: an allocation that escapes anywhere is
 //! treated as escaped everywhere, which only ever loses precision.
 
+use crate::copies::CopyRoots;
 use ir::{Function, InstKind, Value, ValueDef};
 
 /// Per-value escape facts of one function.
@@ -17,6 +18,8 @@ pub struct EscapeInfo {
     root: Vec<Option<Value>>,
     /// For each allocation value: whether it escapes.
     escapes: Vec<bool>,
+    /// What each value is a copy of.
+    copies: CopyRoots,
 }
 
 impl EscapeInfo {
@@ -30,7 +33,12 @@ impl EscapeInfo {
     /// Analyse `func` afresh, reusing this analysis' storage.
     pub fn recompute(&mut self, func: &Function) {
         let n = func.values.len();
-        let EscapeInfo { root, escapes } = self;
+        let EscapeInfo {
+            root,
+            escapes,
+            copies,
+        } = self;
+        copies.recompute(func);
         root.clear();
         root.resize(n, None);
         // Allocations first, then copies in layout order until nothing changes
@@ -53,15 +61,14 @@ impl EscapeInfo {
             // Nothing to copy or to mark.
             return;
         }
-        let mut changed = has_copies;
-        while changed {
-            changed = false;
+        if has_copies {
+            // A copy is an allocation's when its copy root is the allocation.
             for inst in func.inst_iter() {
                 let data = func.inst(inst);
-                if let (InstKind::Unary(ir::UnOp::Copy, a), Some(r)) = (&data.kind, data.result) {
-                    if root[r.index()].is_none() && root[a.index()].is_some() {
-                        root[r.index()] = root[a.index()];
-                        changed = true;
+                if let (InstKind::Unary(ir::UnOp::Copy, _), Some(r)) = (&data.kind, data.result) {
+                    let c = copies.root(func, r);
+                    if root[r.index()].is_none() {
+                        root[r.index()] = root[c.index()];
                     }
                 }
             }
@@ -90,6 +97,17 @@ impl EscapeInfo {
                 other => other.for_each_operand(&mut mark),
             }
         }
+    }
+
+    /// The copy roots of the function's values (as of the last recompute,
+    /// plus redirections recorded since).
+    pub fn copies(&self) -> &CopyRoots {
+        &self.copies
+    }
+
+    /// The copy roots, to record redirections in.
+    pub fn copies_mut(&mut self) -> &mut CopyRoots {
+        &mut self.copies
     }
 
     /// The allocation `v` is (a copy of), if any.

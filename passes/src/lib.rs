@@ -5,6 +5,7 @@
 //! bug of the pass that produced it.
 
 pub mod alias;
+pub mod copies;
 pub mod dce;
 pub mod effects;
 pub mod escape;

@@ -544,6 +544,7 @@ impl<'a> FuncResolver<'a> {
             .iter()
             .filter_map(|&(_, r, inst)| r.map(|v| (v, inst)))
             .collect();
+        let mut first_round = true;
         while !pending.is_empty() {
             let before = pending.len();
             let mut still = Vec::new();
@@ -554,6 +555,13 @@ impl<'a> FuncResolver<'a> {
                 }
             }
             pending = still;
+            if first_round && !pending.is_empty() {
+                // Uses came before definitions (blocks laid out out of order):
+                // order the rest definitions-first, so that the next round
+                // settles all but cycles instead of one link of each chain.
+                pending = self.dependencies_first(pending);
+            }
+            first_round = false;
             if pending.len() < before {
                 continue;
             }
@@ -569,7 +577,8 @@ impl<'a> FuncResolver<'a> {
                 }
             }
             if !defaulted {
-                let (_, inst) = pending[0];
+                // The first in the layout (results are numbered in layout order).
+                let (_, inst) = *pending.iter().min_by_key(|(v, _)| v.index()).unwrap();
                 let name = inst.result.as_ref().map_or("?", |r| r.text.as_str());
                 return Err(self.err(
                     inst.pos,
@@ -579,6 +588,86 @@ impl<'a> FuncResolver<'a> {
             pending.retain(|(v, _)| self.known[v.index()].is_none());
         }
         Ok(())
+    }
+
+    /// The values whose types the inferred type of `op` waits for.
+    fn type_deps(&self, op: &AstOp, mut f: impl FnMut(Value)) {
+        let mut operand = |o: &Operand| {
+            if let Operand::Value(n) = o {
+                if let Ok(v) = self.value(n) {
+                    f(v);
+                }
+            }
+        };
+        match op {
+            AstOp::Unary(UnOp::Copy, a) => operand(a),
+            AstOp::Select(_, a, b) => {
+                operand(a);
+                operand(b);
+            }
+            AstOp::Phi(entries) => entries.iter().for_each(|(_, v)| operand(v)),
+            AstOp::Load(
+                AstAddr::Field(AddrBase::Value(n), _) | AstAddr::Elem(AddrBase::Value(n), _),
+                _,
+            ) => {
+                if let Ok(v) = self.value(n) {
+                    f(v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `pending` reordered so that each value comes after the pending values
+    /// its type waits for (a depth-first post-order; cycles are cut anywhere).
+    fn dependencies_first<'i>(
+        &self,
+        pending: Vec<(Value, &'i AstInst)>,
+    ) -> Vec<(Value, &'i AstInst)> {
+        const NONE: u32 = u32::MAX;
+        let mut slot = vec![NONE; self.known.len()];
+        for (i, (v, _)) in pending.iter().enumerate() {
+            slot[v.index()] = i as u32;
+        }
+        // The pending dependencies of each pending value, flattened.
+        let mut start = Vec::with_capacity(pending.len() + 1);
+        let mut deps: Vec<u32> = Vec::new();
+        for (_, inst) in &pending {
+            start.push(deps.len());
+            self.type_deps(&inst.op, |d| {
+                if let Some(&s) = slot.get(d.index()) {
+                    if s != NONE {
+                        deps.push(s);
+                    }
+                }
+            });
+        }
+        start.push(deps.len());
+        let mut order = Vec::with_capacity(pending.len());
+        let mut seen = vec![false; pending.len()];
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        for root in 0..pending.len() {
+            if seen[root] {
+                continue;
+            }
+            seen[root] = true;
+            stack.push((root as u32, start[root]));
+            while let Some(top) = stack.last_mut() {
+                let (node, next) = (top.0 as usize, top.1);
+                if next < start[node + 1] {
+                    top.1 += 1;
+                    let d = deps[next] as usize;
+                    if !seen[d] {
+                        seen[d] = true;
+                        stack.push((d as u32, start[d]));
+                    }
+                } else {
+                    order.push(node);
+                    stack.pop();
+                }
+            }
+        }
+        order.into_iter().map(|i| pending[i]).collect()
     }
 
     fn operand(&mut self, o: &Operand) -> PResult<Value> {

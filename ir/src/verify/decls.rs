@@ -18,13 +18,15 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
             message,
         })
     };
+    let struct_repeats = Repeats::new(m.structs.iter().map(|s| s.name.as_str()));
     for (si, s) in m.structs.iter().enumerate() {
-        if m.structs[..si].iter().any(|o| o.name == s.name) {
+        if struct_repeats.is_repeat(si, || m.structs[..si].iter().any(|o| o.name == s.name)) {
             report(
                 format!("type {}", s.name),
                 "the type is declared twice".into(),
             );
         }
+        let field_repeats = Repeats::new(s.fields.iter().map(|f| f.name.as_str()));
         for (fi, fd) in s.fields.iter().enumerate() {
             if !valid_type(m, fd.ty) || fd.ty == Type::NULL {
                 report(
@@ -32,7 +34,7 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
                     format!("invalid field type {}", m.type_name(fd.ty)),
                 );
             }
-            if s.fields[..fi].iter().any(|o| o.name == fd.name) {
+            if field_repeats.is_repeat(fi, || s.fields[..fi].iter().any(|o| o.name == fd.name)) {
                 report(
                     format!("type {}, field {}", s.name, fd.name),
                     "the field is declared twice".into(),
@@ -80,22 +82,49 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
     let globals = m.globals.iter().map(|g| g.name.as_str());
     let externs = m.externs.iter().map(|e| e.name.as_str());
     let funcs = m.funcs.iter().map(|f| f.name.as_str());
+    let at_repeats = Repeats::new(globals.clone().chain(externs.clone()).chain(funcs.clone()));
+    let (ng, ne) = (m.globals.len(), m.externs.len());
     for (k, name) in globals.enumerate() {
-        if declared_before(m, k, 0, 0, name) {
+        if at_repeats.is_repeat(k, || declared_before(m, k, 0, 0, name)) {
             report_twice(&mut report, "global", name);
         }
     }
     for (k, name) in externs.enumerate() {
-        if declared_before(m, m.globals.len(), k, 0, name) {
+        if at_repeats.is_repeat(ng + k, || declared_before(m, ng, k, 0, name)) {
             report_twice(&mut report, "extern", name);
         }
     }
     for (k, name) in funcs.enumerate() {
-        if declared_before(m, m.globals.len(), m.externs.len(), k, name) {
+        if at_repeats.is_repeat(ng + ne + k, || declared_before(m, ng, ne, k, name)) {
             report_twice(&mut report, "function", name);
         }
     }
     errors
+}
+
+/// Which names of a list repeat an earlier one. Few names are compared by a
+/// scan (no allocation); for many, a hash set marks the repeats once, so that
+/// a module of thousands of functions or a type of thousands of fields is
+/// checked in linear time.
+struct Repeats(Option<Vec<bool>>);
+
+impl Repeats {
+    fn new<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Repeats {
+        if names.clone().nth(16).is_none() {
+            return Repeats(None);
+        }
+        let mut seen = rustc_hash::FxHashSet::default();
+        Repeats(Some(names.map(|n| !seen.insert(n)).collect()))
+    }
+
+    /// Whether name `k` repeats an earlier one; `scan` answers by comparing
+    /// with the earlier names, for short lists.
+    fn is_repeat(&self, k: usize, scan: impl FnOnce() -> bool) -> bool {
+        match &self.0 {
+            Some(marks) => marks[k],
+            None => scan(),
+        }
+    }
 }
 
 /// Whether one of the first `globals` globals, `externs` externs or `funcs`
@@ -112,4 +141,26 @@ fn report_twice(report: &mut impl FnMut(String, String), kind: &str, name: &str)
         format!("{kind} @{name}"),
         "the name @".to_string() + name + " is declared twice",
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Twenty functions (over the scan limit, so the hash-set path) with one
+    /// name repeated, and a type of twenty fields with one repeated.
+    #[test]
+    fn repeats_are_found_among_many_declarations() {
+        let mut m = Module::new();
+        let names: Vec<String> = (0..20).map(|f| format!("f{}", f % 19)).collect();
+        let fields: Vec<(&str, Type)> = names.iter().map(|n| (n.as_str(), Type::I64)).collect();
+        m.add_struct("T", fields);
+        for k in 0..20 {
+            let name = format!("g{}", if k == 17 { 3 } else { k });
+            m.funcs.push(crate::Function::new(&name, None));
+        }
+        let errors = check(&m);
+        let twice: Vec<&str> = errors.iter().map(|e| e.location.as_str()).collect();
+        assert_eq!(twice, ["type T, field f0", "function @g3"], "{errors:?}");
+    }
 }

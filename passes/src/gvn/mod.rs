@@ -19,6 +19,7 @@ use crate::stats::Stats;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
+use ir::uses::UseList;
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify, Class, Key};
 use std::cell::RefCell;
@@ -56,6 +57,9 @@ struct Walk<'a> {
     table: ScopedTable,
     /// The loads numbered in the current block (storage reused block to block).
     loads: Vec<(Key, Inst)>,
+    /// Who uses each value, built at the first merge (most runs merge nothing).
+    uses: UseList,
+    uses_built: bool,
     counts: Counts,
 }
 
@@ -73,6 +77,7 @@ struct Scratch {
     alias: AliasAnalysis,
     table: ScopedTable,
     loads: Vec<(Key, Inst)>,
+    uses: UseList,
     stack: Vec<Visit>,
 }
 
@@ -96,6 +101,8 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         alias: scratch.alias,
         table: scratch.table,
         loads: scratch.loads,
+        uses: scratch.uses,
+        uses_built: false,
         func,
         counts: Counts::default(),
     };
@@ -140,6 +147,7 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
             alias: w.alias,
             table: w.table,
             loads: w.loads,
+            uses: w.uses,
             stack,
         }
     });
@@ -228,25 +236,30 @@ impl Walk<'_> {
                 if self.func.value_type(old) != self.func.value_type(new) {
                     return false;
                 }
-                // The users of `old` are found by a scan (merges are rare): its
-                // instruction is visited only now, so no earlier merge
-                // redirected anything to it or from it.
-                let func = &mut *self.func;
-                for &b in &func.layout {
-                    for &u in &func.blocks[b.index()].insts {
-                        let data = &mut func.insts[u.index()];
-                        if data.block.is_none() || !uses_value(&data.kind, old) {
-                            continue;
-                        }
-                        // Edge lock: a numbered instruction leaves the table before it is edited.
-                        self.table.unlock(u);
-                        data.kind.for_each_operand_mut(|v| {
-                            if *v == old {
-                                *v = new;
-                            }
-                        });
-                    }
+                // The users of `old` come from the use list built at the
+                // first merge: `old`'s instruction is visited only now, so no
+                // earlier merge redirected anything to it or from it (merges
+                // only redirect to leaders, which are never merged later).
+                if !self.uses_built {
+                    self.uses.recompute(self.func);
+                    self.uses_built = true;
                 }
+                let func = &mut *self.func;
+                for &u in self.uses.users(old) {
+                    let data = &mut func.insts[u.index()];
+                    if data.block.is_none() || !uses_value(&data.kind, old) {
+                        continue;
+                    }
+                    // Edge lock: a numbered instruction leaves the table before it is edited.
+                    self.table.unlock(u);
+                    data.kind.for_each_operand_mut(|v| {
+                        if *v == old {
+                            *v = new;
+                        }
+                    });
+                }
+                // Copies of `old` now look through to `new`.
+                self.alias.redirect(func, old, new);
             }
             (None, None) => {}
             _ => return false,

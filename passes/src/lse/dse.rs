@@ -232,7 +232,7 @@ pub fn eliminate_dead_stores(
         // Only plain stores are ever removed.
         return Vec::new();
     }
-    let subst = Subst::new(0);
+    let subst = Subst::new(func);
     let Scratch {
         at_entry,
         set,
@@ -249,9 +249,7 @@ pub fn eliminate_dead_stores(
         }
         at_entry.set(b, set);
     }
-    for &inst in &dead {
-        func.remove_inst(inst);
-    }
+    func.remove_insts(&dead);
     dead
 }
 

@@ -131,7 +131,7 @@ pub fn forward(
     {
         // Nothing is ever known, so nothing changes.
         return Forwarding {
-            subst: Subst::new(0),
+            subst: Subst::empty(),
             removed: Vec::new(),
             created_phis: Vec::new(),
             counts: ForwardCounts::default(),
@@ -154,7 +154,7 @@ pub fn forward(
         state: std::mem::take(&mut scratch.state),
         values: std::mem::take(&mut scratch.values),
         has_loops,
-        subst: Subst::new(func.values.len()),
+        subst: Subst::new(func),
         removed: Vec::new(),
         created_phis: Vec::new(),
         pending: Vec::new(),
@@ -226,7 +226,7 @@ impl Forward<'_> {
                     }
                     if let Some(e) = state.get(loc) {
                         let (value, origin) = (e.value, e.origin);
-                        self.subst.set(result, value);
+                        self.subst.set(func, result, value);
                         self.removed.push(inst);
                         self.count_forward(origin);
                     } else if state.insert(loc, result, Origin::Local, self.cap) {

@@ -2,7 +2,7 @@
 //! copies and through loads already replaced, so that two accesses that must
 //! name the same slot get the same key.
 
-use crate::escape::strip_copies;
+use crate::copies::CopyRoots;
 use ir::effects::HeapNode;
 use ir::{Addr, FieldRef, Function, GlobalId, Type, Value};
 
@@ -18,36 +18,47 @@ pub enum Loc {
 }
 
 /// Replacement of values by others (loads LSE removed), resolved transitively,
-/// with copies looked through.
+/// with copies looked through. Resolution is a union-find over copy edges and
+/// replacements ([`CopyRoots`]), so long copy chains cost nothing per query.
 #[derive(Clone, Debug)]
 pub struct Subst {
     map: Vec<Option<Value>>,
+    roots: CopyRoots,
+    any: bool,
 }
 
 impl Subst {
-    /// No replacements yet, for a function with `n` values.
-    pub fn new(n: usize) -> Subst {
-        Subst { map: vec![None; n] }
+    /// No replacements yet, for `func`.
+    pub fn new(func: &Function) -> Subst {
+        Subst {
+            map: vec![None; func.values.len()],
+            roots: CopyRoots::new(func),
+            any: false,
+        }
     }
 
-    /// Record that `from` is replaced by `to`.
-    pub fn set(&mut self, from: Value, to: Value) {
+    /// No replacements and no copy facts: for a function with nothing to forward.
+    pub fn empty() -> Subst {
+        Subst {
+            map: Vec::new(),
+            roots: CopyRoots::default(),
+            any: false,
+        }
+    }
+
+    /// Record that `from` (a load's result) is replaced by `to`.
+    pub fn set(&mut self, func: &Function, from: Value, to: Value) {
         if from.index() >= self.map.len() {
             self.map.resize(from.index() + 1, None);
         }
         self.map[from.index()] = Some(to);
+        self.any = true;
+        self.roots.redirect(func, from, to);
     }
 
     /// What `v` stands for now (copies and replacements looked through).
-    pub fn resolve(&self, func: &Function, mut v: Value) -> Value {
-        for _ in 0..=self.map.len() {
-            let s = strip_copies(func, v);
-            match self.map.get(s.index()).copied().flatten() {
-                Some(next) if next != s => v = next,
-                _ => return s,
-            }
-        }
-        v
+    pub fn resolve(&self, func: &Function, v: Value) -> Value {
+        self.roots.root(func, v)
     }
 
     /// What `v` is replaced by (following replacements only, not copies): the
@@ -64,7 +75,7 @@ impl Subst {
 
     /// Whether any replacement was recorded.
     pub fn is_empty(&self) -> bool {
-        self.map.iter().all(Option::is_none)
+        !self.any
     }
 }
 

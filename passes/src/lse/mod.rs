@@ -84,7 +84,6 @@ impl Lse {
     ) -> bool {
         let alias = &mut scratch.alias;
         alias.recompute(func);
-        let alias = &*alias;
         // Forwarding adds and removes loads, stores and phis but never touches a
         // terminator or the layout, so one CFG serves both halves.
         let cfg = &mut scratch.cfg;
@@ -95,12 +94,10 @@ impl Lse {
             func,
             cfg,
             &mut scratch.forward,
-            Clobbers { alias },
+            Clobbers { alias: &*alias },
             self.cap,
         );
-        for &inst in &fw.removed {
-            func.remove_inst(inst);
-        }
+        func.remove_insts(&fw.removed);
         if !fw.subst.is_empty() {
             // One pass over the function: every operand to what it stands for now.
             let map: Vec<Value> = (0..func.values.len())
@@ -109,7 +106,14 @@ impl Lse {
             func.for_each_placed_kind_mut(|kind| {
                 kind.for_each_operand_mut(|v| *v = map[v.index()])
             });
+            // Copies of a replaced load now look through to its replacement.
+            for (i, &to) in map.iter().enumerate() {
+                if to.index() != i {
+                    alias.redirect(func, Value::new(i), to);
+                }
+            }
         }
+        let alias = &*alias;
         let phis_kept = remove_unused_phis(func, &fw.created_phis);
         let dead = dse::eliminate_dead_stores(
             module,
@@ -177,13 +181,11 @@ fn remove_unused_phis(func: &mut Function, created: &[Inst]) -> u64 {
             }
         }
     }
-    let mut kept = 0;
-    for &phi in created {
-        if live[phi.index()] {
-            kept += 1;
-        } else {
-            func.remove_inst(phi);
-        }
-    }
-    kept
+    let dead: Vec<Inst> = created
+        .iter()
+        .copied()
+        .filter(|phi| !live[phi.index()])
+        .collect();
+    func.remove_insts(&dead);
+    (created.len() - dead.len()) as u64
 }

@@ -212,8 +212,12 @@ impl<'f> Engine<'f> {
         deps.clear();
         let found = self.find(inst, &mut deps);
         for &(distant, dependent) in &deps {
+            // Duplicates are harmless (revisiting pushes onto the worklist,
+            // which keeps the first occurrence, so the order is the same as
+            // with a deduplicated list) and bounded by the visits made; only
+            // back-to-back repeats are skipped, so each push is O(1).
             let list = &mut self.s.deps[distant.index()];
-            if !list.contains(&dependent) {
+            if list.last() != Some(&dependent) {
                 list.push(dependent);
             }
         }
