@@ -416,8 +416,10 @@ impl<'a> Encoder<'a> {
             InstKind::Len(av) => {
                 let a = v(*av, st)?;
                 pc = self.trap(&pc, a.eq(bv(0)), NULL_DEREF, st);
-                let ei = self.elem_of(f.value_type(*av))?;
-                Some(self.len_of(ei, &a, st))
+                match self.elem_of(f.value_type(*av))? {
+                    Some(ei) => Some(self.len_of(ei, &a, st)),
+                    None => Some(bv(0)), // a `null`-typed base: the check above always traps
+                }
             }
             InstKind::Escape(x) => {
                 let r = v(*x, st)?;
@@ -573,8 +575,11 @@ impl<'a> Encoder<'a> {
                 let a = val(f, st, *base)?;
                 let i = val(f, st, *index)?;
                 let ty = f.value_type(*base);
-                let ei = self.elem_of(ty)?;
                 pc = self.trap(&pc, a.eq(bv(0)), NULL_DEREF, st);
+                let Some(ei) = self.elem_of(ty)? else {
+                    // A `null`-typed base: the check above always traps.
+                    return Ok((pc, bv(0)));
+                };
                 let n = self.len_of(ei, &a, st);
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
@@ -623,8 +628,10 @@ impl<'a> Encoder<'a> {
             Addr::Elem { base, index } => {
                 let a = val(f, st, *base)?;
                 let i = val(f, st, *index)?;
-                let ei = self.elem_of(f.value_type(*base))?;
                 pc = self.trap(&pc, a.eq(bv(0)), NULL_DEREF, st);
+                let Some(ei) = self.elem_of(f.value_type(*base))? else {
+                    return Ok(pc); // a `null`-typed base: the check above always traps
+                };
                 let n = self.len_of(ei, &a, st);
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
@@ -652,11 +659,15 @@ impl<'a> Encoder<'a> {
             .ok_or_else(|| "an array element type the encoder did not collect".to_string())
     }
 
-    fn elem_of(&self, array_ty: Type) -> Result<usize, String> {
-        let e = array_ty
-            .elem()
-            .ok_or_else(|| "element access through a non-array type".to_string())?;
-        self.elem(e)
+    /// The element leaf of an array access through a base of type
+    /// `array_ty`; `None` when the base's type is `null` itself (the constant
+    /// `null`, whose access always traps `null_deref`).
+    fn elem_of(&self, array_ty: Type) -> Result<Option<usize>, String> {
+        match array_ty.elem() {
+            Some(e) => self.elem(e).map(Some),
+            None if array_ty.is_ref() => Ok(None),
+            None => Err("element access through a non-reference type".to_string()),
+        }
     }
 
     /// The identity of the object allocated by `inst` at this node: the fresh

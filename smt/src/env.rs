@@ -10,7 +10,7 @@
 use crate::encode::{select, select_arr};
 use crate::shared::{bv, is_fresh, word, Shared};
 use crate::state::Alloc;
-use crate::state::{word_array, State};
+use crate::state::{word_array, State, STEP_COLUMNS};
 use ir::{EffectLoc, ExternId, Module, Type};
 use z3::ast::{Array, Ast, Bool, BV};
 
@@ -29,7 +29,7 @@ pub enum Leaf {
 pub struct StepSpec {
     /// The uninterpreted functions' name prefix (`ext.NAME` or `vol`).
     pub name: String,
-    /// The arguments (at most four).
+    /// The arguments (at most `STEP_COLUMNS - 1`).
     pub args: Vec<BV>,
     /// Leaves it may read; `None`: every leaf.
     pub reads: Option<Vec<Leaf>>,
@@ -249,7 +249,7 @@ pub fn env_step(
     let all = all_leaves(sh);
     let reads = spec.reads.clone().unwrap_or_else(|| all.clone());
     let writes = spec.writes.clone().unwrap_or(all);
-    let args: Vec<BV> = (0..4)
+    let args: Vec<BV> = (0..STEP_COLUMNS - 1)
         .map(|j| spec.args.get(j).cloned().unwrap_or_else(|| bv(0)))
         .collect();
     let inputs: Vec<Slot> = reads.iter().filter_map(|l| visible(sh, *l, st)).collect();

@@ -9,7 +9,7 @@ use z3::ast::{Array, Ast, Bool, BV};
 use z3::Sort;
 
 /// How many columns the environment step log has: the name, then arguments.
-pub const STEP_COLUMNS: usize = 5;
+pub const STEP_COLUMNS: usize = 17;
 
 /// The typed heap of one side.
 #[derive(Clone)]
