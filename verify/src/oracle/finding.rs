@@ -22,6 +22,9 @@ pub enum FindingKind {
     Invariant,
     /// An instruction touched memory outside its declared effects.
     Effects,
+    /// The optimized program executed more loads + stores than the original
+    /// (beyond the speculation bound, see [`crate::oracle::allowed_extra`]).
+    Pessimization,
 }
 
 impl FindingKind {
@@ -35,6 +38,7 @@ impl FindingKind {
             FindingKind::Panic => "panic",
             FindingKind::Invariant => "invariant",
             FindingKind::Effects => "effects",
+            FindingKind::Pessimization => "pessimization",
         }
     }
 }
