@@ -26,6 +26,18 @@ pub struct Execution {
     pub fuel_used: u64,
     /// IR instructions executed (phis included; a trapping instruction counts).
     pub steps: u64,
+    /// Heap loads executed (`load` of a field, element or global; a trapping
+    /// load does not count, `len` and volatile steps are not loads).
+    pub loads: u64,
+    /// Heap stores executed (as `loads`, for `store`).
+    pub stores: u64,
+}
+
+impl Execution {
+    /// Loads plus stores: what the never-worse oracle compares.
+    pub fn accesses(&self) -> u64 {
+        self.loads + self.stores
+    }
 }
 
 /// A module lowered for execution; lower once, run many times.
@@ -102,6 +114,8 @@ struct Machine<'p, 'o, O: AccessObserver> {
     observer: &'o mut O,
     max_depth: usize,
     steps: u64,
+    loads: u64,
+    stores: u64,
     fuel: u64,
 }
 
@@ -260,6 +274,8 @@ impl<'m> Program<'m> {
                     behaviour,
                     fuel_used: 0,
                     steps: 0,
+                    loads: 0,
+                    stores: 0,
                 };
             }
         };
@@ -297,6 +313,8 @@ impl<'m> Program<'m> {
             observer,
             max_depth: config.max_depth,
             steps: 0,
+            loads: 0,
+            stores: 0,
             fuel: config.fuel,
         };
         let result = m.exec(func.0, &bufs.params);
@@ -330,6 +348,8 @@ impl<'m> Program<'m> {
             behaviour,
             fuel_used: config.fuel - m.fuel,
             steps: m.steps,
+            loads: m.loads,
+            stores: m.stores,
         };
         bufs.heap = m.heap.words;
         bufs.machine = m.bufs;
@@ -475,6 +495,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
         let mut r: *mut u64 = self.bufs.regs.as_mut_ptr();
         let mut fuel = self.fuel;
         let mut steps = cur.entry_steps[0] as u64;
+        let (mut loads, mut stores) = (0u64, 0u64);
 
         // SAFETY (for `rd!`/`wr!`): every slot in the code is below its
         // function's frame size (lowering guarantees it), and `regs` always
@@ -585,6 +606,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         trap!(TrapKind::NullDeref);
                     }
                     observe_op!();
+                    loads += 1;
                     wr!(d, self.heap.words[base + off as usize])
                 }
                 Op::StoreField { o, off, v } => {
@@ -593,6 +615,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         trap!(TrapKind::NullDeref);
                     }
                     observe_op!();
+                    stores += 1;
                     self.heap.words[base + off as usize] = rd!(v);
                 }
                 Op::LoadElem { d, a, i } => {
@@ -605,6 +628,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         trap!(TrapKind::OutOfBounds);
                     }
                     observe_op!();
+                    loads += 1;
                     wr!(d, self.heap.words[base + 2 + idx as usize])
                 }
                 Op::StoreElem { a, i, v } => {
@@ -617,6 +641,7 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                         trap!(TrapKind::OutOfBounds);
                     }
                     observe_op!();
+                    stores += 1;
                     self.heap.words[base + 2 + idx as usize] = rd!(v);
                 }
                 Op::Len { d, a } => {
@@ -628,10 +653,12 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 }
                 Op::LoadGlobal { d, w } => {
                     observe_op!();
+                    loads += 1;
                     wr!(d, self.heap.words[w as usize])
                 }
                 Op::StoreGlobal { w, v } => {
                     observe_op!();
+                    stores += 1;
                     self.heap.words[w as usize] = rd!(v);
                 }
                 Op::Volatile {
@@ -790,6 +817,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             }
         }
         self.steps = steps;
+        self.loads = loads;
+        self.stores = stores;
         self.fuel = fuel;
         result
     }

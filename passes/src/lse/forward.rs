@@ -50,8 +50,6 @@ pub struct ForwardCounts {
     pub forwarded_loop_carried: u64,
     /// Stores of the value already known to be there.
     pub stores_redundant: u64,
-    /// Loads inserted at the end of a latch to complete a header phi.
-    pub latch_loads: u64,
     /// Tracked locations forgotten because of the cap.
     pub evictions: u64,
 }
@@ -64,6 +62,9 @@ pub struct Forwarding {
     pub removed: Vec<Inst>,
     /// Phis forwarding created (some may end up unused).
     pub created_phis: Vec<Inst>,
+    /// Loads inserted at latches to complete those phis (unused, and removed,
+    /// when their phi goes: otherwise they would run on every trip for nothing).
+    pub latch_loads: Vec<Inst>,
     /// Counters.
     pub counts: ForwardCounts,
 }
@@ -111,6 +112,7 @@ struct Forward<'a> {
     subst: Subst,
     removed: Vec<Inst>,
     created_phis: Vec<Inst>,
+    latch_loads: Vec<Inst>,
     pending: Vec<PendingPhi>,
     counts: ForwardCounts,
 }
@@ -134,6 +136,7 @@ pub fn forward(
             subst: Subst::empty(),
             removed: Vec::new(),
             created_phis: Vec::new(),
+            latch_loads: Vec::new(),
             counts: ForwardCounts::default(),
         };
     }
@@ -157,6 +160,7 @@ pub fn forward(
         subst: Subst::new(func),
         removed: Vec::new(),
         created_phis: Vec::new(),
+        latch_loads: Vec::new(),
         pending: Vec::new(),
         counts: ForwardCounts::default(),
         cfg,
@@ -177,6 +181,7 @@ pub fn forward(
         subst: fw.subst,
         removed: fw.removed,
         created_phis: fw.created_phis,
+        latch_loads: fw.latch_loads,
         counts: fw.counts,
     }
 }
@@ -512,7 +517,7 @@ impl Forward<'_> {
                         );
                         let pos = func.blocks[pred.index()].insts.len() - 1;
                         func.insert_inst(pred, pos, load);
-                        self.counts.latch_loads += 1;
+                        self.latch_loads.push(load);
                         let v = result.expect("load result");
                         latch_loads.push((pred, v));
                         v

@@ -21,7 +21,7 @@ use crate::stats::Stats;
 use clobber::Clobbers;
 use ir::cfg::Cfg;
 use ir::reuse::with_reused;
-use ir::{Function, Inst, InstKind, Module, Value};
+use ir::{Function, Inst, Module, Value};
 use std::cell::RefCell;
 
 /// How many locations LSE tracks at one program point (Panda tracks 32 per object).
@@ -114,7 +114,8 @@ impl Lse {
             }
         }
         let alias = &*alias;
-        let phis_kept = remove_unused_phis(func, &fw.created_phis);
+        let (phis_kept, latch_loads_kept) =
+            remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let dead = dse::eliminate_dead_stores(
             module,
             func,
@@ -135,7 +136,7 @@ impl Lse {
             ("stores_redundant", c.stores_redundant),
             ("stores_dead", dead.len() as u64),
             ("phis_created", phis_kept),
-            ("latch_loads_inserted", c.latch_loads),
+            ("latch_loads_inserted", latch_loads_kept),
             ("evictions", c.evictions),
         ] {
             *rules.entry(rule).or_default() += n;
@@ -144,13 +145,16 @@ impl Lse {
     }
 }
 
-/// Remove the phis forwarding created that nothing outside them uses; returns how many stay.
-fn remove_unused_phis(func: &mut Function, created: &[Inst]) -> u64 {
-    if created.is_empty() {
-        return 0;
+/// Remove the phis forwarding created, and the latch loads it inserted for
+/// them, that nothing outside them uses (a latch load kept for a deleted phi
+/// would run on every trip for nothing: a pessimization); returns how many
+/// phis and latch loads stay.
+fn remove_unused_created(func: &mut Function, phis: &[Inst], loads: &[Inst]) -> (u64, u64) {
+    if phis.is_empty() && loads.is_empty() {
+        return (0, 0);
     }
     let mut created_mask = vec![false; func.insts.len()];
-    for &i in created {
+    for &i in phis.iter().chain(loads) {
         created_mask[i.index()] = true;
     }
     let is_created = |i: Inst| created_mask[i.index()];
@@ -169,23 +173,23 @@ fn remove_unused_phis(func: &mut Function, created: &[Inst]) -> u64 {
             }
         });
     }
-    while let Some(phi) = work.pop() {
-        if let InstKind::Phi(entries) = &func.inst(phi).kind {
-            for &(_, v) in entries {
-                if let Some(d) = func.def_inst(v) {
-                    if is_created(d) && !live[d.index()] {
-                        live[d.index()] = true;
-                        work.push(d);
-                    }
+    while let Some(inst) = work.pop() {
+        func.inst(inst).kind.for_each_operand(|v| {
+            if let Some(d) = func.def_inst(v) {
+                if is_created(d) && !live[d.index()] {
+                    live[d.index()] = true;
+                    work.push(d);
                 }
             }
-        }
+        });
     }
-    let dead: Vec<Inst> = created
+    let dead: Vec<Inst> = phis
         .iter()
+        .chain(loads)
         .copied()
-        .filter(|phi| !live[phi.index()])
+        .filter(|i| !live[i.index()])
         .collect();
     func.remove_insts(&dead);
-    (created.len() - dead.len()) as u64
+    let kept = |created: &[Inst]| created.iter().filter(|i| live[i.index()]).count() as u64;
+    (kept(phis), kept(loads))
 }

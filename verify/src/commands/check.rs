@@ -194,8 +194,13 @@ pub fn render_divergence(
         section("original", &b.to_string());
     }
     match (&finding.actual, finding.kind) {
-        (Some(b), _) => {
+        (Some(b), kind) => {
             section("optimized", &b.to_string());
+            if let (FindingKind::Pessimization, Some((counts, _))) =
+                (kind, finding.detail.split_once("optimized module:\n"))
+            {
+                section("loads and stores executed", counts);
+            }
             if let Some((_, module)) = finding.detail.split_once("optimized module:\n") {
                 section("optimized module", module);
             }

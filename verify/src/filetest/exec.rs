@@ -239,7 +239,7 @@ fn parse_input(module: &Module, func: FuncId, case: &Case) -> Result<InputSpec, 
 
 /// Run `func` of `module` on `spec` with `fuel` (or the default), with effect
 /// checking on: every access outside an instruction's declared effects is a
-/// failure at `line`. Returns the behaviour lines and the fuel used.
+/// failure at `line`. Returns the behaviour lines and the run's counts.
 fn execute(
     cx: &mut Ctx,
     line: usize,
@@ -247,7 +247,7 @@ fn execute(
     func: FuncId,
     spec: &InputSpec,
     fuel: Option<u64>,
-) -> (Lines, u64) {
+) -> (Lines, Counts) {
     let mut config = interp::Config::default();
     if let Some(f) = fuel {
         config.fuel = f;
@@ -257,7 +257,7 @@ fn execute(
         Ok(r) => r,
         Err(e) => {
             cx.fail(line, format!("the input does not fit the function: {e}"));
-            return (Default::default(), 0);
+            return (Default::default(), Counts::default());
         }
     };
     if !violations.is_empty() {
@@ -271,7 +271,20 @@ fn execute(
         lines.next().unwrap_or_default(),
         lines.next().unwrap_or_default(),
     ];
-    (out, exec.fuel_used)
+    let counts = Counts {
+        fuel_used: exec.fuel_used,
+        loads: exec.loads,
+        stores: exec.stores,
+    };
+    (out, counts)
+}
+
+/// What a run used: fuel, and the loads and stores it executed.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    fuel_used: u64,
+    loads: u64,
+    stores: u64,
 }
 
 /// Run `func` of `module` natively (x86-64) on `spec` with `fuel` (or the
@@ -305,7 +318,7 @@ fn check_native(
     cx: &mut Ctx,
     module: &Module,
     func: FuncId,
-    runs: &[(&Case, InputSpec, Lines, u64)],
+    runs: &[(&Case, InputSpec, Lines, Counts)],
     what: &str,
     budget: &dyn Fn(u64) -> Option<u64>,
 ) {
@@ -323,8 +336,8 @@ fn check_native(
             return;
         }
     };
-    for (case, spec, expected, fuel_used) in runs {
-        let actual = match execute_native(&native, func, spec, budget(*fuel_used)) {
+    for (case, spec, expected, counts) in runs {
+        let actual = match execute_native(&native, func, spec, budget(counts.fuel_used)) {
             Ok(l) => l,
             Err(e) => {
                 cx.fail(case.anchor_line(), format!("{what}: {e}"));
@@ -467,7 +480,7 @@ fn run_expected(
     module: &Module,
     func: FuncId,
     what: &str,
-) -> Option<(InputSpec, Lines, u64)> {
+) -> Option<(InputSpec, Lines, Counts)> {
     let spec = match parse_input(module, func, case) {
         Ok(s) => s,
         Err(e) => {
@@ -478,13 +491,13 @@ fn run_expected(
             return None;
         }
     };
-    let (actual, fuel_used) = execute(cx, case.anchor_line(), module, func, &spec, tf.fuel);
+    let (actual, counts) = execute(cx, case.anchor_line(), module, func, &spec, tf.fuel);
     if cx.bless {
         bless_case(cx, tf, case, &actual);
     } else {
         compare_expectation(cx, case, &actual, what);
     }
-    Some((spec, actual, fuel_used))
+    Some((spec, actual, counts))
 }
 
 fn check_run(cx: &mut Ctx, tf: &TestFile) {
@@ -493,10 +506,9 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
     };
     let mut runs = Vec::new();
     for case in &tf.cases {
-        if let Some((spec, actual, fuel_used)) =
-            run_expected(cx, tf, case, &module, func, "behaviour")
+        if let Some((spec, actual, counts)) = run_expected(cx, tf, case, &module, func, "behaviour")
         {
-            runs.push((case, spec, actual, fuel_used));
+            runs.push((case, spec, actual, counts));
         }
     }
     // The backend alone: same limits, so even resource traps must match.
@@ -527,12 +539,33 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
                 &|b| Some(b.saturating_mul(2).saturating_add(16)),
             );
         }
-        for (case, spec, original, fuel_used) in &runs {
+        for (case, spec, original, counts) in &runs {
             if INCONCLUSIVE.contains(&original[0].as_str()) {
                 continue;
             }
-            let budget = fuel_used.saturating_mul(2).saturating_add(16);
-            let (after, _) = execute(cx, case.anchor_line(), &optimized, func, spec, Some(budget));
+            let budget = counts.fuel_used.saturating_mul(2).saturating_add(16);
+            let (after, opt_counts) =
+                execute(cx, case.anchor_line(), &optimized, func, spec, Some(budget));
+            // Never worse (the oracle's rule): on a returning run, no more loads + stores.
+            let worse = (original[0].starts_with("outcome: return") && &after == original)
+                .then(|| {
+                    crate::oracle::pessimization(
+                        (counts.loads, counts.stores),
+                        (opt_counts.loads, opt_counts.stores),
+                    )
+                })
+                .flatten();
+            if let Some((_, detail)) = worse {
+                cx.fail(
+                    case.anchor_line(),
+                    format!(
+                        "after `{list}` pessimization on input `{}`:\n  {}\n  optimized module:\n{}",
+                        case.spec,
+                        detail.replace('\n', "\n  "),
+                        ir::print::print_module(&optimized)
+                    ),
+                );
+            }
             if &after != original {
                 let mut msg = format!(
                     "after `{list}` the behaviour differs on input `{}`",

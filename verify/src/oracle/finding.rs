@@ -25,6 +25,9 @@ pub enum FindingKind {
     /// The native code (of the original or of an optimized module) behaved
     /// differently from the interpreter, or the backend failed.
     MismatchNative,
+    /// The optimized program executed more loads + stores than the original
+    /// (beyond the speculation bound, see [`crate::oracle::allowed_extra`]).
+    Pessimization,
 }
 
 impl FindingKind {
@@ -39,6 +42,7 @@ impl FindingKind {
             FindingKind::Invariant => "invariant",
             FindingKind::Effects => "effects",
             FindingKind::MismatchNative => "mismatch-native",
+            FindingKind::Pessimization => "pessimization",
         }
     }
 }

@@ -7,6 +7,14 @@
 //! overflows the stack is inconclusive and skipped; when the original finishes
 //! using fuel B, the optimized program runs with 2B + 16 and must finish too.
 //! Panics in passes are caught and become findings.
+//!
+//! Never worse: on every input where the original returns, the optimized
+//! program must execute no more loads + stores than the original
+//! ([`allowed_extra`] is the bound a speculating transformation may use); more
+//! is a `pessimization` finding. Runs whose original traps are exempt: a pass
+//! may move a trap later (a dead store on a base that traps is deleted and the
+//! next store on that base traps in its place), so the optimized run reaches
+//! accesses the original never did, on a path that ends in the same trap.
 
 pub mod finding;
 pub mod fuzz;
@@ -124,6 +132,32 @@ struct Baseline {
     input: usize,
     behaviour: Behaviour,
     fuel_used: u64,
+    loads: u64,
+    stores: u64,
+}
+
+/// How many more loads + stores than the original an optimized run may
+/// execute: no pass speculates an access today, so none (README, "Never worse").
+pub fn allowed_extra() -> u64 {
+    0
+}
+
+/// The `pessimization` finding's part and detail when the optimized run
+/// (`loads`, `stores`) executed more accesses than the original allows.
+pub fn pessimization(original: (u64, u64), optimized: (u64, u64)) -> Option<(String, String)> {
+    let (before, after) = (original.0 + original.1, optimized.0 + optimized.1);
+    if after <= before + allowed_extra() {
+        return None;
+    }
+    let detail = format!(
+        "original: {} loads + {} stores = {before}\noptimized: {} loads + {} stores = {after} (allowed extra: {})",
+        original.0,
+        original.1,
+        optimized.0,
+        optimized.1,
+        allowed_extra()
+    );
+    Some(("more loads+stores".to_string(), detail))
 }
 
 /// The program and plan a finding is about.
@@ -247,6 +281,8 @@ pub fn check_program_with(
             input: i,
             behaviour: exec.behaviour,
             fuel_used: exec.fuel_used,
+            loads: exec.loads,
+            stores: exec.stores,
         });
     }
     if baselines.is_empty() {
@@ -375,7 +411,7 @@ fn check_plan(
                         Some(e.behaviour),
                     ));
                 }
-                e.behaviour
+                e
             }
             Ok(Err(e)) => {
                 return Some(finding(
@@ -396,14 +432,31 @@ fn check_plan(
                 ))
             }
         };
-        if let Some((kind, part)) = compare(&b.behaviour, &actual) {
+        if let Some((kind, part)) = compare(&b.behaviour, &actual.behaviour) {
             let detail = format!(
                 "original:\n{}\noptimized (fuel {budget}):\n{}\noptimized module:\n{}",
                 b.behaviour,
-                actual,
+                actual.behaviour,
                 ir::print_module(&optimized)
             );
-            return Some(finding(kind, part, detail, b, Some(actual)));
+            return Some(finding(kind, part, detail, b, Some(actual.behaviour)));
+        }
+        let returned = matches!(b.behaviour.outcome, Outcome::Return(_));
+        if let Some((part, counts)) = returned
+            .then(|| pessimization((b.loads, b.stores), (actual.loads, actual.stores)))
+            .flatten()
+        {
+            let detail = format!(
+                "{counts}\noptimized module:\n{}",
+                ir::print_module(&optimized)
+            );
+            return Some(finding(
+                FindingKind::Pessimization,
+                part,
+                detail,
+                b,
+                Some(actual.behaviour),
+            ));
         }
     }
     if cfg.native {

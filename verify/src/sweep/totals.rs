@@ -2,7 +2,7 @@
 //! JSON report.
 
 use super::counters::rarely_exercised;
-use crate::oracle::ProgramResult;
+use crate::oracle::{FindingKind, ProgramResult};
 use passes::Stats;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -35,6 +35,8 @@ pub struct Totals {
     pub plans_run: u64,
     /// Findings before deduplication.
     pub raw_findings: u64,
+    /// Of those, `pessimization` findings (more loads + stores than the original).
+    pub pessimizations: u64,
     /// Rule fire counts, per pass.
     pub rules: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
     /// For each counter, per pass, the programs in which it fired at least once.
@@ -55,6 +57,11 @@ impl Totals {
         self.param_aliasing_runs += r.param_aliasing_runs;
         self.plans_run += r.plans_run;
         self.raw_findings += r.findings.len() as u64;
+        self.pessimizations += r
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::Pessimization)
+            .count() as u64;
         self.add_stats(&r.stats);
         for (k, n) in &r.trap_kinds {
             *self.trap_kinds.entry(k.clone()).or_default() += n;
@@ -91,6 +98,7 @@ impl Totals {
         self.param_aliasing_runs += o.param_aliasing_runs;
         self.plans_run += o.plans_run;
         self.raw_findings += o.raw_findings;
+        self.pessimizations += o.pessimizations;
         for (k, n) in &o.trap_kinds {
             *self.trap_kinds.entry(k.clone()).or_default() += n;
         }
@@ -180,6 +188,7 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
     row(&mut s, "pass plans checked", t.plans_run.to_string());
     row(&mut s, "findings (raw)", t.raw_findings.to_string());
     row(&mut s, "findings (unique)", unique_findings.to_string());
+    row(&mut s, "pessimizations (raw)", t.pessimizations.to_string());
     if !t.rules.is_empty() {
         s.push_str("rule fire counts\n");
         for (pass, rules) in &t.rules {
