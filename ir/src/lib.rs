@@ -23,6 +23,8 @@ pub mod reuse;
 pub mod source_map;
 pub mod types;
 pub mod verify;
+#[cfg(feature = "bug-zoo")]
+pub mod zoo;
 
 pub use builder::FunctionBuilder;
 pub use cfg::Cfg;
