@@ -52,7 +52,13 @@ fn compare_cc(op: BinOp) -> Option<Cc> {
     Some(match op {
         BinOp::Eq => Cc::E,
         BinOp::Ne => Cc::Ne,
-        BinOp::Slt => Cc::L,
+        BinOp::Slt => {
+            if zoo!(NativeUnsignedCompare) {
+                Cc::B
+            } else {
+                Cc::L
+            }
+        }
         BinOp::Sle => Cc::Le,
         BinOp::Sgt => Cc::G,
         BinOp::Sge => Cc::Ge,
@@ -68,7 +74,12 @@ fn compare_cc(op: BinOp) -> Option<Cc> {
 fn call_clobbers(except: &[PReg]) -> PRegSet {
     let mut s = PRegSet::empty();
     for r in regs::CALLER_SAVED {
-        if !except.contains(&r) {
+        let kept = if zoo!(NativeCallClobberRdx) {
+            except.contains(&r) || r == regs::RDX
+        } else {
+            except.contains(&r)
+        };
+        if !kept {
             s.add(r);
         }
     }
@@ -382,9 +393,18 @@ impl Selector<'_> {
                 match *addr {
                     Addr::Field { base, field } => {
                         let o = self.reg(base);
+                        // Every field access is null-checked (no base is known non-null).
+                        let loaded = matches!(self.f.value_def(base), ValueDef::Inst(j)
+                            if matches!(self.f.inst(j).kind, InstKind::Load { .. }));
+                        let checked = if zoo!(NativeLoadedBaseNonNull) {
+                            loaded
+                        } else {
+                            false
+                        };
                         self.push(
                             VInst::LoadField {
                                 disp: 8 * (field.index as i32 + 1),
+                                checked,
                             },
                             vec![Operand::reg_use(o), Operand::reg_def(d)],
                             PRegSet::empty(),

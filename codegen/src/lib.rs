@@ -10,6 +10,19 @@
 //! code calls the runtime of [`abi`] and the interpreter's environment step
 //! `interp::loadstar_env_step`, so both executions meet the same environment.
 
+/// `zoo!(X)`: whether the bug zoo's planted bug `ir::zoo::Bug::X` is active
+/// (feature `bug-zoo`); the constant `false` in every normal build. Each
+/// planted backend bug reads `if zoo!(X) { wrong } else { right }`.
+macro_rules! zoo {
+    ($bug:ident) => {{
+        #[cfg(feature = "bug-zoo")]
+        let on = ir::zoo::active(ir::zoo::Bug::$bug);
+        #[cfg(not(feature = "bug-zoo"))]
+        let on = false;
+        on
+    }};
+}
+
 pub mod abi;
 pub mod emit;
 pub mod exec;

@@ -62,6 +62,17 @@ fn reg8(a: Allocation) -> AsmRegister8 {
         .hw_enc()]
 }
 
+/// The displacement of element `c` from its array's address (header and
+/// length words first): the constant index folded into the address mode.
+fn const_elem_disp(c: i32) -> i32 {
+    let scaled = if zoo!(NativeConstIndexScale) {
+        4 * c
+    } else {
+        8 * c
+    };
+    16 + scaled
+}
+
 fn spill(slot: usize) -> AsmMemoryOperand {
     qword_ptr(rbp - (16 + 8 * slot as i32))
 }
@@ -141,13 +152,29 @@ impl FuncEmitter<'_> {
                     comment += 1;
                 }
                 for pos in [InstPosition::Before, InstPosition::After] {
+                    // regalloc2 sequentialised each parallel copy (the phi
+                    // copies before a `jmp`, spills, reloads): keep its order.
+                    let mut moves = Vec::new();
                     while edit < edits.len()
                         && edits[edit].0.inst() == Inst::new(i)
                         && edits[edit].0.pos() == pos
                     {
                         let Edit::Move { from, to } = edits[edit].1;
-                        self.mov(from, to)?;
+                        moves.push((from, to));
                         edit += 1;
+                    }
+                    let phi_copy = matches!(self.code.insts[i].inst, VInst::Jmp { .. });
+                    if zoo!(NativeMoveOrder) && phi_copy {
+                        moves.reverse();
+                    }
+                    if self.chaos.is_some() && phi_copy && !moves.is_empty() {
+                        // Harness mode: the scratch register holds 0 before a
+                        // parallel copy, so a copy that reads it before writing
+                        // it yields null/0, not a stale word (a wild address).
+                        self.a.xor(r11d, r11d)?;
+                    }
+                    for (from, to) in moves {
+                        self.mov(from, to)?;
                     }
                     if pos == InstPosition::Before {
                         self.inst(i, k)?;
@@ -235,7 +262,11 @@ impl FuncEmitter<'_> {
             Cc::A => a.seta(r),
             Cc::Ae => a.setae(r),
         }?;
-        self.a.movzx(reg64(d), r)
+        if zoo!(NativeSetccNoZext) {
+            Ok(())
+        } else {
+            self.a.movzx(reg64(d), r)
+        }
     }
 
     /// Where a branch to block `b` goes (past a bare edge block).
@@ -279,8 +310,21 @@ impl FuncEmitter<'_> {
     }
 
     /// Random values in the registers instruction `i` clobbers, random flags.
+    /// A caller-saved register the call neither clobbers nor defines (the
+    /// allocator was told it survives, the ABI says it does not) gets 0: the
+    /// code then misbehaves deterministically, and a reference kept there
+    /// becomes null (a trap) rather than a wild heap address (a crash).
     fn scramble(&mut self, seed: u64, i: usize) -> R {
         let clobbers = self.code.insts[i].clobbers;
+        let defs: Vec<_> = self.code.insts[i]
+            .operands
+            .iter()
+            .filter(|o| o.kind() == regalloc2::OperandKind::Def)
+            .filter_map(|o| match o.constraint() {
+                regalloc2::OperandConstraint::FixedReg(r) => Some(r),
+                _ => None,
+            })
+            .collect();
         let mut h = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let mut next = || {
             h ^= h >> 33;
@@ -292,6 +336,8 @@ impl FuncEmitter<'_> {
             if clobbers.contains(r) {
                 let v = next();
                 self.a.mov(GPR64[r.hw_enc()], v)?;
+            } else if !defs.contains(&r) {
+                self.a.mov(GPR64[r.hw_enc()], 0u64)?;
             }
         }
         let v = next() as u32 as i32;
@@ -362,16 +408,23 @@ impl FuncEmitter<'_> {
                 self.a.je(zero)?;
                 let mut general = self.a.create_label();
                 let mut done = self.a.create_label();
-                self.a.cmp(b, -1)?;
-                self.a.jne(general)?;
-                // MIN / -1 = MIN (wrapping negate), MIN % -1 = 0: no idiv.
-                if rem {
-                    self.a.mov(rdx, 0i64)?;
+                if zoo!(NativeIdivMinus1) {
+                    // (straight to idiv: MIN / -1 faults)
                 } else {
-                    self.a.neg(rax)?;
+                    self.a.cmp(b, -1)?;
+                    self.a.jne(general)?;
+                    // MIN / -1 = MIN (wrapping negate), MIN % -1 = 0: no idiv.
+                    if rem {
+                        self.a.mov(rdx, 0i64)?;
+                    } else {
+                        self.a.neg(rax)?;
+                    }
+                    self.a.jmp(done)?;
                 }
-                self.a.jmp(done)?;
                 bind(self.a, &mut general)?;
+                if self.chaos.is_some() {
+                    self.idiv_fault_check(b)?;
+                }
                 self.a.cqo()?;
                 self.a.idiv(b)?;
                 bind(self.a, &mut done)
@@ -396,13 +449,19 @@ impl FuncEmitter<'_> {
                 self.a.test(r(0), r(0))?;
                 self.a.cmove(r(3), r(2))
             }
-            VInst::LoadField { disp } => {
-                self.null_check(r(0))?;
+            VInst::LoadField { disp, checked } => {
+                if !checked {
+                    self.null_check(r(0))?;
+                }
                 self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + disp))
             }
             VInst::StoreField { disp } => {
                 self.null_check(r(0))?;
-                self.a.mov(qword_ptr(r15 + r(0) * 8 + disp), r(1))
+                self.a.mov(qword_ptr(r15 + r(0) * 8 + disp), r(1))?;
+                if zoo!(NativeWideStore) {
+                    self.a.mov(qword_ptr(r15 + r(0) * 8 + (disp + 8)), r(1))?;
+                }
+                Ok(())
             }
             VInst::LoadElem => {
                 self.bounds(r(0), r(1))?;
@@ -416,11 +475,13 @@ impl FuncEmitter<'_> {
             }
             VInst::LoadElemConst { c } => {
                 self.const_bounds(r(0), c)?;
-                self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + (16 + 8 * c)))
+                self.a
+                    .mov(r(1), qword_ptr(r15 + r(0) * 8 + const_elem_disp(c)))
             }
             VInst::StoreElemConst { c } => {
                 self.const_bounds(r(0), c)?;
-                self.a.mov(qword_ptr(r15 + r(0) * 8 + (16 + 8 * c)), r(1))
+                self.a
+                    .mov(qword_ptr(r15 + r(0) * 8 + const_elem_disp(c)), r(1))
             }
             VInst::ElemOutOfRange => {
                 self.null_check(r(0))?;
@@ -516,6 +577,20 @@ impl FuncEmitter<'_> {
         }
     }
 
+    /// Harness mode: `idiv` would raise #DE (`MIN / -1`), which would kill
+    /// the process; report it as a division trap instead, so the native
+    /// oracle sees a mismatch (sound code never gets here with `b = -1`).
+    fn idiv_fault_check(&mut self, b: AsmRegister64) -> R {
+        let mut ok = self.a.create_label();
+        self.a.cmp(b, -1)?;
+        self.a.jne(ok)?;
+        self.a.mov(r11, i64::MIN)?;
+        self.a.cmp(rax, r11)?;
+        let l = self.trap(TrapKind::DivByZero);
+        self.a.je(l)?;
+        bind(self.a, &mut ok)
+    }
+
     /// Null check of `base`, then `index < len` (unsigned: a negative index is out).
     fn bounds(&mut self, base: AsmRegister64, index: AsmRegister64) -> R {
         self.null_check(base)?;
@@ -527,6 +602,9 @@ impl FuncEmitter<'_> {
     /// Null check of `base`, then `c < len` for a constant `c` in `0..=65536`.
     fn const_bounds(&mut self, base: AsmRegister64, c: i32) -> R {
         self.null_check(base)?;
+        if zoo!(NativeConstIndexNoBounds) {
+            return Ok(());
+        }
         self.a.cmp(qword_ptr(r15 + base * 8 + 8), c)?;
         let l = self.trap(TrapKind::OutOfBounds);
         self.a.jbe(l)

@@ -90,8 +90,9 @@ pub enum VInst {
     Move,
     /// `[use c, use a, use b, def d = a]`.
     Select,
-    /// `[use base, def d]`.
-    LoadField { disp: i32 },
+    /// `[use base, def d]`; `checked`: the base is known non-null, so no
+    /// null check is emitted.
+    LoadField { disp: i32, checked: bool },
     /// `[use base, use v]`.
     StoreField { disp: i32 },
     /// `[use base, use index, def d, temp t]`.

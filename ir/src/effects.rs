@@ -291,21 +291,10 @@ fn declared_writes(eff: &crate::module::ExternEffects) -> HeapSet {
 /// environment write outside the declaration.
 #[cfg(feature = "bug-zoo")]
 fn declared_writes(eff: &crate::module::ExternEffects) -> HeapSet {
-    if ZOO_DROP_DECLARED_WRITES.load(std::sync::atomic::Ordering::Relaxed) {
+    if crate::zoo::active(crate::zoo::Bug::EffectsMissingWrite) {
         return SmallVec::new();
     }
     eff.writes.iter().map(|&l| effect_loc_node(l)).collect()
-}
-
-#[cfg(feature = "bug-zoo")]
-static ZOO_DROP_DECLARED_WRITES: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
-/// Bug zoo hook (set by `passes::zoo`): make declared-effects externs lose their writes.
-#[cfg(feature = "bug-zoo")]
-#[doc(hidden)]
-pub fn zoo_drop_declared_writes(on: bool) {
-    ZOO_DROP_DECLARED_WRITES.store(on, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// The heap leaf a declared extern effect location names.

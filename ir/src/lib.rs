@@ -24,6 +24,8 @@ pub mod source_map;
 pub mod types;
 pub mod uses;
 pub mod verify;
+#[cfg(feature = "bug-zoo")]
+pub mod zoo;
 
 pub use builder::FunctionBuilder;
 pub use cfg::Cfg;

@@ -1,6 +1,7 @@
 //! `loadstar zoo` (cargo feature `bug-zoo`): for each planted bug of
-//! `passes::zoo`, run the sweep on one core with only that bug injected and
-//! only the passes it lives in (plus `pipeline`), stop at the first finding,
+//! `ir::zoo`, run the sweep on one core with only that bug injected and
+//! only the passes it lives in (plus `pipeline`; for a backend bug no pass
+//! and the native oracle on), stop at the first finding,
 //! and report how long detection took — the harness's own benchmark.
 //!
 //! A finding counts as a detection only if the same program is clean with
@@ -92,6 +93,10 @@ fn sweep_options(bug: Bug, opts: &HuntOptions) -> SweepOptions {
             ..Default::default()
         },
         inputs_per_program: opts.inputs.max(1),
+        oracle: crate::oracle::OracleConfig {
+            native: bug.is_native(),
+            ..Default::default()
+        },
         progress: false,
         ..SweepOptions::default()
     }
