@@ -25,6 +25,9 @@ pub enum FindingKind {
     /// The native code (of the original or of an optimized module) behaved
     /// differently from the interpreter, or the backend failed.
     MismatchNative,
+    /// A native worker died: a signal (the fault's disassembly in the
+    /// detail), a hang past the timeout, or a panic in the runtime.
+    NativeCrash,
 }
 
 impl FindingKind {
@@ -39,6 +42,7 @@ impl FindingKind {
             FindingKind::Invariant => "invariant",
             FindingKind::Effects => "effects",
             FindingKind::MismatchNative => "mismatch-native",
+            FindingKind::NativeCrash => "native-crash",
         }
     }
 }
