@@ -49,7 +49,26 @@ impl<'m> NativeProgram<'m> {
         module: &'m Module,
         opts: CompileOptions,
     ) -> Result<NativeProgram<'m>, CodegenError> {
-        let compiled = compile_with(module, opts)?;
+        NativeProgram::with_sabotage(module, opts, None)
+    }
+
+    /// [`NativeProgram::with_options`], then (tests of crash isolation only)
+    /// overwrite the first instruction of every function as `sabotage` says.
+    pub fn with_sabotage(
+        module: &'m Module,
+        opts: CompileOptions,
+        sabotage: Option<Sabotage>,
+    ) -> Result<NativeProgram<'m>, CodegenError> {
+        let mut compiled = compile_with(module, opts)?;
+        if let Some(s) = sabotage {
+            let bytes: &[u8] = match s {
+                Sabotage::Fault => &[0xf4],      // hlt: SIGSEGV in user mode
+                Sabotage::Hang => &[0xeb, 0xfe], // jmp $: loops without fuel
+            };
+            for &at in &compiled.funcs {
+                compiled.code[at..at + bytes.len()].copy_from_slice(bytes);
+            }
+        }
         let mut map = MmapMut::map_anon(compiled.code.len().max(1))
             .map_err(|e| CodegenError(format!("mapping code: {e}")))?;
         map[..compiled.code.len()].copy_from_slice(&compiled.code);
@@ -72,6 +91,41 @@ impl<'m> NativeProgram<'m> {
     /// The disassembly with each IR instruction as a comment above its code.
     pub fn listing(&self) -> String {
         listing(&self.compiled)
+    }
+
+    /// The offset in the code of the absolute address `rip`, if it lies there.
+    pub fn code_offset(&self, rip: u64) -> Option<usize> {
+        let base = self.code.as_ptr() as u64;
+        (rip >= base && rip < base + self.compiled.code.len() as u64).then(|| (rip - base) as usize)
+    }
+
+    /// The disassembly around the absolute address `rip` (`radius` lines of
+    /// listing either side, the instruction at `rip` marked `=>`), or a note
+    /// that it lies outside the generated code (in the runtime).
+    pub fn disassembly_around(&self, rip: u64, radius: usize) -> String {
+        let Some(off) = self.code_offset(rip) else {
+            return format!("rip {rip:#x} lies outside the generated code (in the runtime)\n");
+        };
+        let text = listing(&self.compiled);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines
+            .iter()
+            .rposition(|l| {
+                l.split_whitespace()
+                    .next()
+                    .and_then(|w| usize::from_str_radix(w, 16).ok())
+                    .is_some_and(|ip| ip <= off && !l.starts_with(' '))
+            })
+            .unwrap_or(0);
+        let lo = at.saturating_sub(radius);
+        let hi = (at + radius + 1).min(lines.len());
+        let mut out = format!("fault at code offset {off:#x}:\n");
+        for (i, l) in lines.iter().enumerate().take(hi).skip(lo) {
+            out.push_str(if i == at { "=> " } else { "   " });
+            out.push_str(l);
+            out.push('\n');
+        }
+        out
     }
 
     /// Run `func` on `inputs` natively, or say why the inputs do not fit it.
@@ -191,6 +245,15 @@ impl<'m> NativeProgram<'m> {
             Err(e) => panic!("inputs do not fit @{}: {e}", self.module.func(func).name),
         }
     }
+}
+
+/// Deliberate damage to generated code, to test crash isolation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Sabotage {
+    /// Every function starts with an instruction that faults (SIGSEGV).
+    Fault,
+    /// Every function starts with a jump to itself (a hang without fuel).
+    Hang,
 }
 
 /// A machine stack: an anonymous read-write mapping whose lowest page is PROT_NONE.

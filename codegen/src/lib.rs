@@ -27,9 +27,10 @@ pub mod abi;
 pub mod emit;
 pub mod exec;
 pub mod isel;
+pub mod isolate;
 pub mod lower;
 pub mod regalloc;
 pub mod vcode;
 
 pub use emit::{compile, compile_with, listing, CodegenError, CompileOptions, Compiled};
-pub use exec::{NativeExecution, NativeProgram};
+pub use exec::{NativeExecution, NativeProgram, Sabotage};

@@ -97,6 +97,10 @@ enum Command {
         /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
         #[arg(long, value_name = "NAME")]
         inject: Option<String>,
+        /// Also compare the x86-64 code of the original and of the optimized
+        /// module with the interpreter (crash-isolated workers).
+        #[arg(long)]
+        native: bool,
     },
     /// Generate random aliased programs and check the passes against the interpreter.
     Sweep {
@@ -450,6 +454,7 @@ fn main() -> ExitCode {
             func,
             fuel,
             inject,
+            native,
         } => {
             if let Err(e) = apply_inject(inject.as_deref()) {
                 eprintln!("error: {e}");
@@ -462,6 +467,7 @@ fn main() -> ExitCode {
                 inputs,
                 seed,
                 fuel,
+                native,
             };
             return check_command(&opts);
         }
@@ -617,6 +623,10 @@ struct SweepArgs {
     /// Time cap for reducing each new finding, in seconds (0: write findings unreduced).
     #[arg(long, default_value_t = 10.0)]
     reduce_seconds: f64,
+    /// Run the native oracle's code in the sweep's own process instead of
+    /// forked workers: faster, but a fault in generated code kills the sweep.
+    #[arg(long)]
+    native_in_process: bool,
 }
 
 fn parse_shard(s: &str) -> Option<(u64, u64)> {
@@ -678,6 +688,7 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
             .then(|| std::time::Duration::from_secs_f64(a.reduce_seconds)),
         oracle: verify::oracle::OracleConfig {
             native,
+            isolate: !a.native_in_process,
             ..Default::default()
         },
         ..SweepOptions::default()

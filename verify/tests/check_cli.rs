@@ -150,3 +150,18 @@ fn a_divergence_only_generated_inputs_reach_is_found_too() {
     assert!(out.contains("input (generated input "), "{out}");
     assert!(out.contains("q = p"), "{out}");
 }
+
+#[test]
+fn native_adds_the_native_oracle_to_the_check() {
+    let f = temp_file("native.ir", ALIASING);
+    let path = f.to_str().unwrap();
+    let (code, out, err) = loadstar(&["check", path, "--inputs", "8", "--native"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("oracles: interp,native"), "{out}");
+    let (code, out, err) = loadstar(&["check", path, "--inputs", "8"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("oracles: interp\n"), "{out}");
+    let bad = temp_file("bad-native.ir", "func @main( -> {\n");
+    let (code, _, err) = loadstar(&["check", bad.to_str().unwrap(), "--native"]);
+    assert_eq!(code, 2, "{err}");
+}

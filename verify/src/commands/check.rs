@@ -6,9 +6,10 @@
 //! reported with both behaviours and the input in IR.md §7 syntax, ready to
 //! paste into `loadstar run --input`.
 //!
-//! The oracles form a list ([`Oracle`]); the interpreter is the one this build
-//! has. The native executor and the SMT validator join it as further variants,
-//! each consulted in turn on the same inputs.
+//! The oracles form a list ([`Oracle`]), each consulted in turn on the same
+//! inputs: the interpreter always, the native executor with `--native` (the
+//! x86-64 code of the original and of the optimized module against the
+//! interpreter, in crash-isolated workers: a fault is a `native-crash`).
 
 use crate::filetest::directives::split_directive;
 use crate::inputs::instantiate_all;
@@ -32,6 +33,8 @@ pub struct CheckOptions {
     pub seed: u64,
     /// Fuel of the original run (else the file's `; fuel:`, else the interpreter's).
     pub fuel: Option<u64>,
+    /// Also consult the native oracle ([`Oracle::Native`]).
+    pub native: bool,
 }
 
 /// A way to decide whether the optimized module behaves like the original.
@@ -40,16 +43,20 @@ pub enum Oracle {
     /// Run both with the reference interpreter (effect checking on) and
     /// compare the observable behaviours: the sweep's oracle.
     Interp,
+    /// Compile the original and the optimized module to x86-64 and compare
+    /// their native runs (in forked workers) with the interpreter's.
+    Native,
 }
 
 /// The oracles this build has, consulted in this order.
-pub const ORACLES: &[Oracle] = &[Oracle::Interp];
+pub const ORACLES: &[Oracle] = &[Oracle::Interp, Oracle::Native];
 
 impl Oracle {
     /// The oracle's name, as `--oracles` lists take it.
     pub fn name(self) -> &'static str {
         match self {
             Oracle::Interp => "interp",
+            Oracle::Native => "native",
         }
     }
 }
@@ -108,16 +115,24 @@ pub fn check(opts: &CheckOptions) -> Result<CheckOutcome, Diagnostic> {
             .unwrap_or(interp::Config::default().fuel),
         heap_words: interp::Config::default().heap_words,
         native: false,
+        ..OracleConfig::default()
     };
     let plan = match opts.seed {
         0 => opts.passes.clone(),
         s => format!("{}#{s}", opts.passes),
     };
     let mut conclusive = 0;
-    for &oracle in ORACLES {
-        let result = match oracle {
-            Oracle::Interp => check_program(m, fid, &specs, std::slice::from_ref(&plan), &cfg),
+    let consulted: Vec<Oracle> = ORACLES
+        .iter()
+        .copied()
+        .filter(|&o| o != Oracle::Native || opts.native)
+        .collect();
+    for &oracle in &consulted {
+        let cfg = OracleConfig {
+            native: oracle == Oracle::Native,
+            ..cfg.clone()
         };
+        let result = check_program(m, fid, &specs, std::slice::from_ref(&plan), &cfg);
         conclusive = result.runs - result.inconclusive;
         if let Some(finding) = result.findings.first() {
             let origin = finding
@@ -138,7 +153,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckOutcome, Diagnostic> {
         opts.passes,
         inputs.len(),
         inputs.len() - from_file,
-        ORACLES
+        consulted
             .iter()
             .map(|o| o.name())
             .collect::<Vec<_>>()
@@ -156,9 +171,15 @@ pub fn render_divergence(
 ) -> String {
     let f = finding.module.func(finding.func);
     let mut out = match finding.passes.as_str() {
-        "none" => format!(
+        "none" if finding.kind == FindingKind::Effects => format!(
             "{file}: the original program breaks its declared effects (oracle {})\n",
             oracle.name()
+        ),
+        "none" => format!(
+            "{file}: the backend alone diverges on the original (oracle {}): {} ({})\n",
+            oracle.name(),
+            finding.kind,
+            finding.part
         ),
         passes => format!(
             "{file}: divergence after `{passes}` (oracle {}): {} ({})\n",

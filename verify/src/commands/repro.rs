@@ -3,7 +3,7 @@
 //! runs on those bytes ([`crate::oracle::fuzz`]) and reducing the finding.
 
 use crate::load::Diagnostic;
-use crate::oracle::fuzz::{finding_from_bytes, parse_roundtrip, target_passes};
+use crate::oracle::fuzz::{finding_from_bytes_with, parse_roundtrip, target_oracle, target_passes};
 use crate::oracle::panics;
 use crate::reduce::{reduce_finding, reduced_test_text, Limits};
 use std::time::Duration;
@@ -17,7 +17,7 @@ pub enum ReproOutcome {
 }
 
 /// The fuzz targets `repro` knows.
-pub const TARGETS: &[&str] = &["lse", "gvn", "peeps", "pipeline", "parse"];
+pub const TARGETS: &[&str] = &["lse", "gvn", "peeps", "pipeline", "native", "parse"];
 
 /// Run `loadstar repro` on the bytes of `artifact`.
 pub fn repro(artifact: &str, target: &str, seconds: f64) -> Result<ReproOutcome, Diagnostic> {
@@ -42,11 +42,12 @@ pub fn repro_bytes(
             TARGETS.join(", ")
         )));
     };
-    let found = panics::catch(|| finding_from_bytes(data, passes)).map_err(|msg| {
-        Diagnostic(format!(
-            "{label}: internal error: the generator panicked: {msg}"
-        ))
-    })?;
+    let found = panics::catch(|| finding_from_bytes_with(data, passes, &target_oracle(target)))
+        .map_err(|msg| {
+            Diagnostic(format!(
+                "{label}: internal error: the generator panicked: {msg}"
+            ))
+        })?;
     let Some(finding) = found else {
         return Ok(ReproOutcome::NotFailing(format!(
             "{label}: does not fail the {target} target on this build"

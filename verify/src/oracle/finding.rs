@@ -28,6 +28,9 @@ pub enum FindingKind {
     /// The optimized program executed more loads + stores than the original
     /// (beyond the speculation bound, see [`crate::oracle::allowed_extra`]).
     Pessimization,
+    /// A native worker died: a signal (the fault's disassembly in the
+    /// detail), a hang past the timeout, or a panic in the runtime.
+    NativeCrash,
 }
 
 impl FindingKind {
@@ -43,6 +46,7 @@ impl FindingKind {
             FindingKind::Effects => "effects",
             FindingKind::MismatchNative => "mismatch-native",
             FindingKind::Pessimization => "pessimization",
+            FindingKind::NativeCrash => "native-crash",
         }
     }
 }

@@ -11,6 +11,16 @@ use arbitrary::Unstructured;
 /// build lacks are skipped): the first finding, unreduced. The fuzz targets and
 /// `loadstar repro` both go through here, so they cannot drift apart.
 pub fn finding_from_bytes(data: &[u8], passes: &[&str]) -> Option<Finding> {
+    finding_from_bytes_with(data, passes, &OracleConfig::default())
+}
+
+/// [`finding_from_bytes`] with the oracle configuration `cfg` (the `native`
+/// target's is [`target_oracle`]).
+pub fn finding_from_bytes_with(
+    data: &[u8],
+    passes: &[&str],
+    cfg: &OracleConfig,
+) -> Option<Finding> {
     let mut u = Unstructured::new(data);
     let g = generate(&mut u, &GenConfig::default());
     let seed = u.arbitrary::<u64>().unwrap_or(0);
@@ -20,7 +30,7 @@ pub fn finding_from_bytes(data: &[u8], passes: &[&str]) -> Option<Finding> {
     if plans.is_empty() {
         return None;
     }
-    let r = check_program(&g.module, g.main, &inputs, &plans, &OracleConfig::default());
+    let r = check_program(&g.module, g.main, &inputs, &plans, cfg);
     assert!(r.valid, "generator produced an ill-formed module");
     r.findings.into_iter().next()
 }
@@ -32,15 +42,31 @@ pub fn target_passes(target: &str) -> Option<&'static [&'static str]> {
         "lse" => Some(&["lse"]),
         "gvn" => Some(&["gvn"]),
         "peeps" => Some(&["peeps"]),
-        "pipeline" => Some(&["pipeline"]),
+        "pipeline" | "native" => Some(&["pipeline"]),
         _ => None,
+    }
+}
+
+/// The oracle configuration of a fuzz target: `native` adds the native oracle
+/// (x86-64 code of the original and of the `pipeline` output against the
+/// interpreter), run in-process so that a fault is libFuzzer's crash report.
+pub fn target_oracle(target: &str) -> OracleConfig {
+    OracleConfig {
+        native: target == "native",
+        isolate: target != "native",
+        ..OracleConfig::default()
     }
 }
 
 /// Generate a program from `data`, check it against `passes`, and panic with
 /// the reduced reproducer if anything is found.
 pub fn check_bytes(data: &[u8], passes: &[&str]) {
-    if let Some(f) = finding_from_bytes(data, passes) {
+    check_bytes_with(data, passes, &OracleConfig::default())
+}
+
+/// [`check_bytes`] with the oracle configuration `cfg`.
+pub fn check_bytes_with(data: &[u8], passes: &[&str], cfg: &OracleConfig) {
+    if let Some(f) = finding_from_bytes_with(data, passes, cfg) {
         let f = reduce(f);
         panic!("{}\n{}", f.signature(), f.to_test_text());
     }
@@ -74,6 +100,20 @@ mod tests {
         parse_roundtrip(b"\xff\xfe");
         parse_roundtrip(b"func @main( -> {");
         parse_roundtrip(b"type T { x: i64 }\nfunc @main(%t: T) -> i64 {\nentry:\n  %a = load %t.x\n  ret %a\n}\n");
+    }
+
+    #[test]
+    fn the_native_target_runs_the_native_oracle_in_process() {
+        let cfg = target_oracle("native");
+        assert!(cfg.native && !cfg.isolate);
+        assert_eq!(target_passes("native"), Some(&["pipeline"][..]));
+        assert!(!target_oracle("pipeline").native);
+        for k in 0..30u8 {
+            let data: Vec<u8> = (0..400u32)
+                .map(|i| (i as u8).wrapping_mul(k).wrapping_add(3 * k))
+                .collect();
+            check_bytes_with(&data, &["pipeline"], &cfg);
+        }
     }
 
     #[test]

@@ -38,6 +38,12 @@ pub struct OracleConfig {
     /// (same limits) and of every optimized module (budget 2B + 16) with the
     /// interpreter's baseline (the `native` oracle).
     pub native: bool,
+    /// Run native code in forked workers (`codegen::isolate`) so that a fault,
+    /// a hang or a corrupted runtime becomes a `native-crash` finding instead
+    /// of killing the caller. On by default.
+    pub isolate: bool,
+    /// Tests of crash isolation only: damage the generated code.
+    pub sabotage: Option<codegen::Sabotage>,
 }
 
 impl Default for OracleConfig {
@@ -46,6 +52,8 @@ impl Default for OracleConfig {
             fuel: 10_000,
             heap_words: 1 << 16,
             native: false,
+            isolate: true,
+            sabotage: None,
         }
     }
 }
@@ -472,28 +480,25 @@ fn check_plan(
 /// The native oracle: compile `module` (regalloc2's checker on, registers
 /// scrambled after calls) and run it on each baseline's input with
 /// `budget(baseline)` fuel; the first divergence from the interpreter's
-/// baseline is a `mismatch-native` finding for `plan`.
+/// baseline is a `mismatch-native` finding for `plan`. With `cfg.isolate` the
+/// runs happen in a forked worker; a worker that faults, hangs or dies is a
+/// `native-crash` finding on the input it was running.
 fn check_native(
     site: &FindingSite<'_>,
     baselines: &[Baseline],
     budget: &dyn Fn(&Baseline) -> u64,
 ) -> Option<Finding> {
-    let FindingSite {
-        module,
-        func,
-        inputs,
-        cfg,
-        ..
-    } = *site;
-    let finding = |part: String, detail: String, b: &Baseline, actual| {
-        site.finding(FindingKind::MismatchNative, part, detail, b, actual)
+    let FindingSite { module, cfg, .. } = *site;
+    let finding = |part: String, detail: String, b: &Baseline| {
+        site.finding(FindingKind::MismatchNative, part, detail, b, None)
     };
     let opts = codegen::CompileOptions {
         check_regalloc: true,
-        listing: false,
+        listing: true,
         chaos: Some(module.fingerprint()),
     };
-    let native = match panics::catch(|| codegen::NativeProgram::with_options(module, opts)) {
+    let build = || codegen::NativeProgram::with_sabotage(module, opts, cfg.sabotage);
+    let native = match panics::catch(build) {
         Ok(Ok(n)) => n,
         Ok(Err(e)) => {
             let msg = e.to_string();
@@ -501,7 +506,6 @@ fn check_native(
                 format!("backend: {}", finding::normalize_digits(&msg)),
                 msg,
                 &baselines[0],
-                None,
             ));
         }
         Err(msg) => {
@@ -509,24 +513,106 @@ fn check_native(
                 format!("backend panic: {}", panic_part(&msg)),
                 msg,
                 &baselines[0],
-                None,
             ))
         }
     };
-    for b in baselines {
+    if !cfg.isolate {
+        let d = run_native(site, &native, baselines, budget, &mut |_| {})?;
+        return Some(finding(d.part, d.detail, &baselines[d.index]));
+    }
+    let report = codegen::isolate::run_isolated(NATIVE_TIMEOUT, |rep| {
+        let started = &mut |i: usize| rep.send(TAG_STARTED, &(i as u32).to_le_bytes());
+        if let Some(d) = run_native(site, &native, baselines, budget, started) {
+            let text = format!("{}\n{}\0{}", d.index, d.part, d.detail);
+            rep.send(TAG_DIVERGED, text.as_bytes());
+        }
+    });
+    let mut last = 0;
+    for (tag, payload) in &report.records {
+        match *tag {
+            TAG_STARTED if payload.len() == 4 => {
+                last = u32::from_le_bytes(payload[..4].try_into().unwrap()) as usize;
+            }
+            TAG_DIVERGED => {
+                let text = String::from_utf8_lossy(payload);
+                let (head, detail) = text.split_once('\0').unwrap_or((&text, ""));
+                let (index, part) = head.split_once('\n').unwrap_or(("0", head));
+                let b = &baselines[index.parse::<usize>().unwrap_or(0).min(baselines.len() - 1)];
+                return Some(finding(part.to_string(), detail.to_string(), b));
+            }
+            _ => {}
+        }
+    }
+    let failure = report.failure?;
+    let b = &baselines[last.min(baselines.len() - 1)];
+    let where_ = match failure {
+        codegen::isolate::Failure::Signal { rip, .. } if rip != 0 => {
+            native.disassembly_around(rip, 8)
+        }
+        _ => String::new(),
+    };
+    let detail = format!(
+        "native worker (fuel {}): {failure}\n{where_}input: {}\nmodule:\n{}",
+        budget(b),
+        ir::print_input_spec(&site.inputs[b.input], module, module.func(site.func)),
+        ir::print_module(module)
+    );
+    Some(site.finding(FindingKind::NativeCrash, failure.part(), detail, b, None))
+}
+
+/// How long a worker may run the native code of one module (each run is
+/// bounded by fuel; only a miscompiled loop that skips its fuel charge or a
+/// wedged runtime comes near this).
+const NATIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Worker record: the index (u32 LE) of the baseline about to run.
+const TAG_STARTED: u8 = 1;
+/// Worker record: `index\npart\0detail` of the first divergence.
+const TAG_DIVERGED: u8 = 2;
+
+/// A native divergence, in the shape the worker can send back.
+struct NativeDivergence {
+    index: usize,
+    part: String,
+    detail: String,
+}
+
+/// Run `native` on each baseline's input (calling `started(i)` first); the
+/// first divergence from the interpreter, if any.
+fn run_native(
+    site: &FindingSite<'_>,
+    native: &codegen::NativeProgram<'_>,
+    baselines: &[Baseline],
+    budget: &dyn Fn(&Baseline) -> u64,
+    started: &mut dyn FnMut(usize),
+) -> Option<NativeDivergence> {
+    for (index, b) in baselines.iter().enumerate() {
+        started(index);
         let fuel = budget(b);
-        let actual = match native.try_run(func, &inputs[b.input], &config(cfg, fuel)) {
+        let input = &site.inputs[b.input];
+        let actual = match native.try_run(site.func, input, &config(site.cfg, fuel)) {
             Ok(e) => e.behaviour,
-            Err(e) => return Some(finding("inputs rejected".into(), e.to_string(), b, None)),
+            Err(e) => {
+                let (part, detail) = ("inputs rejected".into(), e.to_string());
+                return Some(NativeDivergence {
+                    index,
+                    part,
+                    detail,
+                });
+            }
         };
         if let Some((kind, part)) = compare(&b.behaviour, &actual) {
             let detail = format!(
                 "interpreter:\n{}\nnative (fuel {fuel}):\n{}\nmodule:\n{}",
                 b.behaviour,
                 actual,
-                ir::print_module(module)
+                ir::print_module(site.module)
             );
-            return Some(finding(format!("{kind}: {part}"), detail, b, Some(actual)));
+            let part = format!("{kind}: {part}");
+            return Some(NativeDivergence {
+                index,
+                part,
+                detail,
+            });
         }
     }
     None

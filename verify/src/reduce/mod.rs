@@ -129,7 +129,10 @@ pub fn recheck_oracles<'a>(
 
 /// Reduce `finding` against the real passes (its own plan) within `limits`.
 pub fn reduce_finding(finding: &Finding, limits: &Limits) -> Reduction {
-    let native = finding.kind == crate::oracle::FindingKind::MismatchNative;
+    let native = matches!(
+        finding.kind,
+        crate::oracle::FindingKind::MismatchNative | crate::oracle::FindingKind::NativeCrash
+    );
     let mut recheck = recheck_oracles(&run_plan, &finding.passes, finding.fuel, native);
     reduce_with(finding, &mut recheck, limits)
 }
