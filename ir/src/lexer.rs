@@ -8,15 +8,15 @@
 use crate::error::{ParseError, Pos};
 use std::fmt;
 
-/// What a token is.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub enum Tok {
+/// What a token is; names borrow their text from the source.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Tok<'s> {
     /// An identifier or keyword: `[A-Za-z_][A-Za-z0-9_]*`.
-    Ident(String),
+    Ident(&'s str),
     /// A value name `%ident` or `%N`, without the `%`.
-    Local(String),
+    Local(&'s str),
     /// A global, extern or function name `@ident`, without the `@`.
-    Global(String),
+    Global(&'s str),
     /// An integer literal that fits in an `i64`.
     Int(i64),
     /// One of `{ } ( ) [ ] , : = .`.
@@ -27,7 +27,7 @@ pub enum Tok {
     Eof,
 }
 
-impl fmt::Display for Tok {
+impl fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Tok::Ident(s) => write!(f, "'{s}'"),
@@ -42,10 +42,10 @@ impl fmt::Display for Tok {
 }
 
 /// A token with its position.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct Token {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Token<'s> {
     /// What it is.
-    pub tok: Tok,
+    pub tok: Tok<'s>,
     /// Where it starts.
     pub pos: Pos,
     /// True when no other token precedes it on its line.
@@ -73,23 +73,37 @@ pub fn is_value_name(s: &str) -> bool {
     is_ident(s) || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
 }
 
-struct Lexer<'a> {
-    chars: Vec<char>,
+/// Lexes over the bytes of the text; the column counts characters (a UTF-8
+/// continuation byte does not advance it), so positions are those of a
+/// character-by-character scan.
+struct Lexer<'s, 'f> {
+    src: &'s str,
+    bytes: &'s [u8],
     i: usize,
     line: u32,
     col: u32,
-    file: &'a str,
+    file: &'f str,
     line_has_token: bool,
 }
 
-impl Lexer<'_> {
+impl<'s> Lexer<'s, '_> {
+    /// The byte `ahead` places on, as a char when ASCII (names, numbers and
+    /// punctuation are ASCII; any other byte maps to a non-matching `'\u{80}'`).
     fn peek(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.i + ahead).copied()
+        self.bytes
+            .get(self.i + ahead)
+            .map(|&b| if b.is_ascii() { b as char } else { '\u{80}' })
     }
 
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek(0)?;
-        self.i += 1;
+    /// The whole character at the current position.
+    fn peek_char(&self) -> Option<char> {
+        self.src.get(self.i..).and_then(|s| s.chars().next())
+    }
+
+    /// Step over one character.
+    fn bump(&mut self) {
+        let Some(c) = self.peek_char() else { return };
+        self.i += c.len_utf8();
         if c == '\n' {
             self.line = self.line.saturating_add(1);
             self.col = 1;
@@ -97,7 +111,6 @@ impl Lexer<'_> {
         } else {
             self.col = self.col.saturating_add(1);
         }
-        Some(c)
     }
 
     fn pos(&self) -> Pos {
@@ -115,29 +128,45 @@ impl Lexer<'_> {
         }
     }
 
-    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> String {
-        let mut s = String::new();
-        while let Some(c) = self.peek(0) {
-            if !pred(c) {
+    /// Consume the run of ASCII characters satisfying `pred` and return it.
+    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> &'s str {
+        let start = self.i;
+        while let Some(&b) = self.bytes.get(self.i) {
+            if !b.is_ascii() || !pred(b as char) {
                 break;
             }
-            s.push(c);
-            self.bump();
+            self.i += 1;
         }
-        s
+        // Only ASCII bytes that are not newlines were taken.
+        self.col = self
+            .col
+            .saturating_add(u32::try_from(self.i - start).unwrap_or(u32::MAX));
+        &self.src[start..self.i]
     }
 
     /// Skip whitespace and comments.
     fn skip_trivia(&mut self) {
-        while let Some(c) = self.peek(0) {
-            if c == ';' {
-                while let Some(c) = self.peek(0) {
-                    if c == '\n' {
+        while let Some(&b) = self.bytes.get(self.i) {
+            if b == b';' {
+                while let Some(&b) = self.bytes.get(self.i) {
+                    if b == b'\n' {
                         break;
                     }
-                    self.bump();
+                    // Count characters: continuation bytes do not move the column.
+                    if b & 0xC0 != 0x80 {
+                        self.col = self.col.saturating_add(1);
+                    }
+                    self.i += 1;
                 }
-            } else if c.is_whitespace() {
+            } else if b == b'\n' {
+                self.i += 1;
+                self.line = self.line.saturating_add(1);
+                self.col = 1;
+                self.line_has_token = false;
+            } else if b == b' ' || b == b'\t' || b == b'\r' {
+                self.i += 1;
+                self.col = self.col.saturating_add(1);
+            } else if matches!(self.peek_char(), Some(c) if c.is_whitespace()) {
                 self.bump();
             } else {
                 break;
@@ -146,7 +175,7 @@ impl Lexer<'_> {
     }
 
     /// Lex a number starting at the current position (after an optional `-` already consumed).
-    fn number(&mut self, start: Pos, negative: bool) -> Result<Tok, ParseError> {
+    fn number(&mut self, start: Pos, negative: bool) -> Result<Tok<'s>, ParseError> {
         let hex = self.peek(0) == Some('0') && matches!(self.peek(1), Some('x') | Some('X'));
         let (digits, radix) = if hex {
             self.bump();
@@ -175,7 +204,7 @@ impl Lexer<'_> {
         };
         // The magnitude is checked against i128 before negating: a cast would
         // wrap a magnitude of 128 bits into a small (wrong) number.
-        let magnitude = u128::from_str_radix(&digits, radix).map_err(|_| out_of_range())?;
+        let magnitude = u128::from_str_radix(digits, radix).map_err(|_| out_of_range())?;
         let magnitude = i128::try_from(magnitude).map_err(|_| out_of_range())?;
         let value = if negative { -magnitude } else { magnitude };
         i64::try_from(value)
@@ -183,7 +212,7 @@ impl Lexer<'_> {
             .map_err(|_| out_of_range())
     }
 
-    fn next_token(&mut self) -> Result<Token, ParseError> {
+    fn next_token(&mut self) -> Result<Token<'s>, ParseError> {
         self.skip_trivia();
         let pos = self.pos();
         let line_start = !self.line_has_token;
@@ -217,7 +246,7 @@ impl Lexer<'_> {
                 if name.is_empty() {
                     return Err(self.error(pos, "expected a value name after '%'".to_string()));
                 }
-                if !is_value_name(&name) {
+                if !is_value_name(name) {
                     return Err(self.error(
                         pos,
                         format!(
@@ -230,7 +259,7 @@ impl Lexer<'_> {
             '@' => {
                 self.bump();
                 let name = self.take_while(is_ident_char);
-                if !is_ident(&name) {
+                if !is_ident(name) {
                     return Err(self.error(
                         pos,
                         format!("expected an identifier after '@', found '@{name}'"),
@@ -242,7 +271,8 @@ impl Lexer<'_> {
                 self.bump();
                 Tok::Punct(c)
             }
-            other => {
+            _ => {
+                let other = self.peek_char().unwrap_or('\u{80}');
                 return Err(self.error(pos, format!("unexpected character {other:?}")));
             }
         };
@@ -255,16 +285,19 @@ impl Lexer<'_> {
 }
 
 /// Split `src` into tokens; the last token is always [`Tok::Eof`].
-pub fn tokenize(src: &str, file: &str) -> Result<Vec<Token>, ParseError> {
+pub fn tokenize<'s>(src: &'s str, file: &str) -> Result<Vec<Token<'s>>, ParseError> {
     let mut lexer = Lexer {
-        chars: src.chars().collect(),
+        src,
+        bytes: src.as_bytes(),
         i: 0,
         line: 1,
         col: 1,
         file,
         line_has_token: false,
     };
-    let mut out = Vec::new();
+    // IR text averages well over 4 bytes per token: reserve once instead of
+    // growing (and copying) a vector of millions of tokens.
+    let mut out = Vec::with_capacity(src.len() / 4 + 1);
     loop {
         let t = lexer.next_token()?;
         let eof = t.tok == Tok::Eof;
@@ -277,7 +310,7 @@ pub fn tokenize(src: &str, file: &str) -> Result<Vec<Token>, ParseError> {
 
 /// A read position in a token vector, with the error helpers both parsers use.
 pub(crate) struct Cursor<'a> {
-    toks: Vec<Token>,
+    toks: Vec<Token<'a>>,
     i: usize,
     /// The file label errors carry.
     pub file: &'a str,
@@ -285,7 +318,7 @@ pub(crate) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     /// Tokenize `src` and start at its first token.
-    pub fn new(src: &str, file: &'a str) -> Result<Cursor<'a>, ParseError> {
+    pub fn new(src: &'a str, file: &'a str) -> Result<Cursor<'a>, ParseError> {
         Ok(Cursor {
             toks: tokenize(src, file)?,
             i: 0,
@@ -294,18 +327,18 @@ impl<'a> Cursor<'a> {
     }
 
     /// The current token.
-    pub fn peek(&self) -> &Token {
+    pub fn peek(&self) -> &Token<'a> {
         &self.toks[self.i.min(self.toks.len() - 1)]
     }
 
     /// The token `n` places after the current one (clamped to the end).
-    pub fn peek_at(&self, n: usize) -> &Token {
+    pub fn peek_at(&self, n: usize) -> &Token<'a> {
         &self.toks[(self.i + n).min(self.toks.len() - 1)]
     }
 
     /// Consume and return the current token (the end token is never consumed).
-    pub fn next(&mut self) -> Token {
-        let t = self.peek().clone();
+    pub fn next(&mut self) -> Token<'a> {
+        let t = *self.peek();
         if t.tok != Tok::Eof {
             self.i += 1;
         }
@@ -349,7 +382,7 @@ impl<'a> Cursor<'a> {
 
     /// True (and consumed) when the current token is identifier `word`.
     pub fn eat_word(&mut self, word: &str) -> bool {
-        if matches!(&self.peek().tok, Tok::Ident(s) if s == word) {
+        if matches!(self.peek().tok, Tok::Ident(s) if s == word) {
             self.next();
             true
         } else {
@@ -359,9 +392,9 @@ impl<'a> Cursor<'a> {
 
     /// Consume an identifier or fail with `expected {what}`.
     pub fn expect_ident(&mut self, what: &str) -> Result<(String, Pos), ParseError> {
-        match &self.peek().tok {
+        match self.peek().tok {
             Tok::Ident(s) => {
-                let s = s.clone();
+                let s = s.to_string();
                 Ok((s, self.next().pos))
             }
             _ => Err(self.expected(what)),
@@ -373,7 +406,7 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
 
-    fn toks(src: &str) -> Vec<Tok> {
+    fn toks(src: &str) -> Vec<Tok<'_>> {
         tokenize(src, "t")
             .unwrap()
             .into_iter()
@@ -426,11 +459,11 @@ mod tests {
         assert_eq!(
             toks("%a %12 @g -> x ; comment %b\n."),
             vec![
-                Tok::Local("a".into()),
-                Tok::Local("12".into()),
-                Tok::Global("g".into()),
+                Tok::Local("a"),
+                Tok::Local("12"),
+                Tok::Global("g"),
                 Tok::Arrow,
-                Tok::Ident("x".into()),
+                Tok::Ident("x"),
                 Tok::Punct('.'),
                 Tok::Eof
             ]
@@ -443,6 +476,21 @@ mod tests {
         assert_eq!(t[1].pos, Pos { line: 2, col: 3 });
         assert!(t[1].line_start);
         assert!(!t[2].line_start);
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        // Multi-byte characters in a comment and Unicode whitespace each move
+        // the column by one, as in a character-by-character scan.
+        let t = tokenize("a ; é€\n\u{a0}b\u{2003}c", "t").unwrap();
+        assert_eq!(t[1].pos, Pos { line: 2, col: 2 });
+        assert_eq!(t[2].pos, Pos { line: 2, col: 4 });
+        let e = tokenize("; €€\n€ x é", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 2, col: 1 });
+        assert_eq!(e.message, "unexpected character '€'");
+        let e = tokenize("x ; €\n  y é", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 2, col: 5 });
+        assert_eq!(e.message, "unexpected character 'é'");
     }
 
     #[test]
