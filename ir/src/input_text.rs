@@ -372,8 +372,9 @@ pub fn parse_input_spec(
     m: &Module,
     f: &Function,
 ) -> Result<InputSpec, ParseError> {
-    let mut c = Cursor::new(text, file)?;
-    let bindings = parse_bindings(&mut c)?;
+    let mut c = Cursor::new(text, file);
+    let bindings = parse_bindings(&mut c);
+    let bindings = c.finish(bindings)?;
     let end = c.peek().pos;
     let params = param_names(f);
     let param_index: FxHashMap<&str, usize> = params

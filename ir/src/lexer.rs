@@ -308,39 +308,98 @@ pub fn tokenize<'s>(src: &'s str, file: &str) -> Result<Vec<Token<'s>>, ParseErr
     }
 }
 
-/// A read position in a token vector, with the error helpers both parsers use.
+/// A read position in the token stream, with the error helpers both parsers
+/// use. Tokens are lexed on demand with one token of lookahead beyond the
+/// current one, so a large text never becomes a vector of tokens.
+///
+/// A lexical error anywhere in the text wins over any parse error, as if the
+/// whole text had been tokenized first: the first lexical error is kept (the
+/// stream then reads as ended), and [`Cursor::finish`] reports it.
 pub(crate) struct Cursor<'a> {
-    toks: Vec<Token<'a>>,
-    i: usize,
+    lexer: Lexer<'a, 'a>,
+    /// The current token and the next one.
+    look: [Token<'a>; 2],
+    /// The first lexical error met.
+    lex_error: Option<ParseError>,
     /// The file label errors carry.
     pub file: &'a str,
 }
 
 impl<'a> Cursor<'a> {
-    /// Tokenize `src` and start at its first token.
-    pub fn new(src: &'a str, file: &'a str) -> Result<Cursor<'a>, ParseError> {
-        Ok(Cursor {
-            toks: tokenize(src, file)?,
-            i: 0,
+    /// Start reading `src` at its first token.
+    pub fn new(src: &'a str, file: &'a str) -> Cursor<'a> {
+        let eof = Token {
+            tok: Tok::Eof,
+            pos: Pos { line: 1, col: 1 },
+            line_start: true,
+        };
+        let mut c = Cursor {
+            lexer: Lexer {
+                src,
+                bytes: src.as_bytes(),
+                i: 0,
+                line: 1,
+                col: 1,
+                file,
+                line_has_token: false,
+            },
+            look: [eof, eof],
+            lex_error: None,
             file,
-        })
+        };
+        c.look[0] = c.lex();
+        c.look[1] = c.lex();
+        c
+    }
+
+    /// The next token from the lexer (the end once the text or a lexical error is reached).
+    fn lex(&mut self) -> Token<'a> {
+        match self.lexer.next_token() {
+            Ok(t) => t,
+            Err(e) => {
+                let pos = e.pos;
+                self.lex_error.get_or_insert(e);
+                // Park the lexer at the end so every later token is the end.
+                self.lexer.i = self.lexer.bytes.len();
+                Token {
+                    tok: Tok::Eof,
+                    pos,
+                    line_start: true,
+                }
+            }
+        }
+    }
+
+    /// The parse's result, unless the text has a lexical error (checked
+    /// through to the end of the text): then that error.
+    pub fn finish<T>(&mut self, result: Result<T, ParseError>) -> Result<T, ParseError> {
+        while self.lex_error.is_none() && self.look[1].tok != Tok::Eof {
+            self.look[1] = self.lex();
+        }
+        match self.lex_error.take() {
+            Some(e) => Err(e),
+            None => result,
+        }
     }
 
     /// The current token.
     pub fn peek(&self) -> &Token<'a> {
-        &self.toks[self.i.min(self.toks.len() - 1)]
+        &self.look[0]
     }
 
-    /// The token `n` places after the current one (clamped to the end).
+    /// The token after the current one (`n` is 0 or 1; the end repeats).
     pub fn peek_at(&self, n: usize) -> &Token<'a> {
-        &self.toks[(self.i + n).min(self.toks.len() - 1)]
+        &self.look[n.min(1)]
     }
 
     /// Consume and return the current token (the end token is never consumed).
     pub fn next(&mut self) -> Token<'a> {
-        let t = *self.peek();
+        let t = self.look[0];
         if t.tok != Tok::Eof {
-            self.i += 1;
+            self.look[0] = self.look[1];
+            if self.look[1].tok != Tok::Eof {
+                self.look[1] = self.lex();
+            }
         }
         t
     }
