@@ -553,6 +553,17 @@ mod tests {
     }
 
     #[test]
+    fn a_lexical_error_anywhere_wins_over_parse_errors() {
+        // The parse error on line 1 comes first, but the tokens are lexed on
+        // demand: the cursor still finds the bad character on line 3.
+        let e = crate::parse::parse_module("func @f( {\n}\n  #", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 3, col: 3 });
+        assert_eq!(e.message, "unexpected character '#'");
+        let e = crate::parse::parse_module("func @f() {\n", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 2, col: 1 });
+    }
+
+    #[test]
     fn malformed_names_are_errors() {
         assert!(tokenize("%1a", "t").is_err());
         assert!(tokenize("% x", "t").is_err());
