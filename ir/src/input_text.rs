@@ -61,25 +61,25 @@ struct Binding {
 }
 
 fn parse_expr(c: &mut Cursor, depth: usize) -> PResult<Expr> {
-    let t = c.peek().clone();
+    let t = *c.peek();
     if depth > MAX_NESTING {
         return Err(c.error_at(
             t.pos,
             format!("object literals nest more than {MAX_NESTING} deep"),
         ));
     }
-    let kind = match &t.tok {
+    let kind = match t.tok {
         Tok::Int(i) => {
             c.next();
-            ExprKind::Int(*i)
+            ExprKind::Int(i)
         }
-        Tok::Ident(s) if s == "null" => {
+        Tok::Ident("null") => {
             c.next();
             ExprKind::Null
         }
         Tok::Ident(s) if c.peek_at(1).tok == Tok::Punct('{') => {
             let ty = Name {
-                text: s.clone(),
+                text: s.to_string(),
                 pos: t.pos,
             };
             c.next();
@@ -98,7 +98,7 @@ fn parse_expr(c: &mut Cursor, depth: usize) -> PResult<Expr> {
         }
         Tok::Ident(s) => {
             c.next();
-            ExprKind::Name(s.clone())
+            ExprKind::Name(s.to_string())
         }
         Tok::Punct('[') => {
             let ty = parse_type(c, "an element type")?;
@@ -122,7 +122,7 @@ fn parse_expr(c: &mut Cursor, depth: usize) -> PResult<Expr> {
 
 fn parse_binding(c: &mut Cursor) -> PResult<Binding> {
     let mut kind = BindingKind::Param;
-    if matches!(&c.peek().tok, Tok::Ident(s) if s == "let") && c.peek_at(1).tok != Tok::Punct('=') {
+    if matches!(c.peek().tok, Tok::Ident(s) if s == "let") && c.peek_at(1).tok != Tok::Punct('=') {
         c.next();
         kind = BindingKind::Let;
     }
@@ -130,9 +130,9 @@ fn parse_binding(c: &mut Cursor) -> PResult<Binding> {
     let text = match t.tok {
         Tok::Global(g) if kind == BindingKind::Param => {
             kind = BindingKind::Global;
-            g
+            g.to_string()
         }
-        Tok::Ident(s) => s,
+        Tok::Ident(s) => s.to_string(),
         Tok::Int(i) if i >= 0 && kind == BindingKind::Param => i.to_string(),
         other => {
             return Err(c.error_at(
@@ -153,7 +153,7 @@ fn parse_bindings(c: &mut Cursor) -> PResult<Vec<Binding>> {
     let mut out = Vec::new();
     while c.peek().tok != Tok::Eof {
         out.push(parse_binding(c)?);
-        let next = c.peek().clone();
+        let next = *c.peek();
         if !c.eat_punct(',') && !next.line_start && next.tok != Tok::Eof {
             return Err(c.expected("',' between bindings"));
         }
@@ -372,8 +372,9 @@ pub fn parse_input_spec(
     m: &Module,
     f: &Function,
 ) -> Result<InputSpec, ParseError> {
-    let mut c = Cursor::new(text, file)?;
-    let bindings = parse_bindings(&mut c)?;
+    let mut c = Cursor::new(text, file);
+    let bindings = parse_bindings(&mut c);
+    let bindings = c.finish(bindings)?;
     let end = c.peek().pos;
     let params = param_names(f);
     let param_index: FxHashMap<&str, usize> = params

@@ -8,15 +8,15 @@
 use crate::error::{ParseError, Pos};
 use std::fmt;
 
-/// What a token is.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub enum Tok {
+/// What a token is; names borrow their text from the source.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Tok<'s> {
     /// An identifier or keyword: `[A-Za-z_][A-Za-z0-9_]*`.
-    Ident(String),
+    Ident(&'s str),
     /// A value name `%ident` or `%N`, without the `%`.
-    Local(String),
+    Local(&'s str),
     /// A global, extern or function name `@ident`, without the `@`.
-    Global(String),
+    Global(&'s str),
     /// An integer literal that fits in an `i64`.
     Int(i64),
     /// One of `{ } ( ) [ ] , : = .`.
@@ -27,7 +27,7 @@ pub enum Tok {
     Eof,
 }
 
-impl fmt::Display for Tok {
+impl fmt::Display for Tok<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Tok::Ident(s) => write!(f, "'{s}'"),
@@ -42,10 +42,10 @@ impl fmt::Display for Tok {
 }
 
 /// A token with its position.
-#[derive(Clone, PartialEq, Eq, Debug)]
-pub struct Token {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Token<'s> {
     /// What it is.
-    pub tok: Tok,
+    pub tok: Tok<'s>,
     /// Where it starts.
     pub pos: Pos,
     /// True when no other token precedes it on its line.
@@ -73,23 +73,37 @@ pub fn is_value_name(s: &str) -> bool {
     is_ident(s) || (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
 }
 
-struct Lexer<'a> {
-    chars: Vec<char>,
+/// Lexes over the bytes of the text; the column counts characters (a UTF-8
+/// continuation byte does not advance it), so positions are those of a
+/// character-by-character scan.
+struct Lexer<'s, 'f> {
+    src: &'s str,
+    bytes: &'s [u8],
     i: usize,
     line: u32,
     col: u32,
-    file: &'a str,
+    file: &'f str,
     line_has_token: bool,
 }
 
-impl Lexer<'_> {
+impl<'s> Lexer<'s, '_> {
+    /// The byte `ahead` places on, as a char when ASCII (names, numbers and
+    /// punctuation are ASCII; any other byte maps to a non-matching `'\u{80}'`).
     fn peek(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.i + ahead).copied()
+        self.bytes
+            .get(self.i + ahead)
+            .map(|&b| if b.is_ascii() { b as char } else { '\u{80}' })
     }
 
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek(0)?;
-        self.i += 1;
+    /// The whole character at the current position.
+    fn peek_char(&self) -> Option<char> {
+        self.src.get(self.i..).and_then(|s| s.chars().next())
+    }
+
+    /// Step over one character.
+    fn bump(&mut self) {
+        let Some(c) = self.peek_char() else { return };
+        self.i += c.len_utf8();
         if c == '\n' {
             self.line = self.line.saturating_add(1);
             self.col = 1;
@@ -97,7 +111,6 @@ impl Lexer<'_> {
         } else {
             self.col = self.col.saturating_add(1);
         }
-        Some(c)
     }
 
     fn pos(&self) -> Pos {
@@ -115,29 +128,45 @@ impl Lexer<'_> {
         }
     }
 
-    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> String {
-        let mut s = String::new();
-        while let Some(c) = self.peek(0) {
-            if !pred(c) {
+    /// Consume the run of ASCII characters satisfying `pred` and return it.
+    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> &'s str {
+        let start = self.i;
+        while let Some(&b) = self.bytes.get(self.i) {
+            if !b.is_ascii() || !pred(b as char) {
                 break;
             }
-            s.push(c);
-            self.bump();
+            self.i += 1;
         }
-        s
+        // Only ASCII bytes that are not newlines were taken.
+        self.col = self
+            .col
+            .saturating_add(u32::try_from(self.i - start).unwrap_or(u32::MAX));
+        &self.src[start..self.i]
     }
 
     /// Skip whitespace and comments.
     fn skip_trivia(&mut self) {
-        while let Some(c) = self.peek(0) {
-            if c == ';' {
-                while let Some(c) = self.peek(0) {
-                    if c == '\n' {
+        while let Some(&b) = self.bytes.get(self.i) {
+            if b == b';' {
+                while let Some(&b) = self.bytes.get(self.i) {
+                    if b == b'\n' {
                         break;
                     }
-                    self.bump();
+                    // Count characters: continuation bytes do not move the column.
+                    if b & 0xC0 != 0x80 {
+                        self.col = self.col.saturating_add(1);
+                    }
+                    self.i += 1;
                 }
-            } else if c.is_whitespace() {
+            } else if b == b'\n' {
+                self.i += 1;
+                self.line = self.line.saturating_add(1);
+                self.col = 1;
+                self.line_has_token = false;
+            } else if b == b' ' || b == b'\t' || b == b'\r' {
+                self.i += 1;
+                self.col = self.col.saturating_add(1);
+            } else if matches!(self.peek_char(), Some(c) if c.is_whitespace()) {
                 self.bump();
             } else {
                 break;
@@ -146,7 +175,7 @@ impl Lexer<'_> {
     }
 
     /// Lex a number starting at the current position (after an optional `-` already consumed).
-    fn number(&mut self, start: Pos, negative: bool) -> Result<Tok, ParseError> {
+    fn number(&mut self, start: Pos, negative: bool) -> Result<Tok<'s>, ParseError> {
         let hex = self.peek(0) == Some('0') && matches!(self.peek(1), Some('x') | Some('X'));
         let (digits, radix) = if hex {
             self.bump();
@@ -175,7 +204,7 @@ impl Lexer<'_> {
         };
         // The magnitude is checked against i128 before negating: a cast would
         // wrap a magnitude of 128 bits into a small (wrong) number.
-        let magnitude = u128::from_str_radix(&digits, radix).map_err(|_| out_of_range())?;
+        let magnitude = u128::from_str_radix(digits, radix).map_err(|_| out_of_range())?;
         let magnitude = i128::try_from(magnitude).map_err(|_| out_of_range())?;
         let value = if negative { -magnitude } else { magnitude };
         i64::try_from(value)
@@ -183,7 +212,7 @@ impl Lexer<'_> {
             .map_err(|_| out_of_range())
     }
 
-    fn next_token(&mut self) -> Result<Token, ParseError> {
+    fn next_token(&mut self) -> Result<Token<'s>, ParseError> {
         self.skip_trivia();
         let pos = self.pos();
         let line_start = !self.line_has_token;
@@ -217,7 +246,7 @@ impl Lexer<'_> {
                 if name.is_empty() {
                     return Err(self.error(pos, "expected a value name after '%'".to_string()));
                 }
-                if !is_value_name(&name) {
+                if !is_value_name(name) {
                     return Err(self.error(
                         pos,
                         format!(
@@ -230,7 +259,7 @@ impl Lexer<'_> {
             '@' => {
                 self.bump();
                 let name = self.take_while(is_ident_char);
-                if !is_ident(&name) {
+                if !is_ident(name) {
                     return Err(self.error(
                         pos,
                         format!("expected an identifier after '@', found '@{name}'"),
@@ -242,7 +271,8 @@ impl Lexer<'_> {
                 self.bump();
                 Tok::Punct(c)
             }
-            other => {
+            _ => {
+                let other = self.peek_char().unwrap_or('\u{80}');
                 return Err(self.error(pos, format!("unexpected character {other:?}")));
             }
         };
@@ -255,16 +285,19 @@ impl Lexer<'_> {
 }
 
 /// Split `src` into tokens; the last token is always [`Tok::Eof`].
-pub fn tokenize(src: &str, file: &str) -> Result<Vec<Token>, ParseError> {
+pub fn tokenize<'s>(src: &'s str, file: &str) -> Result<Vec<Token<'s>>, ParseError> {
     let mut lexer = Lexer {
-        chars: src.chars().collect(),
+        src,
+        bytes: src.as_bytes(),
         i: 0,
         line: 1,
         col: 1,
         file,
         line_has_token: false,
     };
-    let mut out = Vec::new();
+    // IR text averages well over 4 bytes per token: reserve once instead of
+    // growing (and copying) a vector of millions of tokens.
+    let mut out = Vec::with_capacity(src.len() / 4 + 1);
     loop {
         let t = lexer.next_token()?;
         let eof = t.tok == Tok::Eof;
@@ -275,39 +308,98 @@ pub fn tokenize(src: &str, file: &str) -> Result<Vec<Token>, ParseError> {
     }
 }
 
-/// A read position in a token vector, with the error helpers both parsers use.
+/// A read position in the token stream, with the error helpers both parsers
+/// use. Tokens are lexed on demand with one token of lookahead beyond the
+/// current one, so a large text never becomes a vector of tokens.
+///
+/// A lexical error anywhere in the text wins over any parse error, as if the
+/// whole text had been tokenized first: the first lexical error is kept (the
+/// stream then reads as ended), and [`Cursor::finish`] reports it.
 pub(crate) struct Cursor<'a> {
-    toks: Vec<Token>,
-    i: usize,
+    lexer: Lexer<'a, 'a>,
+    /// The current token and the next one.
+    look: [Token<'a>; 2],
+    /// The first lexical error met.
+    lex_error: Option<ParseError>,
     /// The file label errors carry.
     pub file: &'a str,
 }
 
 impl<'a> Cursor<'a> {
-    /// Tokenize `src` and start at its first token.
-    pub fn new(src: &str, file: &'a str) -> Result<Cursor<'a>, ParseError> {
-        Ok(Cursor {
-            toks: tokenize(src, file)?,
-            i: 0,
+    /// Start reading `src` at its first token.
+    pub fn new(src: &'a str, file: &'a str) -> Cursor<'a> {
+        let eof = Token {
+            tok: Tok::Eof,
+            pos: Pos { line: 1, col: 1 },
+            line_start: true,
+        };
+        let mut c = Cursor {
+            lexer: Lexer {
+                src,
+                bytes: src.as_bytes(),
+                i: 0,
+                line: 1,
+                col: 1,
+                file,
+                line_has_token: false,
+            },
+            look: [eof, eof],
+            lex_error: None,
             file,
-        })
+        };
+        c.look[0] = c.lex();
+        c.look[1] = c.lex();
+        c
+    }
+
+    /// The next token from the lexer (the end once the text or a lexical error is reached).
+    fn lex(&mut self) -> Token<'a> {
+        match self.lexer.next_token() {
+            Ok(t) => t,
+            Err(e) => {
+                let pos = e.pos;
+                self.lex_error.get_or_insert(e);
+                // Park the lexer at the end so every later token is the end.
+                self.lexer.i = self.lexer.bytes.len();
+                Token {
+                    tok: Tok::Eof,
+                    pos,
+                    line_start: true,
+                }
+            }
+        }
+    }
+
+    /// The parse's result, unless the text has a lexical error (checked
+    /// through to the end of the text): then that error.
+    pub fn finish<T>(&mut self, result: Result<T, ParseError>) -> Result<T, ParseError> {
+        while self.lex_error.is_none() && self.look[1].tok != Tok::Eof {
+            self.look[1] = self.lex();
+        }
+        match self.lex_error.take() {
+            Some(e) => Err(e),
+            None => result,
+        }
     }
 
     /// The current token.
-    pub fn peek(&self) -> &Token {
-        &self.toks[self.i.min(self.toks.len() - 1)]
+    pub fn peek(&self) -> &Token<'a> {
+        &self.look[0]
     }
 
-    /// The token `n` places after the current one (clamped to the end).
-    pub fn peek_at(&self, n: usize) -> &Token {
-        &self.toks[(self.i + n).min(self.toks.len() - 1)]
+    /// The token after the current one (`n` is 0 or 1; the end repeats).
+    pub fn peek_at(&self, n: usize) -> &Token<'a> {
+        &self.look[n.min(1)]
     }
 
     /// Consume and return the current token (the end token is never consumed).
-    pub fn next(&mut self) -> Token {
-        let t = self.peek().clone();
+    pub fn next(&mut self) -> Token<'a> {
+        let t = self.look[0];
         if t.tok != Tok::Eof {
-            self.i += 1;
+            self.look[0] = self.look[1];
+            if self.look[1].tok != Tok::Eof {
+                self.look[1] = self.lex();
+            }
         }
         t
     }
@@ -349,7 +441,7 @@ impl<'a> Cursor<'a> {
 
     /// True (and consumed) when the current token is identifier `word`.
     pub fn eat_word(&mut self, word: &str) -> bool {
-        if matches!(&self.peek().tok, Tok::Ident(s) if s == word) {
+        if matches!(self.peek().tok, Tok::Ident(s) if s == word) {
             self.next();
             true
         } else {
@@ -359,9 +451,9 @@ impl<'a> Cursor<'a> {
 
     /// Consume an identifier or fail with `expected {what}`.
     pub fn expect_ident(&mut self, what: &str) -> Result<(String, Pos), ParseError> {
-        match &self.peek().tok {
+        match self.peek().tok {
             Tok::Ident(s) => {
-                let s = s.clone();
+                let s = s.to_string();
                 Ok((s, self.next().pos))
             }
             _ => Err(self.expected(what)),
@@ -373,7 +465,7 @@ impl<'a> Cursor<'a> {
 mod tests {
     use super::*;
 
-    fn toks(src: &str) -> Vec<Tok> {
+    fn toks(src: &str) -> Vec<Tok<'_>> {
         tokenize(src, "t")
             .unwrap()
             .into_iter()
@@ -426,11 +518,11 @@ mod tests {
         assert_eq!(
             toks("%a %12 @g -> x ; comment %b\n."),
             vec![
-                Tok::Local("a".into()),
-                Tok::Local("12".into()),
-                Tok::Global("g".into()),
+                Tok::Local("a"),
+                Tok::Local("12"),
+                Tok::Global("g"),
                 Tok::Arrow,
-                Tok::Ident("x".into()),
+                Tok::Ident("x"),
                 Tok::Punct('.'),
                 Tok::Eof
             ]
@@ -443,6 +535,32 @@ mod tests {
         assert_eq!(t[1].pos, Pos { line: 2, col: 3 });
         assert!(t[1].line_start);
         assert!(!t[2].line_start);
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        // Multi-byte characters in a comment and Unicode whitespace each move
+        // the column by one, as in a character-by-character scan.
+        let t = tokenize("a ; é€\n\u{a0}b\u{2003}c", "t").unwrap();
+        assert_eq!(t[1].pos, Pos { line: 2, col: 2 });
+        assert_eq!(t[2].pos, Pos { line: 2, col: 4 });
+        let e = tokenize("; €€\n€ x é", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 2, col: 1 });
+        assert_eq!(e.message, "unexpected character '€'");
+        let e = tokenize("x ; €\n  y é", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 2, col: 5 });
+        assert_eq!(e.message, "unexpected character 'é'");
+    }
+
+    #[test]
+    fn a_lexical_error_anywhere_wins_over_parse_errors() {
+        // The parse error on line 1 comes first, but the tokens are lexed on
+        // demand: the cursor still finds the bad character on line 3.
+        let e = crate::parse::parse_module("func @f( {\n}\n  #", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 3, col: 3 });
+        assert_eq!(e.message, "unexpected character '#'");
+        let e = crate::parse::parse_module("func @f() {\n", "t").unwrap_err();
+        assert_eq!(e.pos, Pos { line: 2, col: 1 });
     }
 
     #[test]

@@ -18,7 +18,8 @@ pub use syntax::MAX_DIMS;
 
 /// Parse a module from `src`; `file` names the text in error messages and the source map.
 pub fn parse_module(src: &str, file: &str) -> Result<(Module, SourceMap), ParseError> {
-    let mut cursor = Cursor::new(src, file)?;
-    let ast = syntax::parse_module_syntax(&mut cursor)?;
+    let mut cursor = Cursor::new(src, file);
+    let ast = syntax::parse_module_syntax(&mut cursor);
+    let ast = cursor.finish(ast)?;
     resolve::resolve_module(&ast, file)
 }

@@ -33,9 +33,9 @@ pub fn parse_type(c: &mut Cursor, what: &str) -> PResult<TypeExpr> {
 }
 
 fn expect_global(c: &mut Cursor, what: &str) -> PResult<Name> {
-    match &c.peek().tok {
+    match c.peek().tok {
         Tok::Global(s) => {
-            let text = s.clone();
+            let text = s.to_string();
             let pos = c.next().pos;
             Ok(Name { text, pos })
         }
@@ -44,9 +44,9 @@ fn expect_global(c: &mut Cursor, what: &str) -> PResult<Name> {
 }
 
 fn expect_local(c: &mut Cursor, what: &str) -> PResult<Name> {
-    match &c.peek().tok {
+    match c.peek().tok {
         Tok::Local(s) => {
-            let text = s.clone();
+            let text = s.to_string();
             let pos = c.next().pos;
             Ok(Name { text, pos })
         }
@@ -63,25 +63,25 @@ fn expect_name(c: &mut Cursor, what: &str) -> PResult<Name> {
 pub fn parse_module_syntax(c: &mut Cursor) -> PResult<AstModule> {
     let mut m = AstModule::default();
     loop {
-        let t = c.peek().clone();
-        match &t.tok {
+        let t = *c.peek();
+        match t.tok {
             Tok::Eof => return Ok(m),
-            Tok::Ident(k) if k == "type" => {
+            Tok::Ident("type") => {
                 c.next();
                 m.structs.push(parse_struct(c)?);
             }
-            Tok::Ident(k) if k == "global" => {
+            Tok::Ident("global") => {
                 c.next();
                 let name = expect_global(c, "a global name like '@g' after 'global'")?;
                 c.expect_punct(':', "after the global's name")?;
                 let ty = parse_type(c, "the global's type")?;
                 m.globals.push(AstGlobal { name, ty });
             }
-            Tok::Ident(k) if k == "extern" => {
+            Tok::Ident("extern") => {
                 c.next();
                 m.externs.push(parse_extern(c)?);
             }
-            Tok::Ident(k) if k == "func" => {
+            Tok::Ident("func") => {
                 c.next();
                 m.funcs.push(parse_func(c, t.pos)?);
             }
@@ -199,15 +199,15 @@ fn parse_func(c: &mut Cursor, pos: Pos) -> PResult<AstFunc> {
     c.expect_punct('{', "to open the function body")?;
     let mut blocks: Vec<AstBlock> = Vec::new();
     loop {
-        let t = c.peek().clone();
-        match &t.tok {
+        let t = *c.peek();
+        match t.tok {
             Tok::Punct('}') => {
                 c.next();
                 break;
             }
             Tok::Ident(label) if c.peek_at(1).tok == Tok::Punct(':') => {
                 let label = Name {
-                    text: label.clone(),
+                    text: label.to_string(),
                     pos: t.pos,
                 };
                 c.next();
@@ -256,14 +256,14 @@ fn ordinal(i: usize) -> &'static str {
 }
 
 fn parse_operand(c: &mut Cursor, what: &str) -> PResult<Operand> {
-    let t = c.peek().clone();
+    let t = *c.peek();
     let op = match t.tok {
         Tok::Local(s) => Operand::Value(Name {
-            text: s,
+            text: s.to_string(),
             pos: t.pos,
         }),
         Tok::Int(i) => Operand::Int(i),
-        Tok::Ident(s) if s == "null" => Operand::Null,
+        Tok::Ident("null") => Operand::Null,
         Tok::Punct('(') => {
             c.next();
             return Ok(Operand::TypedNull(parse_typed_null(c)?));
