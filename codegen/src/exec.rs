@@ -9,7 +9,7 @@
 use crate::abi::{trap_kind, NativeCtx, Runtime};
 use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
 use interp::heap::{build_initial_in, validate_inputs, InputError};
-use interp::observe::{observe, FinalState, RawValue};
+use interp::observe::{observe, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue};
 use interp::{Behaviour, Config, EnvContext, EnvInfo};
 use ir::{FuncId, InputSpec, Module, Type};
 use memmap2::{Mmap, MmapMut};
@@ -155,18 +155,12 @@ impl<'m> NativeProgram<'m> {
             Ok(h) => h,
             Err(trap) => {
                 // The inputs alone exceed the heap budget (as the interpreter reports it).
-                let empty = vec![0; 1 + layout.globals.len()];
-                let behaviour = observe(
+                let behaviour = trapped_at_entry(
                     m,
                     layout,
-                    &FinalState {
-                        words: &empty,
-                        entry_roots: &[],
-                        returned: None,
-                        escaped: &[],
-                        trace: &[],
-                        trap: Some(trap),
-                    },
+                    &HeapNames::new(m, std::iter::empty()),
+                    &mut ObserveScratch::default(),
+                    trap,
                 );
                 return Ok(NativeExecution {
                     behaviour,

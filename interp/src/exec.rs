@@ -9,7 +9,9 @@ use crate::heap::{build_initial_in, validate_inputs, Heap, Layout};
 use crate::lower::{
     lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF,
 };
-use crate::observe::{observe_with, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue};
+use crate::observe::{
+    observe_with, trapped_at_entry, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue,
+};
 use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId};
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
@@ -255,21 +257,8 @@ impl<'m> Program<'m> {
             Ok(heap) => heap,
             Err(trap) => {
                 // The inputs alone exceed the heap budget.
-                let empty = vec![0; 1 + layout.globals.len()];
-                let behaviour = observe_with(
-                    self.module,
-                    layout,
-                    &self.names,
-                    &mut bufs.observe,
-                    &FinalState {
-                        words: &empty,
-                        entry_roots: &[],
-                        returned: None,
-                        escaped: &[],
-                        trace: &[],
-                        trap: Some(trap),
-                    },
-                );
+                let behaviour =
+                    trapped_at_entry(self.module, layout, &self.names, &mut bufs.observe, trap);
                 return Execution {
                     behaviour,
                     fuel_used: 0,

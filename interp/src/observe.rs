@@ -264,6 +264,33 @@ pub fn observe(m: &Module, layout: &Layout, st: &FinalState) -> Behaviour {
     observe_with(m, layout, &names, &mut ObserveScratch::default(), st)
 }
 
+/// The behaviour of a run whose inputs alone exceed the heap budget: it traps
+/// `trap` before its first instruction, with an empty trace and the globals
+/// at their defaults (the interpreter and the native executor report it alike).
+pub fn trapped_at_entry(
+    m: &Module,
+    layout: &Layout,
+    names: &HeapNames,
+    scratch: &mut ObserveScratch,
+    trap: TrapKind,
+) -> Behaviour {
+    let empty = vec![0; 1 + layout.globals.len()];
+    observe_with(
+        m,
+        layout,
+        names,
+        scratch,
+        &FinalState {
+            words: &empty,
+            entry_roots: &[],
+            returned: None,
+            escaped: &[],
+            trace: &[],
+            trap: Some(trap),
+        },
+    )
+}
+
 /// [`observe`] with a module's name table and reused buffers.
 pub fn observe_with(
     m: &Module,

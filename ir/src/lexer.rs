@@ -86,7 +86,20 @@ struct Lexer<'s, 'f> {
     line_has_token: bool,
 }
 
-impl<'s> Lexer<'s, '_> {
+impl<'s, 'f> Lexer<'s, 'f> {
+    /// A lexer at the start of `src` (line 1, column 1).
+    fn new(src: &'s str, file: &'f str) -> Self {
+        Lexer {
+            src,
+            bytes: src.as_bytes(),
+            i: 0,
+            line: 1,
+            col: 1,
+            file,
+            line_has_token: false,
+        }
+    }
+
     /// The byte `ahead` places on, as a char when ASCII (names, numbers and
     /// punctuation are ASCII; any other byte maps to a non-matching `'\u{80}'`).
     fn peek(&self, ahead: usize) -> Option<char> {
@@ -286,15 +299,7 @@ impl<'s> Lexer<'s, '_> {
 
 /// Split `src` into tokens; the last token is always [`Tok::Eof`].
 pub fn tokenize<'s>(src: &'s str, file: &str) -> Result<Vec<Token<'s>>, ParseError> {
-    let mut lexer = Lexer {
-        src,
-        bytes: src.as_bytes(),
-        i: 0,
-        line: 1,
-        col: 1,
-        file,
-        line_has_token: false,
-    };
+    let mut lexer = Lexer::new(src, file);
     // IR text averages well over 4 bytes per token: reserve once instead of
     // growing (and copying) a vector of millions of tokens.
     let mut out = Vec::with_capacity(src.len() / 4 + 1);
@@ -334,15 +339,7 @@ impl<'a> Cursor<'a> {
             line_start: true,
         };
         let mut c = Cursor {
-            lexer: Lexer {
-                src,
-                bytes: src.as_bytes(),
-                i: 0,
-                line: 1,
-                col: 1,
-                file,
-                line_has_token: false,
-            },
+            lexer: Lexer::new(src, file),
             look: [eof, eof],
             lex_error: None,
             file,
