@@ -128,7 +128,7 @@ impl Reporter {
     }
 }
 
-fn write_all(fd: i32, mut buf: &[u8]) {
+pub(crate) fn write_all(fd: i32, mut buf: &[u8]) {
     while !buf.is_empty() {
         // SAFETY: writing from a live buffer to our own descriptor.
         let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
@@ -172,11 +172,20 @@ extern "C" fn on_fault(signo: i32, info: *mut libc::siginfo_t, uctx: *mut libc::
     }
 }
 
-/// In the child: alternate signal stack, handlers, close foreign descriptors.
+/// In the child: alternate signal stack, handlers, close foreign descriptors
+/// (all but 0-2 and `fd`, where the handler reports).
 ///
 /// # Safety
 /// Only called in a freshly forked child.
 unsafe fn child_setup(fd: i32) {
+    child_setup_keeping(fd, &[fd]);
+}
+
+/// [`child_setup`] keeping the descriptors of `keep` (ascending) open too.
+///
+/// # Safety
+/// Only called in a freshly forked child.
+pub(crate) unsafe fn child_setup_keeping(fd: i32, keep: &[i32]) {
     REPORT_FD.store(fd, Ordering::Relaxed);
     const ALT: usize = 64 * 1024;
     let stack = libc::mmap(
@@ -202,11 +211,15 @@ unsafe fn child_setup(fd: i32) {
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(sig, &sa, std::ptr::null_mut());
     }
-    // Keep 0-2 (a panic message may go to stderr) and our pipe.
-    if fd > 3 {
-        libc::syscall(libc::SYS_close_range, 3u32, (fd - 1) as u32, 0u32);
+    // Keep 0-2 (a panic message may go to stderr) and our pipes.
+    let mut from = 3;
+    for &k in keep {
+        if k > from {
+            libc::syscall(libc::SYS_close_range, from as u32, (k - 1) as u32, 0u32);
+        }
+        from = from.max(k + 1);
     }
-    libc::syscall(libc::SYS_close_range, (fd + 1) as u32, u32::MAX, 0u32);
+    libc::syscall(libc::SYS_close_range, from as u32, u32::MAX, 0u32);
 }
 
 /// Run `work` in a forked worker with `timeout`; collect what it sent and how
@@ -248,13 +261,7 @@ pub fn run_isolated(timeout: Duration, work: impl FnOnce(&mut Reporter)) -> Work
         if timed_out {
             libc::kill(pid, libc::SIGKILL);
         }
-        let mut status = 0;
-        while libc::waitpid(pid, &mut status, 0) < 0 {
-            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                break;
-            }
-        }
-        status
+        reap(pid)
     };
     let mut records = parse_records(&bytes);
     let signal = records
@@ -263,7 +270,16 @@ pub fn run_isolated(timeout: Duration, work: impl FnOnce(&mut Reporter)) -> Work
         .map(|i| records.remove(i).1);
     let failure = if timed_out {
         Some(Failure::Timeout)
-    } else if let Some(p) = signal {
+    } else {
+        failure_of(signal.as_deref(), status)
+    };
+    WorkerReport { records, failure }
+}
+
+/// How a worker ended, from the signal handler's record (if it sent one)
+/// and its wait status; `None` for a clean exit.
+pub(crate) fn failure_of(signal: Option<&[u8]>, status: i32) -> Option<Failure> {
+    if let Some(p) = signal.filter(|p| p.len() == 20) {
         Some(Failure::Signal {
             signo: i32::from_le_bytes(p[0..4].try_into().unwrap()),
             rip: u64::from_le_bytes(p[4..12].try_into().unwrap()),
@@ -279,8 +295,19 @@ pub fn run_isolated(timeout: Duration, work: impl FnOnce(&mut Reporter)) -> Work
         Some(Failure::Exit(libc::WEXITSTATUS(status)))
     } else {
         None
-    };
-    WorkerReport { records, failure }
+    }
+}
+
+/// Reap `pid` (retrying on EINTR); its wait status.
+pub(crate) fn reap(pid: i32) -> i32 {
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    status
 }
 
 fn spawn_failure(e: std::io::Error) -> WorkerReport {
@@ -333,7 +360,7 @@ fn read_until_eof(fd: i32, timeout: Duration) -> (Vec<u8>, bool) {
 }
 
 /// Split the byte stream into records (a truncated tail is dropped).
-fn parse_records(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+pub(crate) fn parse_records(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
     let mut out = Vec::new();
     while bytes.len() >= 5 {
         let len = u32::from_le_bytes(bytes[1..5].try_into().unwrap()) as usize;

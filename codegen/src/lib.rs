@@ -31,6 +31,7 @@ pub mod isolate;
 pub mod lower;
 pub mod regalloc;
 pub mod vcode;
+pub mod worker;
 
 pub use emit::{compile, compile_with, listing, CodegenError, CompileOptions, Compiled};
 pub use exec::{NativeExecution, NativeProgram, Sabotage};

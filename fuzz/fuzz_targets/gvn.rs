@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    verify::oracle::fuzz::check_bytes(data, &["gvn"]);
+    verify::fuzz::check_bytes(data, &["gvn"]);
 });

@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod dot;
 pub mod filetest;
+pub mod fuzz;
 pub mod gen;
 pub mod inputs;
 pub mod load;

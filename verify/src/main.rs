@@ -602,8 +602,10 @@ struct SweepArgs {
     /// Passes to check: each alone, random sequences of them, and `pipeline`.
     #[arg(long)]
     passes: Option<String>,
-    /// Oracles: `interp` (always on), `native` (x86-64 code of the original and of every plan).
-    #[arg(long, default_value = "interp")]
+    /// Oracles: `interp` (always on), `native` (x86-64 code of the original
+    /// and of every plan). Both by default; `--oracles interp` for the
+    /// interpreter alone.
+    #[arg(long, default_value = "interp,native")]
     oracles: String,
     /// This shard of the program index space, `I/N`.
     #[arg(long, default_value = "0/1")]
@@ -624,9 +626,23 @@ struct SweepArgs {
     #[arg(long, default_value_t = 10.0)]
     reduce_seconds: f64,
     /// Run the native oracle's code in the sweep's own process instead of
-    /// forked workers: faster, but a fault in generated code kills the sweep.
+    /// forked workers: a fault in generated code kills the sweep (the same
+    /// as `--native-isolation none`).
     #[arg(long)]
     native_in_process: bool,
+    /// How native code is isolated: `worker` (one long-lived worker process
+    /// per thread, restarted when it dies), `fork` (one child per compiled
+    /// module), `none` (in the sweep's process).
+    #[arg(long, default_value = "worker")]
+    native_isolation: String,
+    /// Run regalloc2's checker on the native code of one program in N
+    /// (1: every program).
+    #[arg(long, default_value_t = 8)]
+    regalloc_check_every: u64,
+    /// Run the native code of plans other than `pipeline` on one program in
+    /// N (1: every program; the original and `pipeline` always run natively).
+    #[arg(long, default_value_t = 4)]
+    native_plans_every: u64,
 }
 
 fn parse_shard(s: &str) -> Option<(u64, u64)> {
@@ -640,6 +656,18 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
     let native = match check_oracles_in(&a.oracles, &["interp", "native"]) {
         Ok(n) => n,
         Err(code) => return code,
+    };
+    let Some(isolation) = verify::sweep::pool::Isolation::parse(&a.native_isolation) else {
+        eprintln!(
+            "error: --native-isolation wants worker, fork or none, got '{}'",
+            a.native_isolation
+        );
+        return ExitCode::from(2);
+    };
+    let isolation = if a.native_in_process {
+        verify::sweep::pool::Isolation::InProcess
+    } else {
+        isolation
     };
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
@@ -688,9 +716,11 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
             .then(|| std::time::Duration::from_secs_f64(a.reduce_seconds)),
         oracle: verify::oracle::OracleConfig {
             native,
-            isolate: !a.native_in_process,
+            regalloc_check_every: a.regalloc_check_every.max(1),
+            native_plans_every: a.native_plans_every.max(1),
             ..Default::default()
         },
+        isolation,
         ..SweepOptions::default()
     };
     match run_sweep(&opts) {

@@ -1,9 +1,9 @@
 //! `loadstar repro ARTIFACT --target T`: turn a cargo-fuzz crash artifact (the
 //! raw bytes) into a reduced text test by running exactly what the fuzz target
-//! runs on those bytes ([`crate::oracle::fuzz`]) and reducing the finding.
+//! runs on those bytes ([`crate::fuzz`]) and reducing the finding.
 
+use crate::fuzz::{finding_from_bytes_with, parse_roundtrip, target_oracle, target_passes};
 use crate::load::Diagnostic;
-use crate::oracle::fuzz::{finding_from_bytes_with, parse_roundtrip, target_oracle, target_passes};
 use crate::oracle::panics;
 use crate::reduce::{reduce_finding, reduced_test_text, Limits};
 use std::time::Duration;

@@ -188,12 +188,6 @@ pub fn compare(expected: &Behaviour, actual: &Behaviour) -> Option<(FindingKind,
     None
 }
 
-/// Reduce a finding to a smaller program with the same signature, against the
-/// real passes, within the default time cap (see [`crate::reduce`]).
-pub fn reduce(finding: Finding) -> Finding {
-    crate::reduce::reduce_finding(&finding, &crate::reduce::Limits::default()).finding
-}
-
 /// Replace digits by `#` (panic messages name indices that differ between programs).
 pub fn normalize_digits(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -17,12 +17,12 @@
 //! accesses the original never did, on a path that ends in the same trap.
 
 pub mod finding;
-pub mod fuzz;
+pub mod native;
 pub mod panics;
 
 use crate::gen::rng::Rng;
 use crate::inputs::{params_alias, shares_objects};
-pub use finding::{compare, reduce, Finding, FindingKind};
+pub use finding::{compare, Finding, FindingKind};
 use interp::{Behaviour, Config, Outcome, Program};
 use ir::{FuncId, InputSpec, Module};
 use passes::{PassError, PassManager, Stats, PASS_NAMES};
@@ -44,6 +44,16 @@ pub struct OracleConfig {
     pub isolate: bool,
     /// Tests of crash isolation only: damage the generated code.
     pub sabotage: Option<codegen::Sabotage>,
+    /// Run regalloc2's checker on the native code of one program in this
+    /// many (chosen by the program's fingerprint; 1, the default: every
+    /// program). The sweep samples it for speed (`--regalloc-check-every`);
+    /// tests, the corpus runner, `check` and the fuzz targets keep it on.
+    pub regalloc_check_every: u64,
+    /// Run the native code of plans other than `pipeline` on one program in
+    /// this many (1, the default: every program; the original and the
+    /// `pipeline` output always run natively). The sweep samples it for speed
+    /// (`--native-plans-every`).
+    pub native_plans_every: u64,
 }
 
 impl Default for OracleConfig {
@@ -54,6 +64,8 @@ impl Default for OracleConfig {
             native: false,
             isolate: true,
             sabotage: None,
+            regalloc_check_every: 1,
+            native_plans_every: 1,
         }
     }
 }
@@ -83,6 +95,19 @@ pub struct ProgramResult {
     pub findings: Vec<Finding>,
     /// What the passes did, summed over every plan.
     pub stats: Stats,
+    /// Modules the native oracle compiled and ran (the original, each
+    /// distinct optimized module).
+    pub native_modules: u64,
+    /// Optimized modules identical to one already checked natively (same
+    /// fingerprint): same code, same behaviour, not compiled again.
+    pub native_reused: u64,
+    /// Optimized modules not run natively (plans other than `pipeline`
+    /// outside the sample, see [`OracleConfig::native_plans_every`]).
+    pub native_skipped: u64,
+    /// Native executions started.
+    pub native_runs: u64,
+    /// Whether regalloc2's checker ran on this program's native code.
+    pub regalloc_checked: bool,
 }
 
 /// Whether `name` is a pass this build knows.
@@ -136,12 +161,19 @@ pub fn split_plan(plan: &str) -> (&str, u64) {
     }
 }
 
-struct Baseline {
-    input: usize,
-    behaviour: Behaviour,
-    fuel_used: u64,
-    loads: u64,
-    stores: u64,
+/// The interpreter's run of the original on one conclusive input: what every
+/// other execution of that input is compared with.
+pub struct Baseline {
+    /// The input's index in the program's inputs.
+    pub input: usize,
+    /// What the original did.
+    pub behaviour: Behaviour,
+    /// Fuel it used (B: optimized runs get 2B + 16).
+    pub fuel_used: u64,
+    /// Loads it executed.
+    pub loads: u64,
+    /// Stores it executed.
+    pub stores: u64,
 }
 
 /// How many more loads + stores than the original an optimized run may
@@ -168,19 +200,37 @@ pub fn pessimization(original: (u64, u64), optimized: (u64, u64)) -> Option<(Str
     Some(("more loads+stores".to_string(), detail))
 }
 
-/// The program and plan a finding is about.
+/// The program and plan a finding is about: the module an oracle checks
+/// (the original for plan `none`, else that plan's output).
 #[derive(Copy, Clone)]
-struct FindingSite<'a> {
-    plan: &'a str,
-    module: &'a Module,
-    func: FuncId,
-    inputs: &'a [InputSpec],
-    cfg: &'a OracleConfig,
+pub struct FindingSite<'a> {
+    /// The plan (`none` for the original).
+    pub plan: &'a str,
+    /// The module under check.
+    pub module: &'a Module,
+    /// The function that runs.
+    pub func: FuncId,
+    /// The program's inputs (baselines index into them).
+    pub inputs: &'a [InputSpec],
+    /// The oracle's limits.
+    pub cfg: &'a OracleConfig,
+    /// Whether `module` is a plan's output rather than the original.
+    pub optimized: bool,
 }
 
 impl FindingSite<'_> {
+    /// The fuel a run of baseline `b`'s input gets: the original's budget
+    /// for the original, 2B + 16 for an optimized module.
+    pub fn fuel(&self, b: &Baseline) -> u64 {
+        if self.optimized {
+            2 * b.fuel_used + 16
+        } else {
+            self.cfg.fuel
+        }
+    }
+
     /// A finding on the input of baseline `b`.
-    fn finding(
+    pub fn finding(
         &self,
         kind: FindingKind,
         part: String,
@@ -204,7 +254,40 @@ impl FindingSite<'_> {
     }
 }
 
-fn config(cfg: &OracleConfig, fuel: u64) -> Config {
+/// An oracle beside the interpreter's: given the interpreter's baselines of
+/// the original, it checks a module — first the original (plan `none`), then
+/// each plan's output — and says what diverged. Adding one is a module
+/// implementing this, a line in [`oracles`], a `FindingKind` and a name for
+/// `--oracles`.
+pub trait Oracle {
+    /// Its name on the command line (`native`).
+    fn name(&self) -> &'static str;
+    /// Check `site.module` on the baselines' inputs; the first divergence.
+    fn check(&mut self, site: &FindingSite<'_>, baselines: &[Baseline]) -> Option<Finding>;
+    /// Add what it did to the program's counters.
+    fn tally(&self, _res: &mut ProgramResult) {}
+}
+
+/// The oracles `cfg` turns on beside the interpreter, for the program
+/// `module` (the original).
+pub fn oracles(cfg: &OracleConfig, module: &Module) -> Vec<Box<dyn Oracle>> {
+    let mut list: Vec<Box<dyn Oracle>> = Vec::new();
+    if cfg.native {
+        list.push(Box::new(native::NativeOracle::new(cfg, module)));
+    }
+    list
+}
+
+/// The first finding of `oracles` on `site`.
+fn check_oracles(
+    oracles: &mut [Box<dyn Oracle>],
+    site: &FindingSite<'_>,
+    baselines: &[Baseline],
+) -> Option<Finding> {
+    oracles.iter_mut().find_map(|o| o.check(site, baselines))
+}
+
+pub(crate) fn config(cfg: &OracleConfig, fuel: u64) -> Config {
     Config {
         fuel,
         heap_words: cfg.heap_words,
@@ -296,32 +379,35 @@ pub fn check_program_with(
     if baselines.is_empty() {
         return res;
     }
-    if cfg.native {
-        let site = FindingSite {
-            plan: "none",
-            module,
-            func,
-            inputs,
-            cfg,
-        };
-        if let Some(f) = check_native(&site, &baselines, &|_| cfg.fuel) {
-            res.findings.push(f);
-            return res;
+    let mut extra = oracles(cfg, module);
+    let site = FindingSite {
+        plan: "none",
+        module,
+        func,
+        inputs,
+        cfg,
+        optimized: false,
+    };
+    if let Some(f) = check_oracles(&mut extra, &site, &baselines) {
+        res.findings.push(f);
+    } else {
+        for plan in plans {
+            res.plans_run += 1;
+            if let Some(f) = check_plan(
+                module,
+                func,
+                inputs,
+                &baselines,
+                (plan, optimize),
+                cfg,
+                (&mut res.stats, &mut extra),
+            ) {
+                res.findings.push(f);
+            }
         }
     }
-    for plan in plans {
-        res.plans_run += 1;
-        if let Some(f) = check_plan(
-            module,
-            func,
-            inputs,
-            &baselines,
-            (plan, optimize),
-            cfg,
-            &mut res.stats,
-        ) {
-            res.findings.push(f);
-        }
+    for o in &extra {
+        o.tally(&mut res);
     }
     res
 }
@@ -333,7 +419,7 @@ fn check_plan(
     baselines: &[Baseline],
     (plan, optimize): (&str, &Optimizer<'_>),
     cfg: &OracleConfig,
-    stats: &mut Stats,
+    (stats, extra): (&mut Stats, &mut [Box<dyn Oracle>]),
 ) -> Option<Finding> {
     let first = &baselines[0];
     let site = FindingSite {
@@ -342,6 +428,7 @@ fn check_plan(
         func,
         inputs,
         cfg,
+        optimized: true,
     };
     let finding = |kind, part: String, detail: String, b: &Baseline, actual| {
         site.finding(kind, part, detail, b, actual)
@@ -467,155 +554,11 @@ fn check_plan(
             ));
         }
     }
-    if cfg.native {
-        let site = FindingSite {
-            module: &optimized,
-            ..site
-        };
-        return check_native(&site, baselines, &|b| 2 * b.fuel_used + 16);
-    }
-    None
-}
-
-/// The native oracle: compile `module` (regalloc2's checker on, registers
-/// scrambled after calls) and run it on each baseline's input with
-/// `budget(baseline)` fuel; the first divergence from the interpreter's
-/// baseline is a `mismatch-native` finding for `plan`. With `cfg.isolate` the
-/// runs happen in a forked worker; a worker that faults, hangs or dies is a
-/// `native-crash` finding on the input it was running.
-fn check_native(
-    site: &FindingSite<'_>,
-    baselines: &[Baseline],
-    budget: &dyn Fn(&Baseline) -> u64,
-) -> Option<Finding> {
-    let FindingSite { module, cfg, .. } = *site;
-    let finding = |part: String, detail: String, b: &Baseline| {
-        site.finding(FindingKind::MismatchNative, part, detail, b, None)
+    let site = FindingSite {
+        module: &optimized,
+        ..site
     };
-    let opts = codegen::CompileOptions {
-        check_regalloc: true,
-        listing: true,
-        chaos: Some(module.fingerprint()),
-    };
-    let build = || codegen::NativeProgram::with_sabotage(module, opts, cfg.sabotage);
-    let native = match panics::catch(build) {
-        Ok(Ok(n)) => n,
-        Ok(Err(e)) => {
-            let msg = e.to_string();
-            return Some(finding(
-                format!("backend: {}", finding::normalize_digits(&msg)),
-                msg,
-                &baselines[0],
-            ));
-        }
-        Err(msg) => {
-            return Some(finding(
-                format!("backend panic: {}", panic_part(&msg)),
-                msg,
-                &baselines[0],
-            ))
-        }
-    };
-    if !cfg.isolate {
-        let d = run_native(site, &native, baselines, budget, &mut |_| {})?;
-        return Some(finding(d.part, d.detail, &baselines[d.index]));
-    }
-    let report = codegen::isolate::run_isolated(NATIVE_TIMEOUT, |rep| {
-        let started = &mut |i: usize| rep.send(TAG_STARTED, &(i as u32).to_le_bytes());
-        if let Some(d) = run_native(site, &native, baselines, budget, started) {
-            let text = format!("{}\n{}\0{}", d.index, d.part, d.detail);
-            rep.send(TAG_DIVERGED, text.as_bytes());
-        }
-    });
-    let mut last = 0;
-    for (tag, payload) in &report.records {
-        match *tag {
-            TAG_STARTED if payload.len() == 4 => {
-                last = u32::from_le_bytes(payload[..4].try_into().unwrap()) as usize;
-            }
-            TAG_DIVERGED => {
-                let text = String::from_utf8_lossy(payload);
-                let (head, detail) = text.split_once('\0').unwrap_or((&text, ""));
-                let (index, part) = head.split_once('\n').unwrap_or(("0", head));
-                let b = &baselines[index.parse::<usize>().unwrap_or(0).min(baselines.len() - 1)];
-                return Some(finding(part.to_string(), detail.to_string(), b));
-            }
-            _ => {}
-        }
-    }
-    let failure = report.failure?;
-    let b = &baselines[last.min(baselines.len() - 1)];
-    let where_ = match failure {
-        codegen::isolate::Failure::Signal { rip, .. } if rip != 0 => {
-            native.disassembly_around(rip, 8)
-        }
-        _ => String::new(),
-    };
-    let detail = format!(
-        "native worker (fuel {}): {failure}\n{where_}input: {}\nmodule:\n{}",
-        budget(b),
-        ir::print_input_spec(&site.inputs[b.input], module, module.func(site.func)),
-        ir::print_module(module)
-    );
-    Some(site.finding(FindingKind::NativeCrash, failure.part(), detail, b, None))
-}
-
-/// How long a worker may run the native code of one module (each run is
-/// bounded by fuel; only a miscompiled loop that skips its fuel charge or a
-/// wedged runtime comes near this).
-const NATIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-/// Worker record: the index (u32 LE) of the baseline about to run.
-const TAG_STARTED: u8 = 1;
-/// Worker record: `index\npart\0detail` of the first divergence.
-const TAG_DIVERGED: u8 = 2;
-
-/// A native divergence, in the shape the worker can send back.
-struct NativeDivergence {
-    index: usize,
-    part: String,
-    detail: String,
-}
-
-/// Run `native` on each baseline's input (calling `started(i)` first); the
-/// first divergence from the interpreter, if any.
-fn run_native(
-    site: &FindingSite<'_>,
-    native: &codegen::NativeProgram<'_>,
-    baselines: &[Baseline],
-    budget: &dyn Fn(&Baseline) -> u64,
-    started: &mut dyn FnMut(usize),
-) -> Option<NativeDivergence> {
-    for (index, b) in baselines.iter().enumerate() {
-        started(index);
-        let fuel = budget(b);
-        let input = &site.inputs[b.input];
-        let actual = match native.try_run(site.func, input, &config(site.cfg, fuel)) {
-            Ok(e) => e.behaviour,
-            Err(e) => {
-                let (part, detail) = ("inputs rejected".into(), e.to_string());
-                return Some(NativeDivergence {
-                    index,
-                    part,
-                    detail,
-                });
-            }
-        };
-        if let Some((kind, part)) = compare(&b.behaviour, &actual) {
-            let detail = format!(
-                "interpreter:\n{}\nnative (fuel {fuel}):\n{}\nmodule:\n{}",
-                b.behaviour,
-                actual,
-                ir::print_module(site.module)
-            );
-            let part = format!("{kind}: {part}");
-            return Some(NativeDivergence {
-                index,
-                part,
-                detail,
-            });
-        }
-    }
-    None
+    check_oracles(extra, &site, baselines)
 }
 
 /// A finding for an effect violation while running the original program: the
@@ -644,7 +587,7 @@ fn effects_finding(
 }
 
 /// The signature part of a panic: the message with digits normalized, plus where.
-fn panic_part(msg: &str) -> String {
+pub(crate) fn panic_part(msg: &str) -> String {
     match msg.rsplit_once(" at ") {
         Some((m, loc)) => format!("{} at {loc}", finding::normalize_digits(m)),
         None => finding::normalize_digits(msg),

@@ -127,6 +127,12 @@ pub fn recheck_oracles<'a>(
     }
 }
 
+/// Reduce a finding to a smaller program with the same signature, against the
+/// real passes, within the default time cap.
+pub fn reduce(finding: Finding) -> Finding {
+    reduce_finding(&finding, &Limits::default()).finding
+}
+
 /// Reduce `finding` against the real passes (its own plan) within `limits`.
 pub fn reduce_finding(finding: &Finding, limits: &Limits) -> Reduction {
     let native = matches!(

@@ -6,8 +6,10 @@
 //! and so are its inputs and random pass sequences, whatever the job count.
 
 pub mod counters;
+pub mod pool;
 pub mod store;
 pub mod totals;
+pub mod wire;
 
 use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
@@ -15,6 +17,7 @@ use crate::inputs::instantiate_all;
 use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
 use crate::progress::Progress;
 use crate::reduce::{reduce_finding, reduced_test_text, Limits, Reduction};
+use pool::{Isolation, ProgramChecker};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,6 +58,8 @@ pub struct SweepOptions {
     pub progress: bool,
     /// Time cap for reducing each new finding (`None`: findings are written unreduced).
     pub reduce_time: Option<Duration>,
+    /// How native code is isolated when the native oracle is on.
+    pub isolation: Isolation,
 }
 
 impl Default for SweepOptions {
@@ -73,6 +78,7 @@ impl Default for SweepOptions {
             oracle: OracleConfig::default(),
             progress: true,
             reduce_time: Some(Duration::from_secs(10)),
+            isolation: Isolation::Worker,
         }
     }
 }
@@ -176,6 +182,12 @@ pub struct SweepOutcome {
 /// Run a sweep.
 pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
     let store = FindingStore::new(&opts.out)?;
+    // Fork the workers now, while this process has one thread.
+    let checkers = Mutex::new(
+        (0..opts.jobs.max(1))
+            .map(|_| ProgramChecker::new(opts))
+            .collect::<Vec<_>>(),
+    );
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(opts.seconds.max(0.0));
     let next = AtomicU64::new(0);
@@ -188,6 +200,8 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         for _ in 0..opts.jobs.max(1) {
             s.spawn(|| {
                 let mut local = Totals::default();
+                let taken = checkers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                let mut checker = taken.unwrap_or_else(|| ProgramChecker::new(opts));
                 loop {
                     if Instant::now() >= deadline {
                         break;
@@ -196,7 +210,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                     if opts.max_programs.is_some_and(|m| k >= m) {
                         break;
                     }
-                    let (_, res) = check_one(opts, k);
+                    let res = checker.check(k);
                     local.add(&res);
                     for f in res.findings {
                         match record_and_reduce(&store, f, opts.reduce_time) {
@@ -215,6 +229,8 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                         progress.update(n, found.load(Ordering::Relaxed));
                     }
                 }
+                local.worker_restarts += checker.restarts;
+                drop(checker);
                 totals
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())

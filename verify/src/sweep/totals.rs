@@ -37,6 +37,18 @@ pub struct Totals {
     pub raw_findings: u64,
     /// Of those, `pessimization` findings (more loads + stores than the original).
     pub pessimizations: u64,
+    /// Modules the native oracle compiled and ran.
+    pub native_modules: u64,
+    /// Optimized modules identical to one already run natively (not compiled again).
+    pub native_reused: u64,
+    /// Optimized modules outside the native sample (plans other than `pipeline`).
+    pub native_skipped: u64,
+    /// Native executions.
+    pub native_runs: u64,
+    /// Programs whose native code went through regalloc2's checker.
+    pub regalloc_checked_programs: u64,
+    /// Sweep worker processes that died and were replaced.
+    pub worker_restarts: u64,
     /// Rule fire counts, per pass.
     pub rules: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
     /// For each counter, per pass, the programs in which it fired at least once.
@@ -56,6 +68,11 @@ impl Totals {
         self.sharing_programs += r.sharing as u64;
         self.param_aliasing_runs += r.param_aliasing_runs;
         self.plans_run += r.plans_run;
+        self.native_modules += r.native_modules;
+        self.native_reused += r.native_reused;
+        self.native_skipped += r.native_skipped;
+        self.native_runs += r.native_runs;
+        self.regalloc_checked_programs += r.regalloc_checked as u64;
         self.raw_findings += r.findings.len() as u64;
         self.pessimizations += r
             .findings
@@ -97,6 +114,12 @@ impl Totals {
         self.sharing_programs += o.sharing_programs;
         self.param_aliasing_runs += o.param_aliasing_runs;
         self.plans_run += o.plans_run;
+        self.native_modules += o.native_modules;
+        self.native_reused += o.native_reused;
+        self.native_skipped += o.native_skipped;
+        self.native_runs += o.native_runs;
+        self.regalloc_checked_programs += o.regalloc_checked_programs;
+        self.worker_restarts += o.worker_restarts;
         self.raw_findings += o.raw_findings;
         self.pessimizations += o.pessimizations;
         for (k, n) in &o.trap_kinds {
@@ -186,6 +209,26 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
         format!("{:.1}", pct(t.sharing_programs, t.programs)),
     );
     row(&mut s, "pass plans checked", t.plans_run.to_string());
+    if t.native_modules + t.native_reused + t.worker_restarts > 0 {
+        row(&mut s, "native modules run", t.native_modules.to_string());
+        row(&mut s, "native modules reused", t.native_reused.to_string());
+        row(
+            &mut s,
+            "native modules sampled out",
+            t.native_skipped.to_string(),
+        );
+        row(&mut s, "native runs", t.native_runs.to_string());
+        row(
+            &mut s,
+            "regalloc-checked programs",
+            t.regalloc_checked_programs.to_string(),
+        );
+        row(
+            &mut s,
+            "native worker restarts",
+            t.worker_restarts.to_string(),
+        );
+    }
     row(&mut s, "findings (raw)", t.raw_findings.to_string());
     row(&mut s, "findings (unique)", unique_findings.to_string());
     row(&mut s, "pessimizations (raw)", t.pessimizations.to_string());

@@ -1,10 +1,12 @@
 //! Entry points of the cargo-fuzz targets (`fuzz/`): bytes → generator →
-//! oracle, panicking with the printed reproducer on a finding; and the
-//! parser/printer round trip on arbitrary text.
+//! oracle → reducer, panicking with the printed reproducer on a finding; and
+//! the parser/printer round trip on arbitrary text. It lives beside the
+//! oracle, not in it: the reducer depends on the oracle, never the reverse.
 
 use crate::gen::{generate, GenConfig};
 use crate::inputs::instantiate_all;
-use crate::oracle::{check_program, pass_plans, reduce, Finding, OracleConfig};
+use crate::oracle::{check_program, pass_plans, Finding, OracleConfig};
+use crate::reduce::reduce;
 use arbitrary::Unstructured;
 
 /// Generate a program from `data` and check it against `passes` (names this
