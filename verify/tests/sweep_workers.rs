@@ -149,3 +149,48 @@ fn the_default_sweep_runs_the_native_oracle() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A planted backend bug that makes generated code read outside an array:
+/// the default sweep (workers inherit the planted bug) reports it, and every
+/// program is counted whether or not its worker survived.
+#[cfg(feature = "bug-zoo")]
+#[test]
+fn the_default_sweep_catches_a_planted_backend_bug_through_its_workers() {
+    let dir = temp_dir("default-sweep-zoo");
+    let d = dir.to_str().unwrap();
+    let args = [
+        "sweep",
+        "--inject",
+        "native-const-index-no-bounds",
+        "--max-programs",
+        "300",
+        "--seconds",
+        "120",
+        "--jobs",
+        "1",
+        "--reduce-seconds",
+        "0",
+        "--out",
+        d,
+    ];
+    let (code, all) = loadstar(&args);
+    assert_eq!(code, 1, "{all}");
+    assert_eq!(row(&all, "programs "), Some(300), "{all}");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("mismatch-native") || n.starts_with("native-crash")),
+        "{names:?}"
+    );
+    if row(&all, "native worker restarts").unwrap_or(0) > 0 {
+        assert!(
+            names.iter().any(|n| n.starts_with("native-crash")),
+            "{names:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
