@@ -542,8 +542,9 @@ fn step_with(
         by_header: &scratch.by_header,
     };
     // Rewrite one slot; whether it changed (and so is a logged write).
-    let rewrite = |word: &mut u64, ty: Type, obj_no: u64, k: usize| -> bool {
-        let c = mix(mix(seed, obj_no), k as u64);
+    // `obj_seed` is `mix(seed, object number)`, computed once per object.
+    let rewrite = |word: &mut u64, ty: Type, obj_seed: u64, k: usize| -> bool {
+        let c = mix(obj_seed, k as u64);
         if ty.is_ref() {
             if c.is_multiple_of(4) {
                 *word = picker.pick(mix(c, 0x5eed), ty);
@@ -563,18 +564,20 @@ fn step_with(
             true
         }
     };
+    let globals_seed = mix(seed, GLOBALS_OBJ);
     for (g, &ty) in layout.globals.iter().enumerate() {
-        if writes.global(layout, g) && rewrite(&mut heap[GLOBALS_BASE + g], ty, GLOBALS_OBJ, g) {
+        if writes.global(layout, g) && rewrite(&mut heap[GLOBALS_BASE + g], ty, globals_seed, g) {
             log.note(AccessKind::Write, global_slot(g), || global_loc(g));
         }
     }
     for (n, &obj) in order.iter().enumerate() {
         let (shape, first, len) = layout.slots(heap, obj);
+        let obj_seed = mix(seed, n as u64);
         match shape {
             Shape::Struct(st) => {
                 for (k, &ty) in layout.fields[st.index()].iter().enumerate() {
                     if writes.slot(layout, shape, k)
-                        && rewrite(&mut heap[first + k], ty, n as u64, k)
+                        && rewrite(&mut heap[first + k], ty, obj_seed, k)
                     {
                         log.note(AccessKind::Write, field_slot(st, k), || slot_loc(shape, k));
                     }
@@ -586,7 +589,7 @@ fn step_with(
                 }
                 let mut changed = false;
                 for k in 0..len {
-                    changed |= rewrite(&mut heap[first + k], e, n as u64, k);
+                    changed |= rewrite(&mut heap[first + k], e, obj_seed, k);
                 }
                 if changed {
                     log.note(AccessKind::Write, None, || slot_loc(shape, 0));
