@@ -236,6 +236,44 @@ struct StepScratch {
     /// `(header, reach number)` of every reached object, sorted: the
     /// candidates of one header are a contiguous run in reach order.
     by_header: Vec<(u64, u32)>,
+    /// Per (flat slot, kind): the last step that logged it (see [`Log`]).
+    logged: Vec<u32>,
+    /// The number of the current step, for `logged`.
+    stamp: u32,
+}
+
+/// The access log of one step: each (kind, location) once, in order of first
+/// access (observers tell accesses apart by kind and location only).
+struct Log<'a> {
+    on: bool,
+    out: &'a mut Vec<(AccessKind, AccessLoc)>,
+    logged: &'a mut [u32],
+    stamp: u32,
+}
+
+impl Log<'_> {
+    /// Log an access to `loc`, whose flat slot (field, then global) is `slot`
+    /// (`None` for elements), unless this step already logged it.
+    fn note(&mut self, kind: AccessKind, slot: Option<usize>, loc: impl FnOnce() -> AccessLoc) {
+        if !self.on {
+            return;
+        }
+        match slot {
+            Some(i) => {
+                let seen = &mut self.logged[2 * i + kind as usize];
+                if std::mem::replace(seen, self.stamp) == self.stamp {
+                    return;
+                }
+                self.out.push((kind, loc()));
+            }
+            None => {
+                let a = (kind, loc());
+                if !self.out.contains(&a) {
+                    self.out.push(a);
+                }
+            }
+        }
+    }
 }
 
 /// Scratch arenas larger than this many words are not kept between steps.
@@ -360,10 +398,30 @@ fn step_with(
     };
     let s = ctx.seq;
     ctx.seq += 1;
-    let log = ctx.log_enabled;
     ctx.accesses.clear();
     let layout = &info.layout;
+    let nf = layout.field_count();
     let is_arg_ref = |i: usize| i < 64 && arg_mask >> i & 1 == 1;
+    let mut log = Log {
+        on: ctx.log_enabled,
+        out: &mut ctx.accesses,
+        logged: &mut [],
+        stamp: 0,
+    };
+    if log.on {
+        let want = 2 * (nf + layout.globals.len());
+        scratch.stamp = scratch.stamp.wrapping_add(1);
+        if scratch.stamp == 0 || scratch.logged.len() < want {
+            scratch.logged.clear();
+            scratch.logged.resize(want, 0);
+            scratch.stamp = 1;
+        }
+        log.logged = &mut scratch.logged;
+        log.stamp = scratch.stamp;
+    }
+    // The flat slot of field `k` of `s`, or of global `g`.
+    let field_slot = |s: StructId, k: usize| Some(layout.field_base[s.index()] + k);
+    let global_slot = |g: usize| Some(nf + g);
 
     // Reach: roots in fixed order, then breadth-first over readable reference slots.
     scratch.order.clear();
@@ -376,9 +434,7 @@ fn step_with(
     };
     for (g, ty) in layout.globals.iter().enumerate() {
         if ty.is_ref() && reads.global(layout, g) {
-            if log {
-                ctx.accesses.push((AccessKind::Read, global_loc(g)));
-            }
+            log.note(AccessKind::Read, global_slot(g), || global_loc(g));
             reach.visit(heap[GLOBALS_BASE + g]);
         }
     }
@@ -398,12 +454,23 @@ fn step_with(
         let obj = reach.order[next];
         next += 1;
         let (shape, first, n) = layout.slots(heap, obj);
-        for k in 0..n {
-            if layout.slot_type(shape, k).is_ref() && reads.slot(layout, shape, k) {
-                if log {
-                    ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
+        match shape {
+            Shape::Struct(st) => {
+                for (k, ty) in layout.fields[st.index()].iter().enumerate() {
+                    if ty.is_ref() && reads.slot(layout, shape, k) {
+                        log.note(AccessKind::Read, field_slot(st, k), || slot_loc(shape, k));
+                        reach.visit(heap[first + k]);
+                    }
                 }
-                reach.visit(heap[first + k]);
+            }
+            // Every element has one type and one permission.
+            Shape::Array(e) => {
+                if n > 0 && e.is_ref() && reads.slot(layout, shape, 0) {
+                    log.note(AccessKind::Read, None, || slot_loc(shape, 0));
+                    for &w in &heap[first..first + n] {
+                        reach.visit(w);
+                    }
+                }
             }
         }
     }
@@ -420,9 +487,7 @@ fn step_with(
     let mut result = seed;
     for (g, &ty) in layout.globals.iter().enumerate() {
         if reads.global(layout, g) {
-            if log {
-                ctx.accesses.push((AccessKind::Read, global_loc(g)));
-            }
+            log.note(AccessKind::Read, global_slot(g), || global_loc(g));
             result = mix(
                 mix(result, g as u64),
                 canon(number, heap[GLOBALS_BASE + g], ty.is_ref()),
@@ -432,19 +497,33 @@ fn step_with(
     for (n, &obj) in order.iter().enumerate() {
         let (shape, first, len) = layout.slots(heap, obj);
         result = mix(mix(result, n as u64), heap[obj as usize]);
-        if matches!(shape, Shape::Array(_)) {
-            result = mix(result, len as u64);
-        }
-        for k in 0..len {
-            if reads.slot(layout, shape, k) {
-                if log {
-                    ctx.accesses.push((AccessKind::Read, slot_loc(shape, k)));
+        match shape {
+            Shape::Struct(st) => {
+                for (k, ty) in layout.fields[st.index()].iter().enumerate() {
+                    if reads.slot(layout, shape, k) {
+                        log.note(AccessKind::Read, field_slot(st, k), || slot_loc(shape, k));
+                        result = mix(
+                            mix(result, k as u64),
+                            canon(number, heap[first + k], ty.is_ref()),
+                        );
+                    }
                 }
-                let ty = layout.slot_type(shape, k);
-                result = mix(
-                    mix(result, k as u64),
-                    canon(number, heap[first + k], ty.is_ref()),
-                );
+            }
+            Shape::Array(e) => {
+                result = mix(result, len as u64);
+                if len > 0 && reads.slot(layout, shape, 0) {
+                    log.note(AccessKind::Read, None, || slot_loc(shape, 0));
+                    let slots = heap[first..first + len].iter().enumerate();
+                    if e.is_ref() {
+                        for (k, &w) in slots {
+                            result = mix(mix(result, k as u64), canon(number, w, true));
+                        }
+                    } else {
+                        for (k, &w) in slots {
+                            result = mix(mix(result, k as u64), w);
+                        }
+                    }
+                }
             }
         }
     }
@@ -462,14 +541,11 @@ fn step_with(
         order,
         by_header: &scratch.by_header,
     };
-    let rewrite = |word: &mut u64,
-                   ty: Type,
-                   obj_no: u64,
-                   k: usize,
-                   loc: AccessLoc,
-                   acc: &mut Vec<(AccessKind, AccessLoc)>| {
-        let c = mix(mix(seed, obj_no), k as u64);
-        let changed = if ty.is_ref() {
+    // Rewrite one slot; whether it changed (and so is a logged write).
+    // `obj_seed` is `mix(seed, object number)`, computed once per object.
+    let rewrite = |word: &mut u64, ty: Type, obj_seed: u64, k: usize| -> bool {
+        let c = mix(obj_seed, k as u64);
+        if ty.is_ref() {
             if c.is_multiple_of(4) {
                 *word = picker.pick(mix(c, 0x5eed), ty);
                 true
@@ -486,37 +562,38 @@ fn step_with(
             }
             *word = new;
             true
-        };
-        if changed && log {
-            acc.push((AccessKind::Write, loc));
         }
     };
-    let acc = &mut ctx.accesses;
+    let globals_seed = mix(seed, GLOBALS_OBJ);
     for (g, &ty) in layout.globals.iter().enumerate() {
-        if writes.global(layout, g) {
-            rewrite(
-                &mut heap[GLOBALS_BASE + g],
-                ty,
-                GLOBALS_OBJ,
-                g,
-                global_loc(g),
-                acc,
-            );
+        if writes.global(layout, g) && rewrite(&mut heap[GLOBALS_BASE + g], ty, globals_seed, g) {
+            log.note(AccessKind::Write, global_slot(g), || global_loc(g));
         }
     }
     for (n, &obj) in order.iter().enumerate() {
         let (shape, first, len) = layout.slots(heap, obj);
-        for k in 0..len {
-            if writes.slot(layout, shape, k) {
-                let ty = layout.slot_type(shape, k);
-                rewrite(
-                    &mut heap[first + k],
-                    ty,
-                    n as u64,
-                    k,
-                    slot_loc(shape, k),
-                    acc,
-                );
+        let obj_seed = mix(seed, n as u64);
+        match shape {
+            Shape::Struct(st) => {
+                for (k, &ty) in layout.fields[st.index()].iter().enumerate() {
+                    if writes.slot(layout, shape, k)
+                        && rewrite(&mut heap[first + k], ty, obj_seed, k)
+                    {
+                        log.note(AccessKind::Write, field_slot(st, k), || slot_loc(shape, k));
+                    }
+                }
+            }
+            Shape::Array(e) => {
+                if len == 0 || !writes.slot(layout, shape, 0) {
+                    continue;
+                }
+                let mut changed = false;
+                for k in 0..len {
+                    changed |= rewrite(&mut heap[first + k], e, obj_seed, k);
+                }
+                if changed {
+                    log.note(AccessKind::Write, None, || slot_loc(shape, 0));
+                }
             }
         }
     }

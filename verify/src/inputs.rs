@@ -129,20 +129,21 @@ impl Builder<'_> {
     fn fill(&mut self) {
         let mut i = 0;
         while i < self.spec.objects.len() {
-            let slot_types: Vec<Type> = match &self.spec.objects[i] {
-                InputObject::Struct { ty, .. } => self
-                    .m
-                    .struct_decl(*ty)
-                    .fields
-                    .iter()
-                    .map(|f| f.ty)
-                    .collect(),
-                InputObject::Array { elem, elems } => vec![*elem; elems.len()],
+            // Slot by slot in order (filling may append objects, never reorder them).
+            let n = match &self.spec.objects[i] {
+                InputObject::Struct { fields, .. } => fields.len(),
+                InputObject::Array { elems, .. } => elems.len(),
             };
-            let vals: Vec<InputValue> = slot_types.into_iter().map(|t| self.slot(t)).collect();
-            match &mut self.spec.objects[i] {
-                InputObject::Struct { fields, .. } => *fields = vals,
-                InputObject::Array { elems, .. } => *elems = vals,
+            for k in 0..n {
+                let ty = match &self.spec.objects[i] {
+                    InputObject::Struct { ty, .. } => self.m.struct_decl(*ty).fields[k].ty,
+                    InputObject::Array { elem, .. } => *elem,
+                };
+                let v = self.slot(ty);
+                match &mut self.spec.objects[i] {
+                    InputObject::Struct { fields, .. } => fields[k] = v,
+                    InputObject::Array { elems, .. } => elems[k] = v,
+                }
             }
             i += 1;
         }

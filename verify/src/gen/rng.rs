@@ -33,9 +33,14 @@ impl Rng {
 
     /// Fill `out` with random bytes.
     pub fn fill(&mut self, out: &mut [u8]) {
-        for chunk in out.chunks_mut(8) {
+        let mut chunks = out.chunks_exact_mut(8);
+        for chunk in &mut chunks {
+            chunk.copy_from_slice(&self.next_u64().to_le_bytes());
+        }
+        let rest = chunks.into_remainder();
+        if !rest.is_empty() {
             let w = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&w[..chunk.len()]);
+            rest.copy_from_slice(&w[..rest.len()]);
         }
     }
 }

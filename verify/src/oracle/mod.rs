@@ -306,8 +306,17 @@ pub fn run_plan(plan: &str, module: &mut Module, stats: &mut Stats) -> Result<()
     let pm = PassManager::from_list(list)?
         .with_seed(seed)
         .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
-    stats.merge(&pm.run(module)?);
+    absorb(stats, pm.run(module)?);
     Ok(())
+}
+
+/// Add `s` into `stats` (moved in when `stats` is still empty: the usual case).
+fn absorb(stats: &mut Stats, s: Stats) {
+    if stats.passes.is_empty() {
+        *stats = s;
+    } else {
+        stats.merge(&s);
+    }
 }
 
 /// Check `module`'s function `func` on `inputs` against every plan in `plans`.
@@ -436,7 +445,7 @@ fn check_plan(
     let mut optimized = module.clone();
     let mut plan_stats = Stats::default();
     match panics::catch(|| optimize(plan, &mut optimized, &mut plan_stats)) {
-        Ok(Ok(())) => stats.merge(&plan_stats),
+        Ok(Ok(())) => absorb(stats, plan_stats),
         Ok(Err(PassError::IllFormed { pass, errors })) => {
             let first_msg = errors
                 .first()
