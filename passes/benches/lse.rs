@@ -4,6 +4,9 @@
 //! extern calls now and then. The time per instruction should stay flat as the
 //! function grows (the tracked-location cap bounds the work per instruction).
 
+// The allocator and options of the `loadstar` binary (loadstar_alloc).
+loadstar_alloc::install!();
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ir::{
     BinOp, Callee, EffectLoc, Extern, ExternEffects, FieldRef, FunctionBuilder, Module, Type, Value,

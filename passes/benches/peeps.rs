@@ -3,6 +3,9 @@
 //! every link: quadratic with a naive pass-until-nothing-changes scheme), and
 //! a mix of foldable, canonicalizable and identity operations over branches.
 
+// The allocator and options of the `loadstar` binary (loadstar_alloc).
+loadstar_alloc::install!();
+
 #[path = "shapes/mod.rs"]
 mod shapes;
 

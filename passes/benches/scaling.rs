@@ -4,6 +4,9 @@
 //! O(n log n): the time at 10N should be about ten times the time at N.
 //! `examples/scaling_ratios.rs` prints the ratio table of the same cells.
 
+// The allocator and options of the `loadstar` binary (loadstar_alloc).
+loadstar_alloc::install!();
+
 #[path = "shapes/mod.rs"]
 mod shapes;
 

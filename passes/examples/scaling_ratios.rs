@@ -17,6 +17,9 @@
 //! runs, more for short cells (until 0.3 s have been spent), stopping after a
 //! run slower than `--limit` seconds. A ratio of 10 is linear.
 
+// The allocator and options of the `loadstar` binary (loadstar_alloc).
+loadstar_alloc::install!();
+
 #[path = "../benches/shapes/mod.rs"]
 mod shapes;
 

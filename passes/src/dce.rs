@@ -44,10 +44,22 @@ thread_local! {
 struct Scratch {
     /// Per block, a [`Reach`] state.
     reach: Vec<u8>,
-    /// Per instruction: live.
-    live: Vec<bool>,
+    /// Per instruction, a [`Mark`].
+    live: Vec<u8>,
     blocks: Vec<Block>,
     insts: Vec<Inst>,
+}
+
+/// Liveness marks of an instruction during [`remove_dead_insts`].
+struct Mark;
+
+impl Mark {
+    /// Not (yet) seen in the layout nor marked live.
+    const UNSEEN: u8 = 0;
+    /// Placed in the layout, not (yet) known live.
+    const PLACED: u8 = 1;
+    /// Live (placed, or used by a live instruction).
+    const LIVE: u8 = 2;
 }
 
 /// Reachability states of a block during [`mark_reachable`].
@@ -118,9 +130,11 @@ fn remove_unreachable_blocks(
     for &b in &dead {
         func.remove_block(b);
     }
+    // The reachability marks still hold: a phi entry from a block that is not
+    // reached (now removed) goes.
     func.for_each_placed_kind_mut(|kind| {
         if let InstKind::Phi(entries) = kind {
-            entries.retain(|(pred, _)| !dead.contains(pred));
+            entries.retain(|&(pred, _)| !is_dead(pred));
         }
     });
     stats.add("dce", "blocks_removed", dead.len() as u64);
@@ -137,25 +151,40 @@ fn remove_dead_insts(
     let func = &module.funcs[fid.index()];
     let live = &mut scratch.live;
     live.clear();
-    live.resize(func.insts.len(), false);
+    live.resize(func.insts.len(), Mark::UNSEEN);
     let work = &mut scratch.insts;
     work.clear();
+    // How many distinct instructions are placed, and how many of those are
+    // live: when all are, nothing is unlinked (no block is touched again).
+    let (mut placed, mut placed_live) = (0usize, 0usize);
     for inst in func.inst_iter() {
+        if live[inst.index()] != Mark::UNSEEN {
+            continue;
+        }
+        placed += 1;
         let data = func.inst(inst);
         if data.kind.is_terminator() || !inst_effects(module, func, inst).removable_if_unused() {
-            live[inst.index()] = true;
+            live[inst.index()] = Mark::LIVE;
+            placed_live += 1;
             work.push(inst);
+        } else {
+            live[inst.index()] = Mark::PLACED;
         }
     }
     while let Some(inst) = work.pop() {
         func.inst(inst).kind.for_each_operand(|v| {
             if let Some(def) = func.def_inst(v) {
-                if !live[def.index()] {
-                    live[def.index()] = true;
+                let mark = &mut live[def.index()];
+                if *mark != Mark::LIVE {
+                    placed_live += usize::from(*mark == Mark::PLACED);
+                    *mark = Mark::LIVE;
                     work.push(def);
                 }
             }
         });
+    }
+    if placed_live == placed {
+        return false;
     }
     // Unlink the dead (nothing changes when everything is live).
     let Function {
@@ -167,12 +196,13 @@ fn remove_dead_insts(
     let (mut removed, mut phis) = (0u64, 0u64);
     for b in layout.iter() {
         blocks[b.index()].insts.retain(|i| {
-            if !live[i.index()] {
+            let dead = live[i.index()] != Mark::LIVE;
+            if dead {
                 removed += 1;
                 phis += u64::from(insts[i.index()].kind.is_phi());
                 insts[i.index()].block = None;
             }
-            live[i.index()]
+            !dead
         });
     }
     if removed == 0 {

@@ -209,7 +209,19 @@ impl PassManager {
                 message,
             })?;
         let before = state.current;
-        state.current = module.fingerprint();
+        let same_sizes = state.update_sizes(module);
+        // A pass that reports no change and left every arena its size left the
+        // module as it was: its fingerprint is the one before (hashing a big
+        // module after every pass costs as much as a cheap pass). Harness
+        // modes (invariant checks) and debug builds always hash, and debug
+        // builds check that claim.
+        if changed || !same_sizes || self.check.is_some() || cfg!(debug_assertions) {
+            state.current = module.fingerprint();
+            debug_assert!(
+                changed || !same_sizes || state.current == before,
+                "pass {name} reported no change but changed the module"
+            );
+        }
         if state.current == before {
             state.fixed.push((name, before));
         }
@@ -240,6 +252,9 @@ struct RunState {
     verified: Option<u64>,
     /// (pass, fingerprint) pairs: that pass left that module unchanged.
     fixed: Vec<(&'static str, u64)>,
+    /// Per function, the sizes of its arenas (instructions, values, blocks)
+    /// after the last pass.
+    sizes: Vec<[usize; 3]>,
 }
 
 impl RunState {
@@ -248,7 +263,21 @@ impl RunState {
             current: module.fingerprint(),
             verified: None,
             fixed: Vec::new(),
+            sizes: module.funcs.iter().map(arena_sizes).collect(),
         }
+    }
+
+    /// Record the arena sizes of `module`'s functions; returns whether they
+    /// are those recorded before.
+    fn update_sizes(&mut self, module: &Module) -> bool {
+        let mut same = self.sizes.len() == module.funcs.len();
+        self.sizes.resize(module.funcs.len(), [0; 3]);
+        for (recorded, f) in self.sizes.iter_mut().zip(&module.funcs) {
+            let now = arena_sizes(f);
+            same &= *recorded == now;
+            *recorded = now;
+        }
+        same
     }
 
     /// Whether `pass` is known to leave the current module unchanged.
@@ -257,6 +286,11 @@ impl RunState {
             .iter()
             .any(|&(p, fp)| p == pass && fp == self.current)
     }
+}
+
+/// The sizes of `f`'s instruction, value and block arenas (passes only grow them).
+fn arena_sizes(f: &ir::Function) -> [usize; 3] {
+    [f.insts.len(), f.values.len(), f.blocks.len()]
 }
 
 #[cfg(test)]
@@ -336,6 +370,31 @@ mod tests {
             matches!(err, PassError::IllFormed { ref pass, .. } if pass == "dce"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_pass_that_only_grew_the_arenas_left_a_new_module() {
+        // LSE creates a phi for %p.x at the join and deletes it again (nothing
+        // loads it): it reports no change, but the instruction and value
+        // arenas grew, so the module is a new one and the second lse runs.
+        let mut m = parse(
+            "type P { x: i64 }\nfunc @f(%p: P, %c: i64) {\nentry:\n  br %c, a, b\n\
+             a:\n  store %p.x, 1\n  jmp j\nb:\n  store %p.x, 2\n  jmp j\nj:\n  ret\n}\n",
+        );
+        let insts_before = m.funcs[0].insts.len();
+        let pm = PassManager::from_list("lse,lse").unwrap();
+        let stats = pm.run(&mut m).unwrap();
+        assert!(m.funcs[0].insts.len() > insts_before, "lse made a phi");
+        assert_eq!(stats.get("lse", "phis_created"), 0);
+        assert_eq!(stats.get("manager", "passes_run"), 2);
+        assert_eq!(stats.get("manager", "passes_skipped_unchanged"), 0);
+        // A pass that reports no change and grows nothing is not rerun.
+        let stats = PassManager::from_list("dce,dce")
+            .unwrap()
+            .run(&mut m)
+            .unwrap();
+        assert_eq!(stats.get("manager", "passes_run"), 1);
+        assert_eq!(stats.get("manager", "passes_skipped_unchanged"), 1);
     }
 
     #[test]

@@ -5,9 +5,8 @@
 //! size tail); `pipeline_sweep_mix_3_inputs` is the sweep's real mix, where one
 //! program in twenty has 150–400 instructions.
 
-/// The allocator of the `loadstar` binary, so the figure is the sweep's.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The allocator of the `loadstar` binary, so the figure is the sweep's.
+loadstar_alloc::install!();
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use verify::gen::{generate_from_seed, GenConfig};

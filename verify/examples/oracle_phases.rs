@@ -4,26 +4,27 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Counts allocations, to see which phase allocates most (over mimalloc, the
-/// `loadstar` binary's allocator).
+/// Counts allocations, to see which phase allocates most (over mimalloc and
+/// the options of the `loadstar` binary, set by `loadstar_alloc::configure`).
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        mimalloc::MiMalloc.alloc(l)
+        loadstar_alloc::MiMalloc.alloc(l)
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        mimalloc::MiMalloc.dealloc(p, l)
+        loadstar_alloc::MiMalloc.dealloc(p, l)
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        mimalloc::MiMalloc.realloc(p, l, n)
+        loadstar_alloc::MiMalloc.realloc(p, l, n)
     }
 }
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 fn main() {
+    loadstar_alloc::configure();
     let mut cfg = verify::gen::GenConfig::default();
     // `ORACLE_PHASES_TAIL=0`: no size tail (only ~40-instruction programs).
     if let Some(t) = std::env::var("ORACLE_PHASES_TAIL")

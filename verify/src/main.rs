@@ -12,10 +12,10 @@ use verify::commands::reduce::{
 use verify::commands::repro::{repro, ReproOutcome};
 use verify::commands::run::{run, run_checking_effects, RunOptions};
 
-/// The oracle allocates many small, short-lived vectors per checked program;
-/// mimalloc serves them about a third faster than the system allocator.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+// The oracle allocates many small, short-lived vectors per checked program;
+// mimalloc serves them about a third faster than the system allocator, and its
+// options (loadstar_alloc::OPTIONS) keep big modules' pages mapped and huge.
+loadstar_alloc::install!();
 
 #[derive(Parser)]
 #[command(

@@ -82,6 +82,14 @@ impl Lse {
         stats: &mut Stats,
         scratch: &mut Scratch,
     ) -> bool {
+        if !func
+            .inst_iter()
+            .any(|i| forward::is_plain_access(&func.inst(i).kind))
+        {
+            // Nothing is ever known and no store can die: no analysis needed.
+            record_counts(stats, &forward::ForwardCounts::default(), 0, 0, 0);
+            return false;
+        }
         let alias = &mut scratch.alias;
         alias.recompute(func);
         // Forwarding adds and removes loads, stores and phis but never touches a
@@ -125,23 +133,39 @@ impl Lse {
             self.cap,
         );
 
-        let c = &fw.counts;
-        // As `stats.add("lse", rule, n)` for each rule, finding the pass's counters once.
-        let rules = stats.passes.entry("lse").or_default();
-        for (rule, n) in [
-            ("loads_forwarded_local", c.forwarded_local),
-            ("loads_forwarded_merge", c.forwarded_merge),
-            ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
-            ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
-            ("stores_redundant", c.stores_redundant),
-            ("stores_dead", dead.len() as u64),
-            ("phis_created", phis_kept),
-            ("latch_loads_inserted", latch_loads_kept),
-            ("evictions", c.evictions),
-        ] {
-            *rules.entry(rule).or_default() += n;
-        }
+        record_counts(
+            stats,
+            &fw.counts,
+            dead.len() as u64,
+            phis_kept,
+            latch_loads_kept,
+        );
         !fw.removed.is_empty() || !dead.is_empty() || phis_kept > 0
+    }
+}
+
+/// Add one run's counters to `stats` (every rule, zeros included, finding
+/// the pass's counters once).
+fn record_counts(
+    stats: &mut Stats,
+    c: &forward::ForwardCounts,
+    stores_dead: u64,
+    phis_kept: u64,
+    latch_loads_kept: u64,
+) {
+    let rules = stats.passes.entry("lse").or_default();
+    for (rule, n) in [
+        ("loads_forwarded_local", c.forwarded_local),
+        ("loads_forwarded_merge", c.forwarded_merge),
+        ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
+        ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
+        ("stores_redundant", c.stores_redundant),
+        ("stores_dead", stores_dead),
+        ("phis_created", phis_kept),
+        ("latch_loads_inserted", latch_loads_kept),
+        ("evictions", c.evictions),
+    ] {
+        *rules.entry(rule).or_default() += n;
     }
 }
 
