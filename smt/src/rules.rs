@@ -11,12 +11,13 @@
 //! ([`crate::rule_replay`]) confirms that the two sides differ.
 
 use crate::encode::binary;
+use crate::encode::select;
 use crate::rule_replay::{replay, Outcome};
-use crate::shared::bv;
+use crate::shared::{bv, word};
 use ir::{BinOp, UnOp};
 use passes::peeps::spec::{ICond, ITerm, Instance, Opc, Ty};
 use std::time::{Duration, Instant};
-use z3::ast::{Bool, BV};
+use z3::ast::{Array, Bool, BV};
 use z3::{FuncDecl, Params, SatResult, Solver, Sort};
 
 /// The answer for one instance.
@@ -35,11 +36,14 @@ pub enum RuleVerdict {
 /// Trap codes of an outcome (0: none).
 const DIV_BY_ZERO: u64 = 1;
 const GUARD_FAILED: u64 = 2;
+const NULL_DEREF: u64 = 3;
 
 /// What a term evaluates to: its value, its trap code (8 bits, 0 when it
 /// does not trap) and whether it is defined (compile-time parts do not trap).
 struct Ev {
     v: BV,
+    /// The value when the term is a heap (then `v` is unused).
+    heap: Option<Array>,
     trap: BV,
     def: Bool,
 }
@@ -48,6 +52,8 @@ struct Enc {
     /// Evaluating the pattern: every operation there is an instruction.
     in_pattern: bool,
     vars: Vec<BV>,
+    /// The heap variables' contents (identity → word), by variable index.
+    heaps: Vec<Option<Array>>,
     consts: Vec<BV>,
     me: BV,
     /// Facts assumed: nested instructions of the pattern completed.
@@ -71,11 +77,15 @@ impl Enc {
     fn eval(&mut self, t: &ITerm, ct: bool) -> Ev {
         let plain = |v: BV| Ev {
             v,
+            heap: None,
             trap: code(0),
             def: Bool::from_bool(true),
         };
         match t {
-            ITerm::Var(i) => plain(self.vars[*i].clone()),
+            ITerm::Var(i) => Ev {
+                heap: self.heaps[*i].clone(),
+                ..plain(self.vars[*i].clone())
+            },
             ITerm::Const(i) => plain(self.consts[*i].clone()),
             ITerm::Lit(n) => plain(bv(*n)),
             ITerm::Null | ITerm::Nop => plain(bv(0)),
@@ -85,6 +95,7 @@ impl Enc {
                 let (a, b) = (self.eval(a, ct), self.eval(b, ct));
                 Ev {
                     v: c.ite(&a.v, &b.v),
+                    heap: None,
                     trap: c.ite(&a.trap, &b.trap),
                     def: c.ite(&a.def, &b.def),
                 }
@@ -102,7 +113,16 @@ impl Enc {
     fn apply(&mut self, op: Opc, args: &[Ev], ct: bool) -> Ev {
         let zero = bv(0);
         let nz = |x: &BV| x.eq(&zero).not();
+        let mut heap = None;
         let (v, own): (BV, Bool) = match (op, args) {
+            (Opc::Load, [h, p]) => (
+                h.heap.as_ref().map_or(bv(0), |h| select(h, &p.v)),
+                p.v.eq(&zero),
+            ),
+            (Opc::Store, [h, p, x]) => {
+                heap = h.heap.as_ref().map(|h| h.store(&p.v, &x.v));
+                (bv(0), p.v.eq(&zero))
+            }
             (Opc::Bin(o), [a, b]) => {
                 let traps = if o.may_trap() {
                     b.v.eq(&zero)
@@ -146,6 +166,7 @@ impl Enc {
         };
         let own_code = match op {
             Opc::Guard => code(GUARD_FAILED),
+            Opc::Load | Opc::Store => code(NULL_DEREF),
             _ => code(DIV_BY_ZERO),
         };
         let mut def = Bool::and(&args.iter().map(|a| a.def.clone()).collect::<Vec<_>>());
@@ -155,6 +176,7 @@ impl Enc {
         if ct {
             return Ev {
                 v,
+                heap,
                 trap: code(0),
                 def: Bool::and(&[def, own.not()]),
             };
@@ -164,7 +186,7 @@ impl Enc {
         for a in args.iter().rev() {
             trap = a.trap.eq(code(0)).ite(&trap, &a.trap);
         }
-        Ev { v, trap, def }
+        Ev { v, heap, trap, def }
     }
 
     fn cond(&mut self, c: &ICond) -> Bool {
@@ -252,6 +274,13 @@ fn prove_choice(
             .iter()
             .map(|(n, _)| BV::new_const(format!("?{n}"), 64))
             .collect(),
+        heaps: inst
+            .vars
+            .iter()
+            .map(|(n, t)| {
+                (*t == Ty::Heap).then(|| Array::new_const(format!("?{n}"), &word(), &word()))
+            })
+            .collect(),
         consts: inst
             .consts
             .iter()
@@ -283,7 +312,10 @@ fn prove_choice(
     let same = Bool::and(&[
         rhs.def.clone(),
         lhs.trap.eq(&rhs.trap),
-        lhs.trap.eq(code(0)).implies(lhs.v.eq(&rhs.v)),
+        lhs.trap.eq(code(0)).implies(match (&lhs.heap, &rhs.heap) {
+            (Some(a), Some(b)) => a.eq(b),
+            _ => lhs.v.eq(&rhs.v),
+        }),
     ]);
     let solver = Solver::new();
     let mut p = Params::new();
@@ -306,17 +338,26 @@ fn prove_choice(
             let val = |t: &BV| m.eval(t, true).and_then(|v| v.as_u64()).unwrap_or(0) as i64;
             let vars: Vec<i64> = e.vars.iter().map(val).collect();
             let consts: Vec<i64> = e.consts.iter().map(val).collect();
-            describe(inst, &vars, &consts, &e.choices)
+            let init =
+                |i: usize, a: i64| e.heaps[i].as_ref().map_or(0, |h| val(&select(h, &bv(a))));
+            describe(inst, &vars, &consts, &e.choices, &init)
         }
     }
 }
 
 /// The counterexample line for a model, after replaying it concretely.
-fn describe(inst: &Instance, vars: &[i64], consts: &[i64], choices: &[usize]) -> RuleVerdict {
+fn describe(
+    inst: &Instance,
+    vars: &[i64],
+    consts: &[i64],
+    choices: &[usize],
+    init: &dyn Fn(usize, i64) -> i64,
+) -> RuleVerdict {
     let mut parts = Vec::new();
     for ((n, ty), &v) in inst.vars.iter().zip(vars) {
         parts.push(match ty {
             Ty::Label => format!("{n} = block {v}"),
+            Ty::Heap => format!("{n} = a heap"),
             _ => format!("{n} = {}", Outcome::Value(v).show(*ty)),
         });
     }
@@ -331,7 +372,7 @@ fn describe(inst: &Instance, vars: &[i64], consts: &[i64], choices: &[usize]) ->
     } else {
         parts.join(", ")
     };
-    match replay(inst, vars, consts, choices) {
+    match replay(inst, vars, consts, choices, init) {
         Some((l, r)) if l != r => RuleVerdict::Counterexample(format!(
             "{operands}; instruction: {}, replacement: {}",
             l.show(inst.ty),

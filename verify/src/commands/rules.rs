@@ -1,5 +1,5 @@
 //! `loadstar verify --rules [FILE]`: prove every rule of the peephole table
-//! and GVN's folds (or the rules of a rule file) with z3, instance by
+//! and the GVN and LSE folds (or the rules of a rule file) with z3, instance by
 //! instance, and print a table (rule, instances, verdict, time) with each
 //! counterexample as concrete operand values.
 
@@ -23,17 +23,21 @@ pub struct RuleRow {
     pub time: Duration,
 }
 
-/// The rules `--rules` proves by default: the peephole table, then GVN's folds.
+/// The rules `--rules` proves by default: the peephole table, then GVN's
+/// and LSE's folds.
 pub fn builtin_specs() -> Result<Vec<RuleSpec>, String> {
     let mut out: Vec<RuleSpec> = passes::peeps::rules()
         .iter()
         .map(table_spec)
         .collect::<Result<_, _>>()?;
-    for (name, p, c, w) in passes::gvn::folds::GVN_FOLDS {
+    let folds = passes::gvn::folds::GVN_FOLDS
+        .iter()
+        .chain(passes::lse::folds::LSE_FOLDS.iter());
+    for &(name, p, c, w) in folds {
         let at = (1, 1);
         out.push(
             parse_rule(name, [(p, at), (c, at), (w, at)])
-                .map_err(|(m, _)| format!("GVN fold {name}: {m}"))?,
+                .map_err(|(m, _)| format!("fold {name}: {m}"))?,
         );
     }
     Ok(out)

@@ -99,7 +99,7 @@ fn has_type(f: &Function, v: Value, ty: Ty) -> bool {
     match ty {
         Ty::I64 => t == Type::I64,
         Ty::Ref => t != Type::I64,
-        Ty::Label | Ty::Unit => false,
+        Ty::Label | Ty::Unit | Ty::Heap => false,
     }
 }
 

@@ -25,6 +25,10 @@ pub enum Opc {
     Jmp,
     /// `guard c`: traps `guard_failed` when c = 0.
     Guard,
+    /// `(load h p)`: field `p.f` in heap `h` (`null_deref` when p is null).
+    Load,
+    /// `(store h p v)`: heap `h` with `p.f = v` (`null_deref` when p is null).
+    Store,
 }
 
 impl Opc {
@@ -41,6 +45,8 @@ impl Opc {
             "br" => Opc::Br,
             "jmp" => Opc::Jmp,
             "guard" => Opc::Guard,
+            "load" => Opc::Load,
+            "store" => Opc::Store,
             _ => return None,
         })
     }
@@ -55,6 +61,8 @@ impl Opc {
             Opc::Br => "br",
             Opc::Jmp => "jmp",
             Opc::Guard => "guard",
+            Opc::Load => "load",
+            Opc::Store => "store",
         }
     }
 }
@@ -70,6 +78,8 @@ pub enum Ty {
     Label,
     /// No value (`guard`, `br`, `nop`).
     Unit,
+    /// The contents of one field leaf: identity → word (LSE's folds).
+    Heap,
 }
 
 impl Ty {
@@ -80,6 +90,7 @@ impl Ty {
             Ty::Ref => "ref",
             Ty::Label => "label",
             Ty::Unit => "unit",
+            Ty::Heap => "heap",
         }
     }
 }
@@ -208,9 +219,10 @@ pub fn instantiate(
             continue;
         }
         let n = names.vars.len();
-        for code in 0..3usize.pow(n as u32) {
+        const TYS: [Ty; 4] = [Ty::I64, Ty::Ref, Ty::Label, Ty::Heap];
+        for code in 0..TYS.len().pow(n as u32) {
             let tys: Vec<Ty> = (0..n)
-                .map(|k| [Ty::I64, Ty::Ref, Ty::Label][code / 3usize.pow(k as u32) % 3])
+                .map(|k| TYS[code / TYS.len().pow(k as u32) % TYS.len()])
                 .collect();
             let mut inst = Instance {
                 rule: rule.to_string(),
@@ -419,8 +431,8 @@ impl Typer<'_> {
     fn unify(a: Ty, b: Ty) -> Option<Ty> {
         match (a, b) {
             (x, y) if x == y => Some(x),
-            (ANY, y) if y != Ty::Label => Some(y),
-            (x, ANY) if x != Ty::Label => Some(x),
+            (ANY, y) if y != Ty::Label && y != Ty::Heap => Some(y),
+            (x, ANY) if x != Ty::Label && x != Ty::Heap => Some(x),
             _ => None,
         }
     }
@@ -461,6 +473,11 @@ impl Typer<'_> {
                     }
                     (Opc::Jmp, [t]) => (*t == Ty::Label).then_some(ANY),
                     (Opc::Guard, [c]) => (*c == Ty::I64).then_some(ANY),
+                    (Opc::Load, [h, p]) => (*h == Ty::Heap && *p == Ty::Ref).then_some(Ty::I64),
+                    (Opc::Store, [h, p, v]) => {
+                        (*h == Ty::Heap && *p == Ty::Ref && matches!(v, Ty::I64 | Ty::Ref))
+                            .then_some(Ty::Heap)
+                    }
                     _ => None,
                 }
             }
@@ -473,12 +490,12 @@ impl Typer<'_> {
             ICond::And(cs) | ICond::Or(cs) => cs.iter().all(|c| self.cond(c)),
             ICond::Not(c) => self.cond(c),
             ICond::Eq(a, b) | ICond::Ne(a, b) => match (self.ty(a), self.ty(b)) {
-                (Some(x), Some(y)) => Self::unify(x, y).is_some(),
+                (Some(x), Some(y)) => Self::unify(x, y).is_some_and(|t| t != Ty::Heap),
                 _ => false,
             },
             ICond::NoTrap(t) => self.ty(t).is_some(),
             ICond::NotConst(i) => self.inst.vars[*i].1 == Ty::I64,
-            ICond::Dominates(i) => self.inst.vars[*i].1 != Ty::Label,
+            ICond::Dominates(i) => matches!(self.inst.vars[*i].1, Ty::I64 | Ty::Ref),
         }
     }
 }
