@@ -7,7 +7,7 @@
 
 use super::instance::{ICond, ITerm, Instance, Opc, Ty};
 use crate::peeps::rule::{Change, Opnd};
-use ir::{Function, Inst, InstKind, Type, Value};
+use ir::{Block, DomTree, Function, Inst, InstKind, Type, Value};
 
 /// What a match bound.
 #[derive(Clone, Debug, Default)]
@@ -16,6 +16,10 @@ pub struct Bindings {
     pub vars: Vec<Option<Value>>,
     /// `#c` → the constant, by constant index.
     pub consts: Vec<Option<i64>>,
+    /// Label variables → the block, by variable index.
+    pub labels: Vec<Option<Block>>,
+    /// The matched instruction.
+    pub root: Option<Inst>,
 }
 
 /// Evaluate a compile-time term (`None`: a trap, or not compile-time).
@@ -68,27 +72,36 @@ fn holds_const(c: &ICond, consts: &[Option<i64>]) -> Option<bool> {
     })
 }
 
-/// Whether `c` holds for the bindings `b` in `f`. `dominates` is not decided
-/// here (it is a CFG fact): `None`.
-pub fn holds(c: &ICond, b: &Bindings, f: &Function) -> Option<bool> {
+/// Whether `c` holds for the bindings `b` in `f`; `dominates` is decided
+/// with `dom` (`None` without one).
+pub fn holds(c: &ICond, b: &Bindings, f: &Function, dom: Option<&DomTree>) -> Option<bool> {
     Some(match c {
         ICond::And(cs) => {
             let mut all = true;
             for c in cs {
-                all &= holds(c, b, f)?;
+                all &= holds(c, b, f, dom)?;
             }
             all
         }
         ICond::Or(cs) => {
             let mut any = false;
             for c in cs {
-                any |= holds(c, b, f)?;
+                any |= holds(c, b, f, dom)?;
             }
             any
         }
-        ICond::Not(c) => !holds(c, b, f)?,
+        ICond::Not(c) => !holds(c, b, f, dom)?,
         ICond::NotConst(i) => f.as_const(b.vars[*i]?).is_none(),
-        ICond::Dominates(_) => return None,
+        ICond::Dominates(i) => {
+            let dom = dom?;
+            match f.def_inst(b.vars[*i]?) {
+                None => true,
+                Some(d) => match (f.inst(d).block, f.inst(b.root?).block) {
+                    (Some(db), Some(pb)) => dom.strictly_dominates(db, pb),
+                    _ => false,
+                },
+            }
+        }
         other => holds_const(other, &b.consts)?,
     })
 }
@@ -108,11 +121,65 @@ pub fn match_inst(instance: &Instance, f: &Function, inst: Inst) -> Option<Bindi
     let mut b = Bindings {
         vars: vec![None; instance.vars.len()],
         consts: vec![None; instance.consts.len()],
+        labels: vec![None; instance.vars.len()],
+        root: Some(inst),
     };
     let ITerm::App(op, args) = &instance.pattern else {
         return None;
     };
-    match_kind(instance, f, *op, args, &f.inst(inst).kind, &mut b).then_some(b)
+    let ok = match (op, &f.inst(inst).kind) {
+        // Every entry is `self` or matches one of the other terms.
+        (Opc::Phi, InstKind::Phi(entries)) => {
+            let me = f.inst(inst).result;
+            entries.iter().all(|&(_, e)| {
+                if Some(e) == me && args.contains(&ITerm::SelfRef) {
+                    return true;
+                }
+                args.iter().filter(|a| **a != ITerm::SelfRef).any(|a| {
+                    let mut t = b.clone();
+                    let hit = match_value(instance, f, a, e, &mut t);
+                    if hit {
+                        b = t;
+                    }
+                    hit
+                })
+            })
+        }
+        (Opc::Br, InstKind::Br(c, t, e)) => {
+            args.len() == 3
+                && match_value(instance, f, &args[0], *c, &mut b)
+                && bind_label(&args[1], *t, &mut b)
+                && bind_label(&args[2], *e, &mut b)
+        }
+        (op, kind) => match_kind(instance, f, *op, args, kind, &mut b),
+    };
+    ok.then_some(b)
+}
+
+fn bind_label(t: &ITerm, blk: Block, b: &mut Bindings) -> bool {
+    let ITerm::Var(i) = t else {
+        return false;
+    };
+    match b.labels[*i] {
+        Some(x) => x == blk,
+        None => {
+            b.labels[*i] = Some(blk);
+            true
+        }
+    }
+}
+
+/// The block a label term chooses, and the one it does not (the same when
+/// the term is a single label).
+fn label(t: &ITerm, b: &Bindings, f: &Function, dom: Option<&DomTree>) -> Option<(Block, Block)> {
+    match t {
+        ITerm::Var(i) => b.labels[*i].map(|x| (x, x)),
+        ITerm::If(c, x, y) => {
+            let (x, y) = (label(x, b, f, dom)?.0, label(y, b, f, dom)?.0);
+            Some(if holds(c, b, f, dom)? { (x, y) } else { (y, x) })
+        }
+        _ => None,
+    }
 }
 
 fn match_kind(
@@ -188,14 +255,19 @@ pub fn expected_change(
     b: &Bindings,
     f: &Function,
     inst: Inst,
+    dom: Option<&DomTree>,
 ) -> Option<Change> {
     let result = f.inst(inst).result;
     let mut w = &instance.rewrite;
     while let ITerm::If(c, x, y) = w {
-        w = if holds(c, b, f)? { x } else { y };
+        w = if holds(c, b, f, dom)? { x } else { y };
     }
     match w {
         ITerm::Nop => Some(Change::Remove),
+        ITerm::App(Opc::Jmp, args) if args.len() == 1 => {
+            let (target, dropped) = label(&args[0], b, f, dom)?;
+            Some(Change::Jump { target, dropped })
+        }
         ITerm::Var(i) => {
             let v = b.vars[*i]?;
             (f.value_type(result?) == f.value_type(v)).then_some(Change::Replace(Opnd::Val(v)))
@@ -215,16 +287,17 @@ pub fn expected_change(
 }
 
 /// The change the first instance that matches `inst` (with its condition
-/// holding) asks for. `Err` when the instance needs a CFG fact.
+/// holding) asks for. `Err` when the instance needs a CFG fact and `dom` is `None`.
 pub fn spec_change(
     instances: &[Instance],
     f: &Function,
     inst: Inst,
+    dom: Option<&DomTree>,
 ) -> Result<Option<Change>, String> {
     for i in instances {
         if let Some(b) = match_inst(i, f, inst) {
-            match holds(&i.cond, &b, f) {
-                Some(true) => return Ok(expected_change(i, &b, f, inst)),
+            match holds(&i.cond, &b, f, dom) {
+                Some(true) => return Ok(expected_change(i, &b, f, inst, dom)),
                 Some(false) => {}
                 None => return Err(format!("rule {} needs a CFG fact", i.rule)),
             }

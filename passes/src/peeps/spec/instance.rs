@@ -1,7 +1,7 @@
 //! Instantiation of a rule: one instance per opcode of its family (the
 //! alternatives of its root, or every binary operation for a root `op`) and
 //! per well-typed assignment of types to its `?` variables (i64, reference,
-//! block label), like VeriISLE's per-type instantiations. Static conditions
+//! block label, heap), like VeriISLE's per-type instantiations. Static conditions
 //! (`commutative`) are decided here; an instance whose condition is `false`
 //! is dropped.
 
