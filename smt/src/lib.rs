@@ -8,6 +8,8 @@ pub mod check;
 pub mod compare;
 pub mod encode;
 pub mod env;
+pub mod rule_replay;
+pub mod rules;
 pub mod shared;
 pub mod state;
 pub mod unroll;

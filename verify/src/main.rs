@@ -172,6 +172,10 @@ enum Command {
         /// Solver time per function, in milliseconds.
         #[arg(long, default_value_t = 10_000)]
         timeout_ms: u32,
+        /// Prove every peephole rule and GVN fold (or, with FILE, the rules
+        /// of that rule file) and print the table; exit 1 if one is not proved.
+        #[arg(long)]
+        rules: bool,
     },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
@@ -392,6 +396,30 @@ fn verify_command(
     }
 }
 
+/// `loadstar verify --rules [FILE]`: the rule table; exit 1 unless every rule is proved.
+fn rules_command(file: Option<&str>, timeout_ms: u32) -> ExitCode {
+    use verify::commands::rules::{builtin_specs, file_specs, prove_all, render};
+    let specs = match file {
+        Some(path) => file_specs(path),
+        None => builtin_specs(),
+    };
+    let specs = match specs {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let start = std::time::Instant::now();
+    let rows = prove_all(&specs, timeout_ms);
+    print!("{}", render(&rows, start.elapsed()));
+    if rows.iter().all(|r| r.failure.is_none()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 /// `loadstar verify --generated N`: the survey's summary; exit 1 on a counterexample.
 fn survey_command(
     n: u64,
@@ -541,7 +569,15 @@ fn main() -> ExitCode {
             against,
             unroll,
             timeout_ms,
+            rules,
         } => {
+            if rules {
+                if generated.is_some() || passes.is_some() || against.is_some() {
+                    eprintln!("error: --rules takes no --generated, --passes or --against");
+                    return ExitCode::from(2);
+                }
+                return rules_command(file.as_deref(), timeout_ms);
+            }
             let opts = smt::Options {
                 unroll,
                 timeout_ms,

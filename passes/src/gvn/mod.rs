@@ -9,6 +9,7 @@
 //! [`crate::alias`]). Calls, allocations, volatile accesses and `escape` are
 //! never numbered.
 
+pub mod folds;
 pub mod key;
 pub mod table;
 

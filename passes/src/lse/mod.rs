@@ -9,6 +9,7 @@
 pub mod arena;
 pub mod clobber;
 pub mod dse;
+pub mod folds;
 pub mod forward;
 pub mod known;
 pub mod loc;

@@ -9,6 +9,7 @@ pub mod engine;
 pub mod rule;
 pub mod rules;
 mod scratch;
+pub mod spec;
 pub mod worklist;
 
 pub use engine::{run_engine, CheckMode, EngineOptions, EngineReport};

@@ -1,7 +1,7 @@
 //! What a peephole rule is: a name, its pattern, side condition and
-//! replacement written out as data (s-expression text a later SMT checker can
-//! read: `?x` any value, `#c` any integer constant, integers are literals),
-//! and the matcher that implements it. A matcher only looks; it returns a
+//! replacement written out as data (the rule language of [`super::spec`]:
+//! `?x` any value, `#c` any integer constant, integers are literals; proved
+//! by `loadstar verify --rules`), and the matcher that implements it. A matcher only looks; it returns a
 //! [`Change`] and never edits the function, so the fixed-point check can ask
 //! every rule about every instruction without side effects.
 

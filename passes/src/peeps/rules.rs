@@ -1,6 +1,8 @@
 //! The peephole rule table. Every rule states its pattern, side condition and
-//! replacement as text (for listing and later SMT proofs) next to the matcher
-//! that implements exactly that. Integer semantics come from `ir::BinOp::eval`
+//! replacement in the rule language of [`super::spec`] next to the matcher
+//! that implements exactly that: `loadstar verify --rules` proves the text
+//! with z3, and the property test `passes/tests/rule_specs.rs` checks on
+//! generated instructions that each matcher does what its text says. Integer semantics come from `ir::BinOp::eval`
 //! and `ir::UnOp::eval`; a division whose evaluation traps is never folded.
 //! Rules are tried in table order; the first that applies wins.
 
@@ -105,12 +107,12 @@ static RULES: &[Rule] = &[
     rule!(
         "fold_binary",
         "(op #a #b)",
-        "(op a b) does not trap",
-        "(op a b)",
+        "(no-trap (op #a #b))",
+        "(op #a #b)",
         fold_binary
     ),
-    rule!("fold_unary", "(neg|not #a)", "true", "(op a)", fold_unary),
-    rule!("copy", "(copy ?x)", "type(x) = type(result)", "?x", copy),
+    rule!("fold_unary", "(neg|not #a)", "true", "(op #a)", fold_unary),
+    rule!("copy", "(copy ?x)", "true", "?x", copy),
     rule!("add_zero", "(add ?x 0)", "true", "?x", |cx, i| bin_rhs(
         cx,
         i,
@@ -191,7 +193,7 @@ static RULES: &[Rule] = &[
     rule!(
         "srem_unit",
         "(srem ?x #c)",
-        "c = 1 or c = -1",
+        "(or (= #c 1) (= #c -1))",
         "0",
         srem_unit
     ),
@@ -231,15 +233,15 @@ static RULES: &[Rule] = &[
     rule!(
         "shift_zero",
         "(shl|lshr|ashr ?x #c)",
-        "c & 63 = 0",
+        "(= (and #c 63) 0)",
         "?x",
         shift_zero
     ),
     rule!(
         "shift_mask",
         "(shl|lshr|ashr ?x #c)",
-        "c & 63 != c",
-        "(op ?x (c & 63))",
+        "(!= (and #c 63) #c)",
+        "(op ?x (and #c 63))",
         shift_mask
     ),
     rule!("double_neg", "(neg (neg ?x))", "true", "?x", |cx, i| {
@@ -252,7 +254,7 @@ static RULES: &[Rule] = &[
         "select_const",
         "(select #c ?a ?b)",
         "true",
-        "c != 0 ? ?a : ?b",
+        "(if (!= #c 0) ?a ?b)",
         select_const
     ),
     rule!(
@@ -265,7 +267,7 @@ static RULES: &[Rule] = &[
     rule!(
         "commute_const_right",
         "(op #c ?x)",
-        "op commutative, x not a constant",
+        "(and (commutative op) (not-const ?x))",
         "(op ?x #c)",
         commute_const_right
     ),
@@ -279,45 +281,39 @@ static RULES: &[Rule] = &[
     rule!(
         "sub_const",
         "(sub ?x #c)",
-        "x not a constant, c != 0",
-        "(add ?x -c)",
+        "(and (not-const ?x) (!= #c 0))",
+        "(add ?x (neg #c))",
         sub_const
     ),
     rule!(
         "stacked_const",
-        "(op (op ?x #c1) #c2)",
-        "op in add mul and or xor",
-        "(op ?x (op c1 c2))",
+        "(add|mul|and|or|xor (op ?x #c1) #c2)",
+        "true",
+        "(op ?x (op #c1 #c2))",
         stacked_const
     ),
     rule!(
         "phi_same",
-        "(phi [L: ?v | self] ...)",
-        "def(v) strictly dominates the phi's block",
+        "(phi ?v self)",
+        "(dominates ?v)",
         "?v",
         phi_same
     ),
     rule!(
         "phi_const_web",
-        "(op (phi* #k1 .. #kn) #c)",
-        "(op ki c) all equal, none traps",
-        "(op k1 c)",
+        "(op (phi #k1 #k2) #c)",
+        "(and (no-trap (op #k1 #c)) (no-trap (op #k2 #c)) (= (op #k1 #c) (op #k2 #c)))",
+        "(op #k1 #c)",
         phi_const_web
     ),
     rule!(
         "br_const",
-        "(br #c T F)",
+        "(br #c ?t ?f)",
         "true",
-        "(jmp c != 0 ? T : F)",
+        "(jmp (if (!= #c 0) ?t ?f))",
         br_const
     ),
-    rule!(
-        "guard_const",
-        "(guard #c)",
-        "c != 0",
-        "(removed)",
-        guard_const
-    ),
+    rule!("guard_const", "(guard #c)", "(!= #c 0)", "nop", guard_const),
 ];
 
 /// The binary operation of `inst` and its operands.

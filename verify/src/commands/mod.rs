@@ -5,6 +5,7 @@ pub mod check;
 pub mod opt;
 pub mod reduce;
 pub mod repro;
+pub mod rules;
 pub mod run;
 pub mod smt_survey;
 pub mod smt_verify;
