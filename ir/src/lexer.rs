@@ -62,6 +62,18 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// Which bytes continue an identifier (`[A-Za-z0-9_]`), as a table.
+static IDENT_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    t
+};
+
 /// True when `s` is a valid identifier (`[A-Za-z_][A-Za-z0-9_]*`).
 pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
@@ -164,7 +176,7 @@ impl<'s, 'f> Lexer<'s, 'f> {
         let rest = &self.bytes[start..];
         let len = rest
             .iter()
-            .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .position(|&b| !IDENT_BYTE[usize::from(b)])
             .unwrap_or(rest.len());
         self.i = start + len;
         // Only ASCII bytes that are not newlines were taken.
@@ -196,10 +208,14 @@ impl<'s, 'f> Lexer<'s, 'f> {
             } else if b == b' ' || b == b'\t' || b == b'\r' {
                 self.i += 1;
                 self.col = self.col.saturating_add(1);
-            } else if matches!(self.peek_char(), Some(c) if c.is_whitespace()) {
-                self.bump();
-            } else {
+            } else if b.is_ascii_graphic()
+                || !matches!(self.peek_char(), Some(c) if c.is_whitespace())
+            {
+                // A printable ASCII byte (the start of nearly every token) is
+                // never whitespace: no character decoding for it.
                 break;
+            } else {
+                self.bump();
             }
         }
     }

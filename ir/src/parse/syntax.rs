@@ -407,20 +407,6 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstI
         };
     }
     let op = match mn {
-        m if BinOp::from_name(m).is_some() => {
-            let [a, b] = parse_operands(c, names, m)?;
-            match BinOp::from_name(m) {
-                Some(op) => AstOp::Binary(op, a, b),
-                None => unreachable_shape(c, mn_pos)?,
-            }
-        }
-        m if UnOp::from_name(m).is_some() => {
-            let [a] = parse_operands(c, names, m)?;
-            match UnOp::from_name(m) {
-                Some(op) => AstOp::Unary(op, a),
-                None => unreachable_shape(c, mn_pos)?,
-            }
-        }
         "select" => {
             let [x, a, b] = parse_operands(c, names, "select")?;
             AstOp::Select(x, a, b)
@@ -494,8 +480,18 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstI
             }
         }
         "unreachable" => AstOp::Unreachable,
-        _ => {
-            return Err(c.error_at(mn_pos, format!("unknown instruction '{mn}'")));
+        // The operations last: the keywords above are told apart by one
+        // string comparison each, the operations by a table search.
+        m => {
+            if let Some(op) = BinOp::from_name(m) {
+                let [a, b] = parse_operands(c, names, m)?;
+                AstOp::Binary(op, a, b)
+            } else if let Some(op) = UnOp::from_name(m) {
+                let [a] = parse_operands(c, names, m)?;
+                AstOp::Unary(op, a)
+            } else {
+                return Err(c.error_at(mn_pos, format!("unknown instruction '{mn}'")));
+            }
         }
     };
     Ok(AstInst {
@@ -504,10 +500,4 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstI
         mnemonic: mn,
         op,
     })
-}
-
-/// The mnemonic was checked before its operands were parsed; this is only a
-/// typed fallback so that no `unwrap` is needed.
-fn unreachable_shape<T>(c: &Cursor, pos: Pos) -> PResult<T> {
-    Err(c.error_at(pos, "malformed instruction".to_string()))
 }
