@@ -30,6 +30,8 @@ enum AtName {
 struct Decls<'a> {
     file: &'a str,
     structs: FxHashMap<&'a str, StructId>,
+    /// Each declared field by type and name: a type may have thousands.
+    fields: FxHashMap<(StructId, &'a str), u32>,
     at_names: FxHashMap<&'a str, AtName>,
     /// Return types of the module's functions (known before their bodies).
     func_rets: Vec<Option<Type>>,
@@ -69,6 +71,7 @@ pub fn resolve_module<'a>(ast: &AstModule<'a>, file: &'a str) -> PResult<(Module
     let mut d = Decls {
         file,
         structs: FxHashMap::default(),
+        fields: FxHashMap::default(),
         at_names: FxHashMap::default(),
         func_rets: Vec::new(),
     };
@@ -83,12 +86,9 @@ pub fn resolve_module<'a>(ast: &AstModule<'a>, file: &'a str) -> PResult<(Module
     }
     for (i, s) in ast.structs.iter().enumerate() {
         let mut fields = Vec::new();
-        for (f, ty) in &s.fields {
-            if s.fields
-                .iter()
-                .take_while(|(g, _)| !std::ptr::eq(g, f))
-                .any(|(g, _)| g.text == f.text)
-            {
+        let sid = StructId::new(i);
+        for (k, (f, ty)) in s.fields.iter().enumerate() {
+            if d.fields.insert((sid, f.text), k as u32).is_some() {
                 return Err(d.err(
                     f.pos,
                     format!(
@@ -189,7 +189,8 @@ fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc<'_>) -> PResult<EffectLoc> {
 }
 
 fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<FieldRef> {
-    m.field_by_name(s, field.text).ok_or_else(|| {
+    let index = d.fields.get(&(s, field.text)).copied();
+    index.map(|index| FieldRef { ty: s, index }).ok_or_else(|| {
         d.err(
             field.pos,
             format!(
