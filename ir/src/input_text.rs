@@ -89,7 +89,13 @@ fn parse_expr(c: &mut Cursor, depth: usize) -> PResult<Expr> {
                 let (f, pos) = c.expect_ident("a field name or '}'")?;
                 c.expect_punct(':', "after the field name")?;
                 let v = parse_expr(c, depth + 1)?;
-                fields.push((Name { text: f, pos }, v));
+                fields.push((
+                    Name {
+                        text: f.to_string(),
+                        pos,
+                    },
+                    v,
+                ));
                 if !c.eat_punct(',') && c.peek().tok != Tok::Punct('}') {
                     return Err(c.expected("',' or '}' after a field value"));
                 }

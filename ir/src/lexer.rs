@@ -62,6 +62,18 @@ fn is_ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
+/// Which bytes continue an identifier (`[A-Za-z0-9_]`), as a table.
+static IDENT_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    t
+};
+
 /// True when `s` is a valid identifier (`[A-Za-z_][A-Za-z0-9_]*`).
 pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
@@ -157,6 +169,23 @@ impl<'s, 'f> Lexer<'s, 'f> {
         &self.src[start..self.i]
     }
 
+    /// Consume the run of identifier characters (`[A-Za-z0-9_]*`) and return it.
+    #[inline]
+    fn ident_run(&mut self) -> &'s str {
+        let start = self.i;
+        let rest = &self.bytes[start..];
+        let len = rest
+            .iter()
+            .position(|&b| !IDENT_BYTE[usize::from(b)])
+            .unwrap_or(rest.len());
+        self.i = start + len;
+        // Only ASCII bytes that are not newlines were taken.
+        self.col = self
+            .col
+            .saturating_add(u32::try_from(len).unwrap_or(u32::MAX));
+        &self.src[start..self.i]
+    }
+
     /// Skip whitespace and comments.
     fn skip_trivia(&mut self) {
         while let Some(&b) = self.bytes.get(self.i) {
@@ -179,10 +208,14 @@ impl<'s, 'f> Lexer<'s, 'f> {
             } else if b == b' ' || b == b'\t' || b == b'\r' {
                 self.i += 1;
                 self.col = self.col.saturating_add(1);
-            } else if matches!(self.peek_char(), Some(c) if c.is_whitespace()) {
-                self.bump();
-            } else {
+            } else if b.is_ascii_graphic()
+                || !matches!(self.peek_char(), Some(c) if c.is_whitespace())
+            {
+                // A printable ASCII byte (the start of nearly every token) is
+                // never whitespace: no character decoding for it.
                 break;
+            } else {
+                self.bump();
             }
         }
     }
@@ -238,7 +271,7 @@ impl<'s, 'f> Lexer<'s, 'f> {
             });
         };
         let tok = match c {
-            c if is_ident_start(c) => Tok::Ident(self.take_while(is_ident_char)),
+            c if is_ident_start(c) => Tok::Ident(self.ident_run()),
             c if c.is_ascii_digit() => self.number(pos, false)?,
             '-' => {
                 self.bump();
@@ -254,12 +287,17 @@ impl<'s, 'f> Lexer<'s, 'f> {
                 }
             }
             '%' => {
-                self.bump();
-                let name = self.take_while(is_ident_char);
+                // The sigil: one ASCII byte.
+                self.i += 1;
+                self.col = self.col.saturating_add(1);
+                let name = self.ident_run();
                 if name.is_empty() {
                     return Err(self.error(pos, "expected a value name after '%'".to_string()));
                 }
-                if !is_value_name(name) {
+                // The run holds only identifier characters: it is a value name
+                // when it starts like an identifier or is all digits.
+                let first = name.as_bytes()[0];
+                if first.is_ascii_digit() && !name.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(self.error(
                         pos,
                         format!(
@@ -270,9 +308,11 @@ impl<'s, 'f> Lexer<'s, 'f> {
                 Tok::Local(name)
             }
             '@' => {
-                self.bump();
-                let name = self.take_while(is_ident_char);
-                if !is_ident(name) {
+                // The sigil: one ASCII byte.
+                self.i += 1;
+                self.col = self.col.saturating_add(1);
+                let name = self.ident_run();
+                if name.as_bytes().first().is_none_or(|b| b.is_ascii_digit()) {
                     return Err(self.error(
                         pos,
                         format!("expected an identifier after '@', found '@{name}'"),
@@ -281,7 +321,9 @@ impl<'s, 'f> Lexer<'s, 'f> {
                 Tok::Global(name)
             }
             '{' | '}' | '(' | ')' | '[' | ']' | ',' | ':' | '=' | '.' => {
-                self.bump();
+                // One ASCII byte, not a newline.
+                self.i += 1;
+                self.col = self.col.saturating_add(1);
                 Tok::Punct(c)
             }
             _ => {
@@ -428,11 +470,21 @@ impl<'a> Cursor<'a> {
 
     /// Consume punctuation `c` or fail with `expected '{c}' {context}`.
     pub fn expect_punct(&mut self, c: char, context: &str) -> Result<Pos, ParseError> {
+        self.expect_punct_with(c, || context.to_string())
+    }
+
+    /// [`Cursor::expect_punct`] with a context built only when it fails (the
+    /// hot paths of the parser format no message on success).
+    pub fn expect_punct_with(
+        &mut self,
+        c: char,
+        context: impl FnOnce() -> String,
+    ) -> Result<Pos, ParseError> {
         let pos = self.peek().pos;
         if self.eat_punct(c) {
             Ok(pos)
         } else {
-            Err(self.expected(format!("'{c}' {context}").trim_end()))
+            Err(self.expected(format!("'{c}' {}", context()).trim_end()))
         }
     }
 
@@ -447,12 +499,9 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consume an identifier or fail with `expected {what}`.
-    pub fn expect_ident(&mut self, what: &str) -> Result<(String, Pos), ParseError> {
+    pub fn expect_ident(&mut self, what: &str) -> Result<(&'a str, Pos), ParseError> {
         match self.peek().tok {
-            Tok::Ident(s) => {
-                let s = s.to_string();
-                Ok((s, self.next().pos))
-            }
+            Tok::Ident(s) => Ok((s, self.next().pos)),
             _ => Err(self.expected(what)),
         }
     }

@@ -14,9 +14,15 @@ use rustc_hash::FxHashSet;
 use std::fmt::Write;
 
 /// The printed names of one function's values and blocks.
+///
+/// Value names live in one text buffer (a span each), so naming a function of
+/// a million values makes no allocation per value.
 #[derive(Clone, Debug)]
 pub struct Names {
-    values: Vec<String>,
+    /// Every value's text, back to back.
+    text: String,
+    /// Each value's span of `text`.
+    values: Vec<(u32, u32)>,
     blocks: Vec<String>,
 }
 
@@ -26,21 +32,40 @@ fn valid(n: &Option<String>) -> Option<&str> {
 }
 
 /// Picks unique names: a wanted name if free, otherwise a numbered variant.
-struct Namer {
-    used: FxHashSet<String>,
+/// Names already taken are `borrowed` (source names, not copied) or `owned`
+/// (names made up here).
+struct Namer<'f> {
+    borrowed: FxHashSet<&'f str>,
+    owned: FxHashSet<String>,
 }
 
-impl Namer {
+impl<'f> Namer<'f> {
+    fn new() -> Namer<'f> {
+        Namer {
+            borrowed: FxHashSet::default(),
+            owned: FxHashSet::default(),
+        }
+    }
+
+    fn taken(&self, name: &str) -> bool {
+        self.borrowed.contains(name) || self.owned.contains(name)
+    }
+
+    /// Take `name` if it is free; true when it was.
+    fn take(&mut self, name: &str) -> bool {
+        !self.taken(name) && self.owned.insert(name.to_string())
+    }
+
     fn unique(&mut self, wanted: Option<&str>, fallback: String) -> String {
         let base = match wanted {
-            Some(w) if self.used.insert(w.to_string()) => return w.to_string(),
+            Some(w) if self.take(w) => return w.to_string(),
             Some(w) => w.to_string(),
-            None if self.used.insert(fallback.clone()) => return fallback,
+            None if self.take(&fallback) => return fallback,
             None => fallback,
         };
         (1..)
             .map(|k| format!("{base}_{k}"))
-            .find(|c| self.used.insert(c.clone()))
+            .find(|c| self.take(c))
             .unwrap_or(base)
     }
 }
@@ -67,63 +92,81 @@ impl Names {
                 *s = true;
             }
         }
-        // Reserve every valid source name so fresh names avoid all of them.
-        let mut namer = Namer {
-            used: FxHashSet::default(),
-        };
-        let reserved: FxHashSet<String> = f
-            .values
-            .iter()
-            .filter_map(|d| valid(&d.name).map(str::to_string))
-            .collect();
-        let mut values = vec![String::new(); f.values.len()];
+        drop(seen);
+        // The source names kept, by value; the others get fresh names below.
+        let mut namer = Namer::new();
+        namer.borrowed.reserve(order.len());
+        let mut kept: Vec<Option<&str>> = vec![None; f.values.len()];
         let mut fresh = Vec::new();
         for &v in &order {
-            let data = &f.values[v.index()];
-            match valid(&data.name) {
-                Some(n) if namer.used.insert(n.to_string()) => {
-                    values[v.index()] = format!("%{n}");
-                }
+            match valid(&f.values[v.index()].name) {
+                Some(n) if namer.borrowed.insert(n) => kept[v.index()] = Some(n),
                 _ => fresh.push(v),
             }
         }
-        namer.used.extend(reserved);
-        for v in fresh {
-            let data = &f.values[v.index()];
-            let name = namer.unique(valid(&data.name), format!("v{}", v.index()));
-            values[v.index()] = format!("%{name}");
-        }
-        for (i, data) in f.values.iter().enumerate() {
-            match data.def {
-                ValueDef::Const(c) => values[i] = c.to_string(),
-                ValueDef::Null => values[i] = "null".to_string(),
-                _ => {}
+        // Reserve every valid source name so fresh names avoid all of them.
+        for d in &f.values {
+            if let Some(n) = valid(&d.name) {
+                namer.borrowed.insert(n);
             }
         }
-        let mut block_order: Vec<Block> = f.layout.clone();
-        let in_layout: FxHashSet<Block> = block_order.iter().copied().collect();
+        let mut made: Vec<Option<String>> =
+            vec![None; if fresh.is_empty() { 0 } else { f.values.len() }];
+        for v in fresh {
+            let data = &f.values[v.index()];
+            made[v.index()] = Some(namer.unique(valid(&data.name), format!("v{}", v.index())));
+        }
+        let mut text = String::with_capacity(f.values.len() * 6);
+        let mut values = Vec::with_capacity(f.values.len());
+        for (i, data) in f.values.iter().enumerate() {
+            let start = text.len();
+            match data.def {
+                ValueDef::Const(c) => {
+                    let _ = write!(text, "{c}");
+                }
+                ValueDef::Null => text.push_str("null"),
+                _ => {
+                    let name = kept[i].or_else(|| made.get(i).and_then(|m| m.as_deref()));
+                    if let Some(n) = name {
+                        text.push('%');
+                        text.push_str(n);
+                    }
+                }
+            }
+            values.push((start as u32, text.len() as u32));
+        }
+        let mut in_layout = vec![false; f.blocks.len()];
+        let mut block_order: Vec<Block> = Vec::with_capacity(f.blocks.len());
+        for &b in &f.layout {
+            if let Some(seen) = in_layout.get_mut(b.index()) {
+                *seen = true;
+            }
+            block_order.push(b);
+        }
         block_order.extend(
             (0..f.blocks.len())
-                .map(Block::new)
-                .filter(|b| !in_layout.contains(b)),
+                .filter(|&i| !in_layout[i])
+                .map(Block::new),
         );
-        let mut namer = Namer {
-            used: FxHashSet::default(),
-        };
+        let mut namer = Namer::new();
         let mut blocks = vec![String::new(); f.blocks.len()];
         for &b in &block_order {
             let name = &f.blocks[b.index()].name;
             let wanted = is_ident(name).then_some(name.as_str());
             blocks[b.index()] = namer.unique(wanted, format!("b{}", b.index()));
         }
-        Names { values, blocks }
+        Names {
+            text,
+            values,
+            blocks,
+        }
     }
 
     /// How `v` is written: `%name`, an integer literal, or `null`.
     pub fn value(&self, v: Value) -> &str {
         self.values
             .get(v.index())
-            .map_or("%<bad value>", |s| s.as_str())
+            .map_or("%<bad value>", |&(a, b)| &self.text[a as usize..b as usize])
     }
 
     /// The label of block `b` (without `:`).
@@ -159,7 +202,7 @@ pub fn print_module(m: &Module) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&print_function(m, f));
+        write_function(&mut out, m, f);
     }
     out
 }
@@ -192,26 +235,26 @@ fn print_extern(m: &Module, e: &Extern) -> String {
 
 fn print_loc(m: &Module, l: EffectLoc) -> String {
     match l {
-        EffectLoc::Field(f) => field_text(m, f.ty.index(), f.index as usize, true),
+        EffectLoc::Field(f) => field_text(m, f.ty.index(), f.index as usize),
         EffectLoc::Elements(e) => m.type_name(e.array_of()),
         EffectLoc::Global(g) => global_name(m, g.index()),
     }
 }
 
-/// `Type.field` (qualified) or `field`, robust against out-of-range indices.
-fn field_text(m: &Module, s: usize, i: usize, qualified: bool) -> String {
-    let Some(decl) = m.structs.get(s) else {
-        return "<bad field>".to_string();
-    };
-    let field = decl
-        .fields
-        .get(i)
-        .map_or("<bad field>", |f| f.name.as_str());
-    if qualified {
-        format!("{}.{}", decl.name, field)
-    } else {
-        field.to_string()
+/// `Type.field`, robust against out-of-range indices.
+fn field_text(m: &Module, s: usize, i: usize) -> String {
+    match m.structs.get(s) {
+        Some(decl) => format!("{}.{}", decl.name, field_name(m, s, i)),
+        None => "<bad field>".to_string(),
     }
+}
+
+/// The name of field `i` of type `s`, robust against out-of-range indices.
+fn field_name(m: &Module, s: usize, i: usize) -> &str {
+    m.structs
+        .get(s)
+        .and_then(|decl| decl.fields.get(i))
+        .map_or("<bad field>", |f| f.name.as_str())
 }
 
 fn global_name(m: &Module, g: usize) -> String {
@@ -222,25 +265,37 @@ fn global_name(m: &Module, g: usize) -> String {
 
 /// Print one function (its signature, then each block of its layout).
 pub fn print_function(m: &Module, f: &Function) -> String {
+    let mut out = String::new();
+    write_function(&mut out, m, f);
+    out
+}
+
+/// [`print_function`], appending to `out`.
+fn write_function(out: &mut String, m: &Module, f: &Function) {
     let names = Names::new(f);
-    let params: Vec<String> = f
-        .params
-        .iter()
-        .map(|&p| format!("{}: {}", names.value(p), type_of(m, f, p)))
-        .collect();
-    let mut out = format!("func @{}({})", f.name, params.join(", "));
+    out.reserve(f.insts.len() * 24);
+    let _ = write!(out, "func @{}(", f.name);
+    for (k, &p) in f.params.iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{}: {}", names.value(p), type_of(m, f, p));
+    }
+    out.push(')');
     if let Some(r) = f.ret {
         let _ = write!(out, " -> {}", m.type_name(r));
     }
     out.push_str(" {\n");
     for &b in &f.layout {
-        let _ = writeln!(out, "{}:", names.block(b));
+        out.push_str(names.block(b));
+        out.push_str(":\n");
         for &inst in &f.blocks[b.index()].insts {
-            let _ = writeln!(out, "  {}", print_inst(m, f, &names, inst));
+            out.push_str("  ");
+            write_inst(out, m, f, &names, inst);
+            out.push('\n');
         }
     }
     out.push_str("}\n");
-    out
 }
 
 fn type_of(m: &Module, f: &Function, v: Value) -> String {
@@ -275,99 +330,164 @@ fn null_array_type(m: &Module, f: &Function, data: &crate::function::InstData) -
 
 /// Print one instruction on one line without indentation, e.g. `%c = add %a, 5`.
 pub fn print_inst(m: &Module, f: &Function, names: &Names, inst: Inst) -> String {
+    let mut out = String::new();
+    write_inst(&mut out, m, f, names, inst);
+    out
+}
+
+/// [`print_inst`], appending to `out` (no formatting machinery for the
+/// common instructions: names are copied in place).
+fn write_inst(out: &mut String, m: &Module, f: &Function, names: &Names, inst: Inst) {
     let Some(data) = f.insts.get(inst.index()) else {
-        return format!("<bad instruction {}>", inst.index());
+        let _ = write!(out, "<bad instruction {}>", inst.index());
+        return;
     };
-    let v = |x: Value| names.value(x).to_string();
+    let is_null = |x: Value| {
+        f.values
+            .get(x.index())
+            .is_some_and(|d| d.def == ValueDef::Null)
+    };
     // A null base prints with its type, `(null: T)`, so the field or element
     // resolves when the text is parsed again (a pass may forward a stored null).
-    let base_text = |base: Value, ty: String| {
-        if f.values
-            .get(base.index())
-            .is_some_and(|d| d.def == ValueDef::Null)
-        {
-            format!("(null: {ty})")
+    let base = |out: &mut String, base: Value, ty: &dyn Fn() -> Type| {
+        if is_null(base) {
+            let _ = write!(out, "(null: {})", m.type_name(ty()));
         } else {
-            v(base)
+            out.push_str(names.value(base));
         }
     };
-    let addr = |a: &Addr| match *a {
-        Addr::Field { base, field } => format!(
-            "{}.{}",
-            base_text(base, m.type_name(Type::object(field.ty))),
-            field_text(m, field.ty.index(), field.index as usize, false)
-        ),
-        Addr::Elem { base, index } => format!(
-            "{}[{}]",
-            base_text(base, m.type_name(null_array_type(m, f, data))),
-            v(index)
-        ),
-        Addr::Global(g) => global_name(m, g.index()),
+    let addr = |out: &mut String, a: &Addr| match *a {
+        Addr::Field { base: b, field } => {
+            base(out, b, &|| Type::object(field.ty));
+            out.push('.');
+            out.push_str(field_name(m, field.ty.index(), field.index as usize));
+        }
+        Addr::Elem { base: b, index } => {
+            base(out, b, &|| null_array_type(m, f, data));
+            out.push('[');
+            out.push_str(names.value(index));
+            out.push(']');
+        }
+        Addr::Global(g) => match m.globals.get(g.index()) {
+            Some(g) => {
+                out.push('@');
+                out.push_str(&g.name);
+            }
+            None => out.push_str("@<bad global>"),
+        },
     };
     // In a value-merging instruction (copy, select, phi) whose recorded type is
     // a reference type, every `null` operand prints with that type,
     // `(null: T)`, so parsing the text again infers the same type. (Counting
     // on another operand to carry the type is not enough: in a cycle of phis
     // each names the other, and the parser has no type to start from.)
-    let is_null = |x: Value| {
-        f.values
-            .get(x.index())
-            .is_some_and(|d| d.def == ValueDef::Null)
-    };
     let result_ty = data
         .result
         .and_then(|r| f.values.get(r.index()))
         .map(|d| d.ty);
     let typed_null = result_ty.filter(|t| t.is_ref() && *t != Type::NULL);
-    let mv = |x: Value| match typed_null {
-        Some(t) if is_null(x) => format!("(null: {})", m.type_name(t)),
-        _ => v(x),
-    };
-    let mn = data.kind.mnemonic();
-    let body = match &data.kind {
-        InstKind::Unary(crate::inst::UnOp::Copy, a) => format!("{mn} {}", mv(*a)),
-        InstKind::Binary(_, a, b) => format!("{mn} {}, {}", v(*a), v(*b)),
-        InstKind::Unary(_, a) | InstKind::Len(a) | InstKind::Escape(a) | InstKind::Guard(a) => {
-            format!("{mn} {}", v(*a))
+    let mv = |out: &mut String, x: Value| match typed_null {
+        Some(t) if is_null(x) => {
+            let _ = write!(out, "(null: {})", m.type_name(t));
         }
-        InstKind::Select(c, a, b) => format!("{mn} {}, {}, {}", v(*c), mv(*a), mv(*b)),
-        InstKind::New(s) => format!(
-            "{mn} {}",
-            m.structs
-                .get(s.index())
-                .map_or("<bad type>", |d| d.name.as_str())
-        ),
-        InstKind::NewArray { elem, len } => format!("{mn} {}, {}", type_text(m, *elem), v(*len)),
-        InstKind::Load { addr: a, .. } => format!("{mn} {}", addr(a)),
-        InstKind::Store { addr: a, value, .. } => format!("{mn} {}, {}", addr(a), v(*value)),
+        _ => out.push_str(names.value(x)),
+    };
+    let v = |out: &mut String, x: Value| out.push_str(names.value(x));
+    if let Some(r) = data.result {
+        out.push_str(names.value(r));
+        out.push_str(" = ");
+    }
+    out.push_str(data.kind.mnemonic());
+    match &data.kind {
+        InstKind::Unary(crate::inst::UnOp::Copy, a) => {
+            out.push(' ');
+            mv(out, *a);
+        }
+        InstKind::Binary(_, a, b) => {
+            out.push(' ');
+            v(out, *a);
+            out.push_str(", ");
+            v(out, *b);
+        }
+        InstKind::Unary(_, a) | InstKind::Len(a) | InstKind::Escape(a) | InstKind::Guard(a) => {
+            out.push(' ');
+            v(out, *a);
+        }
+        InstKind::Select(c, a, b) => {
+            out.push(' ');
+            v(out, *c);
+            out.push_str(", ");
+            mv(out, *a);
+            out.push_str(", ");
+            mv(out, *b);
+        }
+        InstKind::New(s) => {
+            out.push(' ');
+            out.push_str(
+                m.structs
+                    .get(s.index())
+                    .map_or("<bad type>", |d| d.name.as_str()),
+            );
+        }
+        InstKind::NewArray { elem, len } => {
+            let _ = write!(out, " {}, ", type_text(m, *elem));
+            v(out, *len);
+        }
+        InstKind::Load { addr: a, .. } => {
+            out.push(' ');
+            addr(out, a);
+        }
+        InstKind::Store { addr: a, value, .. } => {
+            out.push(' ');
+            addr(out, a);
+            out.push_str(", ");
+            v(out, *value);
+        }
         InstKind::Call { callee, args } => {
             let name = match *callee {
                 Callee::Func(id) => m.funcs.get(id.index()).map(|f| f.name.as_str()),
                 Callee::Extern(id) => m.externs.get(id.index()).map(|e| e.name.as_str()),
             };
-            let args: Vec<String> = args.iter().map(|&a| v(a)).collect();
-            format!(
-                "{mn} @{}({})",
-                name.unwrap_or("<bad callee>"),
-                args.join(", ")
-            )
+            out.push_str(" @");
+            out.push_str(name.unwrap_or("<bad callee>"));
+            out.push('(');
+            for (k, &a) in args.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                v(out, a);
+            }
+            out.push(')');
         }
         InstKind::Phi(entries) => {
-            let entries: Vec<String> = entries
-                .iter()
-                .map(|&(b, x)| format!("[{}: {}]", names.block(b), mv(x)))
-                .collect();
-            format!("{mn} {}", entries.join(", "))
+            out.push(' ');
+            for (k, &(b, x)) in entries.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                out.push('[');
+                out.push_str(names.block(b));
+                out.push_str(": ");
+                mv(out, x);
+                out.push(']');
+            }
         }
-        InstKind::Jmp(t) => format!("{mn} {}", names.block(*t)),
+        InstKind::Jmp(t) => {
+            out.push(' ');
+            out.push_str(names.block(*t));
+        }
         InstKind::Br(c, t, e) => {
-            format!("{mn} {}, {}, {}", v(*c), names.block(*t), names.block(*e))
+            out.push(' ');
+            v(out, *c);
+            out.push_str(", ");
+            out.push_str(names.block(*t));
+            out.push_str(", ");
+            out.push_str(names.block(*e));
         }
-        InstKind::Ret(Some(x)) => format!("{mn} {}", v(*x)),
-        InstKind::Ret(None) | InstKind::Unreachable => mn.to_string(),
-    };
-    match data.result {
-        Some(r) => format!("{} = {body}", names.value(r)),
-        None => body,
+        InstKind::Ret(Some(x)) => {
+            out.push(' ');
+            v(out, *x);
+        }
+        InstKind::Ret(None) | InstKind::Unreachable => {}
     }
 }

@@ -12,13 +12,15 @@ pub struct SourceMap {
     pub file: String,
     /// Position of each function's `func` keyword.
     pub funcs: FxHashMap<FuncId, Pos>,
-    /// Position of each instruction (its first token).
-    pub insts: FxHashMap<(FuncId, Inst), Pos>,
+    /// Position of each instruction (its first token), by function index and
+    /// then instruction index (the parser creates a function's instructions
+    /// in text order, so these are dense vectors, not a hash map).
+    pub insts: Vec<Vec<Pos>>,
 }
 
 impl SourceMap {
     /// The position of `inst` in `func`, if it came from the text.
     pub fn inst_pos(&self, func: FuncId, inst: Inst) -> Option<Pos> {
-        self.insts.get(&(func, inst)).copied()
+        self.insts.get(func.index())?.get(inst.index()).copied()
     }
 }

@@ -6,13 +6,37 @@
 use crate::error::Pos;
 use crate::inst::{BinOp, UnOp};
 
-/// A name with the position it was written at.
+/// A name with the position it was written at (owned: the input-spec parser's).
 #[derive(Clone, Debug)]
 pub struct Name {
     /// The name, without sigil.
     pub text: String,
     /// Where it was written.
     pub pos: Pos,
+}
+
+/// A name of the IR text with the position it was written at, borrowed from
+/// the source (no allocation per name).
+#[derive(Copy, Clone, Debug)]
+pub struct Ident<'s> {
+    /// The name, without sigil.
+    pub text: &'s str,
+    /// Where it was written.
+    pub pos: Pos,
+}
+
+/// A value name (`%v`, without sigil) or block label of the IR text, with its
+/// position and its id: the syntax pass numbers the distinct value names and
+/// the distinct labels of each function densely (two separate numberings), so
+/// that the resolver finds them in vectors rather than hash maps.
+#[derive(Copy, Clone, Debug)]
+pub struct Local<'s> {
+    /// The name, without sigil.
+    pub text: &'s str,
+    /// Where it was written.
+    pub pos: Pos,
+    /// The dense id of the name among the function's value names (or labels).
+    pub id: u32,
 }
 
 /// A written type: `i64`, `T`, or `[E]` nested `dims` times.
@@ -28,15 +52,15 @@ pub struct TypeExpr {
 
 /// The base of a field or element address.
 #[derive(Clone, Debug)]
-pub enum AddrBase {
+pub enum AddrBase<'s> {
     /// `%o`.
-    Value(Name),
+    Value(Local<'s>),
     /// `(null: T)`: the null constant at a declared type, so that the field or
     /// element can be resolved (an access through it always traps).
     Null(TypeExpr),
 }
 
-impl AddrBase {
+impl AddrBase<'_> {
     /// Where the base was written.
     pub fn pos(&self) -> Pos {
         match self {
@@ -48,90 +72,94 @@ impl AddrBase {
 
 /// A whole file.
 #[derive(Default, Debug)]
-pub struct AstModule {
+pub struct AstModule<'s> {
     /// `type` declarations.
-    pub structs: Vec<AstStruct>,
+    pub structs: Vec<AstStruct<'s>>,
     /// `global` declarations.
-    pub globals: Vec<AstGlobal>,
+    pub globals: Vec<AstGlobal<'s>>,
     /// `extern` declarations.
-    pub externs: Vec<AstExtern>,
+    pub externs: Vec<AstExtern<'s>>,
     /// `func` definitions.
-    pub funcs: Vec<AstFunc>,
+    pub funcs: Vec<AstFunc<'s>>,
 }
 
 /// `type T { f: ty, ... }`.
 #[derive(Debug)]
-pub struct AstStruct {
+pub struct AstStruct<'s> {
     /// The type's name.
-    pub name: Name,
+    pub name: Ident<'s>,
     /// Its fields.
-    pub fields: Vec<(Name, TypeExpr)>,
+    pub fields: Vec<(Ident<'s>, TypeExpr)>,
 }
 
 /// `global @g: ty`.
 #[derive(Debug)]
-pub struct AstGlobal {
+pub struct AstGlobal<'s> {
     /// The global's name.
-    pub name: Name,
+    pub name: Ident<'s>,
     /// Its type.
     pub ty: TypeExpr,
 }
 
 /// One location of an effects clause.
 #[derive(Debug)]
-pub enum AstLoc {
+pub enum AstLoc<'s> {
     /// `Type.field`.
-    Field(Name, Name),
+    Field(Ident<'s>, Ident<'s>),
     /// `[E]` (the written type is the array type).
     Elements(TypeExpr),
     /// `@global`.
-    Global(Name),
+    Global(Ident<'s>),
 }
 
 /// `extern @e(tys) -> ty reads(...) writes(...)`.
 #[derive(Debug)]
-pub struct AstExtern {
+pub struct AstExtern<'s> {
     /// The extern's name.
-    pub name: Name,
+    pub name: Ident<'s>,
     /// Parameter types.
     pub params: Vec<TypeExpr>,
     /// Return type.
     pub ret: Option<TypeExpr>,
     /// The `reads(...)` clause, if written (`none` is an empty list).
-    pub reads: Option<Vec<AstLoc>>,
+    pub reads: Option<Vec<AstLoc<'s>>>,
     /// The `writes(...)` clause, if written.
-    pub writes: Option<Vec<AstLoc>>,
+    pub writes: Option<Vec<AstLoc<'s>>>,
 }
 
 /// `func @f(%p: ty, ...) -> ty { blocks }`.
 #[derive(Debug)]
-pub struct AstFunc {
+pub struct AstFunc<'s> {
     /// Position of the `func` keyword.
     pub pos: Pos,
     /// The function's name.
-    pub name: Name,
+    pub name: Ident<'s>,
     /// Parameters with their types.
-    pub params: Vec<(Name, TypeExpr)>,
+    pub params: Vec<(Local<'s>, TypeExpr)>,
     /// Return type.
     pub ret: Option<TypeExpr>,
     /// Blocks in order.
-    pub blocks: Vec<AstBlock>,
+    pub blocks: Vec<AstBlock<'s>>,
+    /// The number of distinct value names (ids of [`Local`] values are below it).
+    pub n_values: u32,
+    /// The number of distinct labels (ids of [`Local`] labels are below it).
+    pub n_labels: u32,
 }
 
 /// `label:` and its instructions.
 #[derive(Debug)]
-pub struct AstBlock {
+pub struct AstBlock<'s> {
     /// The label.
-    pub label: Name,
+    pub label: Local<'s>,
     /// Its instructions.
-    pub insts: Vec<AstInst>,
+    pub insts: Vec<AstInst<'s>>,
 }
 
 /// An operand: a value name, an integer literal or `null`.
 #[derive(Clone, Debug)]
-pub enum Operand {
+pub enum Operand<'s> {
     /// `%v`.
-    Value(Name),
+    Value(Local<'s>),
     /// An integer literal.
     Int(i64),
     /// `null`.
@@ -142,45 +170,45 @@ pub enum Operand {
 
 /// A written memory address.
 #[derive(Debug)]
-pub enum AstAddr {
+pub enum AstAddr<'s> {
     /// `%o.f`.
-    Field(AddrBase, Name),
+    Field(AddrBase<'s>, Ident<'s>),
     /// `%a[i]`.
-    Elem(AddrBase, Operand),
+    Elem(AddrBase<'s>, Operand<'s>),
     /// `@g`.
-    Global(Name),
+    Global(Ident<'s>),
 }
 
 /// The operation part of an instruction.
 #[derive(Debug)]
-pub enum AstOp {
-    Binary(BinOp, Operand, Operand),
-    Unary(UnOp, Operand),
-    Select(Operand, Operand, Operand),
-    New(Name),
-    NewArray(TypeExpr, Operand),
-    Load(AstAddr, bool),
-    Store(AstAddr, Operand, bool),
-    Len(Operand),
-    Call(Name, Vec<Operand>),
-    Escape(Operand),
-    Guard(Operand),
-    Phi(Vec<(Name, Operand)>),
-    Jmp(Name),
-    Br(Operand, Name, Name),
-    Ret(Option<Operand>),
+pub enum AstOp<'s> {
+    Binary(BinOp, Operand<'s>, Operand<'s>),
+    Unary(UnOp, Operand<'s>),
+    Select(Operand<'s>, Operand<'s>, Operand<'s>),
+    New(Ident<'s>),
+    NewArray(TypeExpr, Operand<'s>),
+    Load(AstAddr<'s>, bool),
+    Store(AstAddr<'s>, Operand<'s>, bool),
+    Len(Operand<'s>),
+    Call(Ident<'s>, Vec<Operand<'s>>),
+    Escape(Operand<'s>),
+    Guard(Operand<'s>),
+    Phi(Vec<(Local<'s>, Operand<'s>)>),
+    Jmp(Local<'s>),
+    Br(Operand<'s>, Local<'s>, Local<'s>),
+    Ret(Option<Operand<'s>>),
     Unreachable,
 }
 
 /// One instruction line.
 #[derive(Debug)]
-pub struct AstInst {
+pub struct AstInst<'s> {
     /// Position of the line's first token.
     pub pos: Pos,
     /// `%r =`, if written.
-    pub result: Option<Name>,
+    pub result: Option<Local<'s>>,
     /// The mnemonic as written (for messages).
-    pub mnemonic: String,
+    pub mnemonic: &'s str,
     /// What it does.
-    pub op: AstOp,
+    pub op: AstOp<'s>,
 }

@@ -6,6 +6,7 @@
 //! nothing here panics on any input.
 
 pub(crate) mod ast;
+mod intern;
 mod resolve;
 pub(crate) mod syntax;
 

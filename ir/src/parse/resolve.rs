@@ -29,13 +29,15 @@ enum AtName {
 /// Module-level name tables.
 struct Decls<'a> {
     file: &'a str,
-    structs: FxHashMap<String, StructId>,
-    at_names: FxHashMap<String, AtName>,
+    structs: FxHashMap<&'a str, StructId>,
+    /// Each declared field by type and name: a type may have thousands.
+    fields: FxHashMap<(StructId, &'a str), u32>,
+    at_names: FxHashMap<&'a str, AtName>,
     /// Return types of the module's functions (known before their bodies).
     func_rets: Vec<Option<Type>>,
 }
 
-impl Decls<'_> {
+impl<'a> Decls<'a> {
     fn err(&self, pos: Pos, message: String) -> ParseError {
         ParseError {
             file: self.file.to_string(),
@@ -47,7 +49,7 @@ impl Decls<'_> {
     fn resolve_type(&self, t: &TypeExpr) -> PResult<Type> {
         let base = match &t.base {
             None => Base::I64,
-            Some(name) => match self.structs.get(name) {
+            Some(name) => match self.structs.get(name.as_str()) {
                 Some(&s) => Base::Struct(s),
                 None => return Err(self.err(t.pos, format!("unknown type '{name}'"))),
             },
@@ -55,8 +57,8 @@ impl Decls<'_> {
         Ok(Type { base, dims: t.dims })
     }
 
-    fn define_at(&mut self, name: &Name, what: AtName) -> PResult<()> {
-        if self.at_names.insert(name.text.clone(), what).is_some() {
+    fn define_at(&mut self, name: &Ident<'a>, what: AtName) -> PResult<()> {
+        if self.at_names.insert(name.text, what).is_some() {
             return Err(self.err(name.pos, format!("@{} is defined twice", name.text)));
         }
         Ok(())
@@ -64,17 +66,18 @@ impl Decls<'_> {
 }
 
 /// Resolve a syntax tree into a module and its source map.
-pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap)> {
+pub fn resolve_module<'a>(ast: &AstModule<'a>, file: &'a str) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
         file,
         structs: FxHashMap::default(),
+        fields: FxHashMap::default(),
         at_names: FxHashMap::default(),
         func_rets: Vec::new(),
     };
     for s in &ast.structs {
-        let id = m.add_struct(&s.name.text, Vec::new());
-        if d.structs.insert(s.name.text.clone(), id).is_some() {
+        let id = m.add_struct(s.name.text, Vec::new());
+        if d.structs.insert(s.name.text, id).is_some() {
             return Err(d.err(
                 s.name.pos,
                 format!("type '{}' is defined twice", s.name.text),
@@ -83,12 +86,9 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
     }
     for (i, s) in ast.structs.iter().enumerate() {
         let mut fields = Vec::new();
-        for (f, ty) in &s.fields {
-            if s.fields
-                .iter()
-                .take_while(|(g, _)| !std::ptr::eq(g, f))
-                .any(|(g, _)| g.text == f.text)
-            {
+        let sid = StructId::new(i);
+        for (k, (f, ty)) in s.fields.iter().enumerate() {
+            if d.fields.insert((sid, f.text), k as u32).is_some() {
                 return Err(d.err(
                     f.pos,
                     format!(
@@ -98,7 +98,7 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
                 ));
             }
             fields.push(crate::module::FieldDecl {
-                name: f.text.clone(),
+                name: f.text.to_string(),
                 ty: d.resolve_type(ty)?,
             });
         }
@@ -106,7 +106,7 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
     }
     for g in &ast.globals {
         let ty = d.resolve_type(&g.ty)?;
-        let id = m.add_global(&g.name.text, ty);
+        let id = m.add_global(g.name.text, ty);
         d.define_at(&g.name, AtName::Global(id))?;
     }
     for e in &ast.externs {
@@ -119,7 +119,7 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
         let id = ExternId::new(m.externs.len());
         d.define_at(&e.name, AtName::Extern(id))?;
         m.add_extern(Extern {
-            name: e.name.text.clone(),
+            name: e.name.text.to_string(),
             params,
             ret,
             effects: None,
@@ -127,10 +127,10 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
     }
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
-        let mut func = Function::new(&f.name.text, ret);
+        let mut func = Function::new(f.name.text, ret);
         for (p, ty) in &f.params {
             let ty = d.resolve_type(ty)?;
-            func.add_param(Some(&p.text), ty);
+            func.add_param(Some(p.text), ty);
         }
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
@@ -152,6 +152,7 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
     }
     let mut sm = SourceMap {
         file: file.to_string(),
+        insts: vec![Vec::new(); ast.funcs.len()],
         ..SourceMap::default()
     };
     for (i, f) in ast.funcs.iter().enumerate() {
@@ -164,10 +165,10 @@ pub fn resolve_module(ast: &AstModule, file: &str) -> PResult<(Module, SourceMap
     Ok((m, sm))
 }
 
-fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc) -> PResult<EffectLoc> {
+fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc<'_>) -> PResult<EffectLoc> {
     match l {
         AstLoc::Field(ty, field) => {
-            let Some(&s) = d.structs.get(&ty.text) else {
+            let Some(&s) = d.structs.get(ty.text) else {
                 return Err(d.err(ty.pos, format!("unknown type '{}'", ty.text)));
             };
             let f = field_of(d, m, s, field)?;
@@ -180,15 +181,16 @@ fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc) -> PResult<EffectLoc> {
                 None => Err(d.err(t.pos, "expected an array type '[E]'".to_string())),
             }
         }
-        AstLoc::Global(g) => match d.at_names.get(&g.text) {
+        AstLoc::Global(g) => match d.at_names.get(g.text) {
             Some(&AtName::Global(id)) => Ok(EffectLoc::Global(id)),
             _ => Err(d.err(g.pos, format!("unknown global @{}", g.text))),
         },
     }
 }
 
-fn field_of(d: &Decls, m: &Module, s: StructId, field: &Name) -> PResult<FieldRef> {
-    m.field_by_name(s, &field.text).ok_or_else(|| {
+fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<FieldRef> {
+    let index = d.fields.get(&(s, field.text)).copied();
+    index.map(|index| FieldRef { ty: s, index }).ok_or_else(|| {
         d.err(
             field.pos,
             format!(
@@ -207,8 +209,10 @@ struct FuncResolver<'a> {
     func: Function,
     id: FuncId,
     sm: &'a mut SourceMap,
-    values: FxHashMap<String, Value>,
-    blocks: FxHashMap<String, Block>,
+    /// The value of each value name, by its [`Local`] id.
+    values: Vec<Option<Value>>,
+    /// The block of each label, by its [`Local`] id.
+    blocks: Vec<Option<Block>>,
     /// Inferred types, by value index (`None` while unknown).
     known: Vec<Option<Type>>,
 }
@@ -227,8 +231,8 @@ impl<'a> FuncResolver<'a> {
             func,
             id,
             sm,
-            values: FxHashMap::default(),
-            blocks: FxHashMap::default(),
+            values: Vec::new(),
+            blocks: Vec::new(),
             known: Vec::new(),
         }
     }
@@ -237,16 +241,25 @@ impl<'a> FuncResolver<'a> {
         self.d.err(pos, message)
     }
 
-    fn resolve(mut self, f: &AstFunc) -> PResult<Function> {
+    fn resolve(mut self, f: &AstFunc<'a>) -> PResult<Function> {
+        self.values = vec![None; f.n_values as usize];
+        self.blocks = vec![None; f.n_labels as usize];
         for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
-            if self.values.insert(p.text.clone(), v).is_some() {
+            if self.values[p.id as usize].replace(v).is_some() {
                 return Err(self.err(p.pos, format!("value %{} is defined twice", p.text)));
             }
         }
         self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
+        let n_insts: usize = f.blocks.iter().map(|b| b.insts.len()).sum();
+        self.sm.insts[self.id.index()].reserve_exact(n_insts);
+        self.func.insts.reserve_exact(n_insts);
+        self.func.values.reserve(n_insts);
         for b in &f.blocks {
-            let id = self.func.add_block(&b.label.text);
-            if self.blocks.insert(b.label.text.clone(), id).is_some() {
+            let id = self.func.add_block(b.label.text);
+            self.func.blocks[id.index()]
+                .insts
+                .reserve_exact(b.insts.len());
+            if self.blocks[b.label.id as usize].replace(id).is_some() {
                 return Err(self.err(
                     b.label.pos,
                     format!("block label '{}' is defined twice", b.label.text),
@@ -254,7 +267,7 @@ impl<'a> FuncResolver<'a> {
             }
         }
         // Step 1: place every instruction and name every result.
-        let mut placed = Vec::new();
+        let mut placed = Vec::with_capacity(n_insts);
         for (bi, b) in f.blocks.iter().enumerate() {
             let block = self.func.layout[bi];
             for inst in &b.insts {
@@ -285,12 +298,13 @@ impl<'a> FuncResolver<'a> {
                     InstKind::Unreachable,
                     produces.then_some(Type::I64),
                 );
-                self.sm.insts.insert((self.id, id), inst.pos);
+                debug_assert_eq!(self.sm.insts[self.id.index()].len(), id.index());
+                self.sm.insts[self.id.index()].push(inst.pos);
                 if let (Some(r), Some(v)) = (&inst.result, result) {
-                    if self.values.insert(r.text.clone(), v).is_some() {
+                    if self.values[r.id as usize].replace(v).is_some() {
                         return Err(self.err(r.pos, format!("value %{} is defined twice", r.text)));
                     }
-                    self.func.values[v.index()].name = Some(r.text.clone());
+                    self.func.values[v.index()].name = Some(r.text.to_string());
                 }
                 placed.push((id, result, inst));
             }
@@ -317,7 +331,7 @@ impl<'a> FuncResolver<'a> {
         Ok(self.func)
     }
 
-    fn produces_value(&self, inst: &AstInst) -> PResult<bool> {
+    fn produces_value(&self, inst: &AstInst<'_>) -> PResult<bool> {
         Ok(match &inst.op {
             AstOp::Binary(..)
             | AstOp::Unary(..)
@@ -332,8 +346,8 @@ impl<'a> FuncResolver<'a> {
         })
     }
 
-    fn callee(&self, name: &Name) -> PResult<(Callee, Option<Type>)> {
-        match self.d.at_names.get(&name.text) {
+    fn callee(&self, name: &Ident<'_>) -> PResult<(Callee, Option<Type>)> {
+        match self.d.at_names.get(name.text) {
             Some(&AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
             Some(&AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
             Some(&AtName::Global(_)) => Err(self.err(
@@ -347,8 +361,8 @@ impl<'a> FuncResolver<'a> {
         }
     }
 
-    fn global(&self, name: &Name) -> PResult<GlobalId> {
-        match self.d.at_names.get(&name.text) {
+    fn global(&self, name: &Ident<'_>) -> PResult<GlobalId> {
+        match self.d.at_names.get(name.text) {
             Some(&AtName::Global(g)) => Ok(g),
             Some(_) => Err(self.err(
                 name.pos,
@@ -358,21 +372,23 @@ impl<'a> FuncResolver<'a> {
         }
     }
 
-    fn value(&self, name: &Name) -> PResult<Value> {
+    fn value(&self, name: &Local<'_>) -> PResult<Value> {
         self.values
-            .get(&name.text)
+            .get(name.id as usize)
             .copied()
+            .flatten()
             .ok_or_else(|| self.err(name.pos, format!("unknown value %{}", name.text)))
     }
 
-    fn block(&self, name: &Name) -> PResult<Block> {
+    fn block(&self, name: &Local<'_>) -> PResult<Block> {
         self.blocks
-            .get(&name.text)
+            .get(name.id as usize)
             .copied()
+            .flatten()
             .ok_or_else(|| self.err(name.pos, format!("unknown block label '{}'", name.text)))
     }
 
-    fn check_operand(&self, o: &Operand) -> PResult<()> {
+    fn check_operand(&self, o: &Operand<'_>) -> PResult<()> {
         match o {
             Operand::Value(n) => self.value(n).map(drop),
             Operand::TypedNull(t) => match self.d.resolve_type(t)? {
@@ -386,14 +402,14 @@ impl<'a> FuncResolver<'a> {
         }
     }
 
-    fn check_base(&self, b: &AddrBase) -> PResult<()> {
+    fn check_base(&self, b: &AddrBase<'_>) -> PResult<()> {
         match b {
             AddrBase::Value(n) => self.value(n).map(drop),
             AddrBase::Null(t) => self.d.resolve_type(t).map(drop),
         }
     }
 
-    fn check_addr(&self, a: &AstAddr) -> PResult<()> {
+    fn check_addr(&self, a: &AstAddr<'_>) -> PResult<()> {
         match a {
             AstAddr::Field(b, _) => self.check_base(b),
             AstAddr::Elem(b, i) => {
@@ -404,8 +420,8 @@ impl<'a> FuncResolver<'a> {
         }
     }
 
-    fn check_names(&self, op: &AstOp) -> PResult<()> {
-        let ops = |os: &[&Operand]| os.iter().try_for_each(|o| self.check_operand(o));
+    fn check_names(&self, op: &AstOp<'_>) -> PResult<()> {
+        let ops = |os: &[&Operand<'_>]| os.iter().try_for_each(|o| self.check_operand(o));
         match op {
             AstOp::Binary(_, a, b) => ops(&[a, b]),
             AstOp::Select(c, a, b) => ops(&[c, a, b]),
@@ -436,18 +452,23 @@ impl<'a> FuncResolver<'a> {
     }
 
     /// The type of an operand, if already known.
-    fn operand_type(&self, o: &Operand) -> Option<Type> {
+    fn operand_type(&self, o: &Operand<'_>) -> Option<Type> {
         match o {
             Operand::Int(_) => Some(Type::I64),
             Operand::Null => Some(Type::NULL),
             Operand::TypedNull(t) => self.d.resolve_type(t).ok(),
-            Operand::Value(n) => self.values.get(&n.text).and_then(|v| self.known[v.index()]),
+            Operand::Value(n) => self
+                .values
+                .get(n.id as usize)
+                .copied()
+                .flatten()
+                .and_then(|v| self.known[v.index()]),
         }
     }
 
     /// The type of a value-merging result (phi, select, copy): the first known
     /// non-null operand type; `null` when all are known to be null.
-    fn merge_type<'o>(&self, ops: impl Iterator<Item = &'o Operand>) -> Option<Type> {
+    fn merge_type<'o, 's: 'o>(&self, ops: impl Iterator<Item = &'o Operand<'s>>) -> Option<Type> {
         let mut all_known = true;
         for o in ops {
             match self.operand_type(o) {
@@ -459,23 +480,24 @@ impl<'a> FuncResolver<'a> {
         all_known.then_some(Type::NULL)
     }
 
-    /// The static type of an address base (`None` while still unknown) and how
-    /// to name it in errors.
-    fn base_type(&self, base: &AddrBase) -> PResult<(Option<Type>, String)> {
+    /// The static type of an address base (`None` while still unknown).
+    fn base_type(&self, base: &AddrBase<'_>) -> PResult<Option<Type>> {
         match base {
-            AddrBase::Value(n) => {
-                let v = self.value(n)?;
-                Ok((self.known[v.index()], format!("%{}", n.text)))
-            }
-            AddrBase::Null(t) => {
-                let ty = self.d.resolve_type(t)?;
-                Ok((Some(ty), format!("(null: {})", self.m.type_name(ty))))
-            }
+            AddrBase::Value(n) => Ok(self.known[self.value(n)?.index()]),
+            AddrBase::Null(t) => Ok(Some(self.d.resolve_type(t)?)),
         }
     }
 
-    fn base_struct(&self, base: &AddrBase, field: &Name) -> PResult<Option<FieldRef>> {
-        let (Some(t), what) = self.base_type(base)? else {
+    /// How to name an address base of type `ty` in errors.
+    fn base_text(&self, base: &AddrBase<'_>, ty: Type) -> String {
+        match base {
+            AddrBase::Value(n) => format!("%{}", n.text),
+            AddrBase::Null(_) => format!("(null: {})", self.m.type_name(ty)),
+        }
+    }
+
+    fn base_struct(&self, base: &AddrBase<'_>, field: &Ident<'_>) -> PResult<Option<FieldRef>> {
+        let Some(t) = self.base_type(base)? else {
             return Ok(None);
         };
         match t.as_struct() {
@@ -483,15 +505,16 @@ impl<'a> FuncResolver<'a> {
             None => Err(self.err(
                 base.pos(),
                 format!(
-                    "{what} has type {}, which has no fields",
+                    "{} has type {}, which has no fields",
+                    self.base_text(base, t),
                     self.m.type_name(t)
                 ),
             )),
         }
     }
 
-    fn base_elem(&self, base: &AddrBase) -> PResult<Option<Type>> {
-        let (Some(t), what) = self.base_type(base)? else {
+    fn base_elem(&self, base: &AddrBase<'_>) -> PResult<Option<Type>> {
+        let Some(t) = self.base_type(base)? else {
             return Ok(None);
         };
         match t.elem() {
@@ -499,30 +522,31 @@ impl<'a> FuncResolver<'a> {
             None => Err(self.err(
                 base.pos(),
                 format!(
-                    "{what} has type {}, which is not an array",
+                    "{} has type {}, which is not an array",
+                    self.base_text(base, t),
                     self.m.type_name(t)
                 ),
             )),
         }
     }
 
-    fn base_value(&mut self, base: &AddrBase) -> PResult<Value> {
+    fn base_value(&mut self, base: &AddrBase<'_>) -> PResult<Value> {
         match base {
             AddrBase::Value(n) => self.value(n),
             AddrBase::Null(_) => Ok(self.func.null()),
         }
     }
 
-    fn new_struct(&self, name: &Name) -> PResult<StructId> {
+    fn new_struct(&self, name: &Ident<'_>) -> PResult<StructId> {
         self.d
             .structs
-            .get(&name.text)
+            .get(name.text)
             .copied()
             .ok_or_else(|| self.err(name.pos, format!("unknown type '{}'", name.text)))
     }
 
     /// The result type of `op`, or `None` when it depends on a type not yet known.
-    fn infer(&self, op: &AstOp) -> PResult<Option<Type>> {
+    fn infer(&self, op: &AstOp<'_>) -> PResult<Option<Type>> {
         Ok(match op {
             AstOp::Unary(UnOp::Copy, a) => self.merge_type([a].into_iter()),
             AstOp::Select(_, a, b) => self.merge_type([a, b].into_iter()),
@@ -539,7 +563,10 @@ impl<'a> FuncResolver<'a> {
         })
     }
 
-    fn infer_types(&mut self, placed: &[(crate::Inst, Option<Value>, &AstInst)]) -> PResult<()> {
+    fn infer_types(
+        &mut self,
+        placed: &[(crate::Inst, Option<Value>, &AstInst<'_>)],
+    ) -> PResult<()> {
         let mut pending: Vec<(Value, &AstInst)> = placed
             .iter()
             .filter_map(|&(_, r, inst)| r.map(|v| (v, inst)))
@@ -579,7 +606,7 @@ impl<'a> FuncResolver<'a> {
             if !defaulted {
                 // The first in the layout (results are numbered in layout order).
                 let (_, inst) = *pending.iter().min_by_key(|(v, _)| v.index()).unwrap();
-                let name = inst.result.as_ref().map_or("?", |r| r.text.as_str());
+                let name = inst.result.as_ref().map_or("?", |r| r.text);
                 return Err(self.err(
                     inst.pos,
                     format!("cannot infer the type of %{name}: its definition depends on itself"),
@@ -591,8 +618,8 @@ impl<'a> FuncResolver<'a> {
     }
 
     /// The values whose types the inferred type of `op` waits for.
-    fn type_deps(&self, op: &AstOp, mut f: impl FnMut(Value)) {
-        let mut operand = |o: &Operand| {
+    fn type_deps(&self, op: &AstOp<'_>, mut f: impl FnMut(Value)) {
+        let mut operand = |o: &Operand<'_>| {
             if let Operand::Value(n) = o {
                 if let Ok(v) = self.value(n) {
                     f(v);
@@ -622,8 +649,8 @@ impl<'a> FuncResolver<'a> {
     /// its type waits for (a depth-first post-order; cycles are cut anywhere).
     fn dependencies_first<'i>(
         &self,
-        pending: Vec<(Value, &'i AstInst)>,
-    ) -> Vec<(Value, &'i AstInst)> {
+        pending: Vec<(Value, &'i AstInst<'a>)>,
+    ) -> Vec<(Value, &'i AstInst<'a>)> {
         const NONE: u32 = u32::MAX;
         let mut slot = vec![NONE; self.known.len()];
         for (i, (v, _)) in pending.iter().enumerate() {
@@ -670,7 +697,7 @@ impl<'a> FuncResolver<'a> {
         order.into_iter().map(|i| pending[i]).collect()
     }
 
-    fn operand(&mut self, o: &Operand) -> PResult<Value> {
+    fn operand(&mut self, o: &Operand<'_>) -> PResult<Value> {
         Ok(match o {
             Operand::Value(n) => self.value(n)?,
             Operand::Int(i) => self.func.iconst(*i),
@@ -678,7 +705,7 @@ impl<'a> FuncResolver<'a> {
         })
     }
 
-    fn addr(&mut self, a: &AstAddr) -> PResult<Addr> {
+    fn addr(&mut self, a: &AstAddr<'_>) -> PResult<Addr> {
         Ok(match a {
             AstAddr::Field(b, f) => {
                 let base = self.base_value(b)?;
@@ -705,7 +732,7 @@ impl<'a> FuncResolver<'a> {
         })
     }
 
-    fn build(&mut self, op: &AstOp) -> PResult<InstKind> {
+    fn build(&mut self, op: &AstOp<'_>) -> PResult<InstKind> {
         Ok(match op {
             AstOp::Binary(o, a, b) => InstKind::Binary(*o, self.operand(a)?, self.operand(b)?),
             AstOp::Unary(o, a) => InstKind::Unary(*o, self.operand(a)?),

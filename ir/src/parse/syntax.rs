@@ -4,6 +4,7 @@
 //! and `ret` takes an operand exactly when one follows on the same line.
 
 use super::ast::*;
+use super::intern::Interner;
 use crate::error::{ParseError, Pos};
 use crate::inst::{BinOp, UnOp};
 use crate::lexer::{Cursor, Tok};
@@ -28,40 +29,69 @@ pub fn parse_type(c: &mut Cursor, what: &str) -> PResult<TypeExpr> {
     for _ in 0..dims {
         c.expect_punct(']', "to close the array type")?;
     }
-    let base = if base == "i64" { None } else { Some(base) };
+    let base = if base == "i64" {
+        None
+    } else {
+        Some(base.to_string())
+    };
     Ok(TypeExpr { base, dims, pos })
 }
 
-fn expect_global(c: &mut Cursor, what: &str) -> PResult<Name> {
+fn expect_global<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
     match c.peek().tok {
-        Tok::Global(s) => {
-            let text = s.to_string();
-            let pos = c.next().pos;
-            Ok(Name { text, pos })
-        }
+        Tok::Global(text) => Ok(Ident {
+            text,
+            pos: c.next().pos,
+        }),
         _ => Err(c.expected(what)),
     }
 }
 
-fn expect_local(c: &mut Cursor, what: &str) -> PResult<Name> {
-    match c.peek().tok {
-        Tok::Local(s) => {
-            let text = s.to_string();
-            let pos = c.next().pos;
-            Ok(Name { text, pos })
-        }
-        _ => Err(c.expected(what)),
+/// The interned value names and labels of the function being parsed.
+#[derive(Default)]
+struct FuncNames<'s> {
+    values: Interner<'s>,
+    labels: Interner<'s>,
+}
+
+impl<'s> FuncNames<'s> {
+    fn value(&mut self, text: &'s str, pos: Pos) -> Local<'s> {
+        let id = self.values.id(text);
+        Local { text, pos, id }
     }
 }
 
-fn expect_name(c: &mut Cursor, what: &str) -> PResult<Name> {
+/// A `%name`, or an error `expected {what()}` (built only on failure).
+fn expect_local<'s>(
+    c: &mut Cursor<'s>,
+    names: &mut FuncNames<'s>,
+    what: impl FnOnce() -> String,
+) -> PResult<Local<'s>> {
+    match c.peek().tok {
+        Tok::Local(text) => {
+            let pos = c.next().pos;
+            Ok(names.value(text, pos))
+        }
+        _ => Err(c.expected(&what())),
+    }
+}
+
+/// A block label.
+fn expect_label<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<Local<'s>> {
+    let (text, pos) = c.expect_ident("a block label")?;
+    let id = names.labels.id(text);
+    Ok(Local { text, pos, id })
+}
+
+fn expect_name<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
     let (text, pos) = c.expect_ident(what)?;
-    Ok(Name { text, pos })
+    Ok(Ident { text, pos })
 }
 
 /// Parse a whole module.
-pub fn parse_module_syntax(c: &mut Cursor) -> PResult<AstModule> {
+pub fn parse_module_syntax<'s>(c: &mut Cursor<'s>) -> PResult<AstModule<'s>> {
     let mut m = AstModule::default();
+    let mut names = FuncNames::default();
     loop {
         let t = *c.peek();
         match t.tok {
@@ -83,14 +113,14 @@ pub fn parse_module_syntax(c: &mut Cursor) -> PResult<AstModule> {
             }
             Tok::Ident("func") => {
                 c.next();
-                m.funcs.push(parse_func(c, t.pos)?);
+                m.funcs.push(parse_func(c, &mut names, t.pos)?);
             }
             _ => return Err(c.expected("'type', 'global', 'extern' or 'func'")),
         }
     }
 }
 
-fn parse_struct(c: &mut Cursor) -> PResult<AstStruct> {
+fn parse_struct<'s>(c: &mut Cursor<'s>) -> PResult<AstStruct<'s>> {
     let name = expect_name(c, "a type name after 'type'")?;
     c.expect_punct('{', "after the type's name")?;
     let mut fields = Vec::new();
@@ -106,7 +136,7 @@ fn parse_struct(c: &mut Cursor) -> PResult<AstStruct> {
     Ok(AstStruct { name, fields })
 }
 
-fn parse_extern(c: &mut Cursor) -> PResult<AstExtern> {
+fn parse_extern<'s>(c: &mut Cursor<'s>) -> PResult<AstExtern<'s>> {
     let name = expect_global(c, "an extern name like '@e' after 'extern'")?;
     c.expect_punct('(', "after the extern's name")?;
     let mut params = Vec::new();
@@ -143,7 +173,7 @@ fn parse_extern(c: &mut Cursor) -> PResult<AstExtern> {
     }
 }
 
-fn parse_locs(c: &mut Cursor) -> PResult<Vec<AstLoc>> {
+fn parse_locs<'s>(c: &mut Cursor<'s>) -> PResult<Vec<AstLoc<'s>>> {
     c.expect_punct('(', "after 'reads' or 'writes'")?;
     if c.eat_word("none") {
         c.expect_punct(')', "after 'none'")?;
@@ -179,13 +209,15 @@ fn parse_ret(c: &mut Cursor) -> PResult<Option<TypeExpr>> {
     }
 }
 
-fn parse_func(c: &mut Cursor, pos: Pos) -> PResult<AstFunc> {
+fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PResult<AstFunc<'s>> {
+    names.values.clear();
+    names.labels.clear();
     let name = expect_global(c, "a function name like '@f' after 'func'")?;
     c.expect_punct('(', "after the function's name")?;
     let mut params = Vec::new();
     if !c.eat_punct(')') {
         loop {
-            let p = expect_local(c, "a parameter name like '%p'")?;
+            let p = expect_local(c, names, || "a parameter name like '%p'".to_string())?;
             c.expect_punct(':', "after the parameter's name")?;
             let ty = parse_type(c, "the parameter's type")?;
             params.push((p, ty));
@@ -206,9 +238,10 @@ fn parse_func(c: &mut Cursor, pos: Pos) -> PResult<AstFunc> {
                 break;
             }
             Tok::Ident(label) if c.peek_at(1).tok == Tok::Punct(':') => {
-                let label = Name {
-                    text: label.to_string(),
+                let label = Local {
+                    text: label,
                     pos: t.pos,
+                    id: names.labels.id(label),
                 };
                 c.next();
                 c.next();
@@ -219,7 +252,7 @@ fn parse_func(c: &mut Cursor, pos: Pos) -> PResult<AstFunc> {
             }
             Tok::Eof => return Err(c.expected("'}' to close the function body")),
             _ => {
-                let inst = parse_inst(c)?;
+                let inst = parse_inst(c, names)?;
                 let Some(block) = blocks.last_mut() else {
                     return Err(c.error_at(
                         inst.pos,
@@ -244,6 +277,8 @@ fn parse_func(c: &mut Cursor, pos: Pos) -> PResult<AstFunc> {
         params,
         ret,
         blocks,
+        n_values: names.values.len(),
+        n_labels: names.labels.len(),
     })
 }
 
@@ -255,20 +290,30 @@ fn ordinal(i: usize) -> &'static str {
         .unwrap_or("next")
 }
 
-fn parse_operand(c: &mut Cursor, what: &str) -> PResult<Operand> {
+fn parse_operand<'s>(
+    c: &mut Cursor<'s>,
+    names: &mut FuncNames<'s>,
+    what: &str,
+) -> PResult<Operand<'s>> {
+    parse_operand_with(c, names, || what.to_string())
+}
+
+/// [`parse_operand`] with the description of the operand built only on failure.
+fn parse_operand_with<'s>(
+    c: &mut Cursor<'s>,
+    names: &mut FuncNames<'s>,
+    what: impl FnOnce() -> String,
+) -> PResult<Operand<'s>> {
     let t = *c.peek();
     let op = match t.tok {
-        Tok::Local(s) => Operand::Value(Name {
-            text: s.to_string(),
-            pos: t.pos,
-        }),
+        Tok::Local(text) => Operand::Value(names.value(text, t.pos)),
         Tok::Int(i) => Operand::Int(i),
         Tok::Ident("null") => Operand::Null,
         Tok::Punct('(') => {
             c.next();
             return Ok(Operand::TypedNull(parse_typed_null(c)?));
         }
-        _ => return Err(c.expected(what)),
+        _ => return Err(c.expected(&what())),
     };
     c.next();
     Ok(op)
@@ -286,46 +331,47 @@ fn parse_typed_null(c: &mut Cursor) -> PResult<TypeExpr> {
     Ok(ty)
 }
 
-/// `n` comma-separated operands of instruction `mn`.
-fn parse_operands(c: &mut Cursor, mn: &str, n: usize) -> PResult<Vec<Operand>> {
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
+/// `N` comma-separated operands of instruction `mn`.
+fn parse_operands<'s, const N: usize>(
+    c: &mut Cursor<'s>,
+    names: &mut FuncNames<'s>,
+    mn: &str,
+) -> PResult<[Operand<'s>; N]> {
+    let mut out = [const { Operand::Null }; N];
+    for (i, slot) in out.iter_mut().enumerate() {
         if i > 0 {
-            c.expect_punct(
-                ',',
-                &format!("after the {} operand of '{mn}'", ordinal(i - 1)),
-            )?;
+            c.expect_punct_with(',', || {
+                format!("after the {} operand of '{mn}'", ordinal(i - 1))
+            })?;
         }
-        out.push(parse_operand(
-            c,
-            &format!(
+        *slot = parse_operand_with(c, names, || {
+            format!(
                 "the {} operand of '{mn}' (a value, an integer or 'null')",
                 ordinal(i)
-            ),
-        )?);
+            )
+        })?;
     }
     Ok(out)
 }
 
-fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
+fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, mn: &str) -> PResult<AstAddr<'s>> {
     if let Tok::Global(_) = c.peek().tok {
         return Ok(AstAddr::Global(expect_global(c, "a global")?));
     }
     let base = if c.eat_punct('(') {
         AddrBase::Null(parse_typed_null(c)?)
     } else {
-        AddrBase::Value(expect_local(
-            c,
-            &format!(
+        AddrBase::Value(expect_local(c, names, || {
+            format!(
                 "an address ('%o.field', '%a[index]', '(null: T).field' or '@global') after '{mn}'"
-            ),
-        )?)
+            )
+        })?)
     };
     if c.eat_punct('.') {
         let field = expect_name(c, "a field name after '.'")?;
         Ok(AstAddr::Field(base, field))
     } else if c.eat_punct('[') {
-        let index = parse_operand(c, "an index (a value or an integer) after '['")?;
+        let index = parse_operand(c, names, "an index (a value or an integer) after '['")?;
         c.expect_punct(']', "after the index")?;
         Ok(AstAddr::Elem(base, index))
     } else {
@@ -335,11 +381,11 @@ fn parse_addr(c: &mut Cursor, mn: &str) -> PResult<AstAddr> {
     }
 }
 
-fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
+fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstInst<'s>> {
     let pos = c.peek().pos;
     let result = if let Tok::Local(_) = c.peek().tok {
-        let r = expect_local(c, "a value name")?;
-        c.expect_punct('=', &format!("after '%{}'", r.text))?;
+        let r = expect_local(c, names, || "a value name".to_string())?;
+        c.expect_punct_with('=', || format!("after '%{}'", r.text))?;
         Some(r)
     } else {
         None
@@ -354,49 +400,34 @@ fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
                 format!("unknown instruction '{mn}.{w}' (did you mean '{mn}.volatile'?)"),
             ));
         }
-        mn.push_str(".volatile");
+        mn = if mn == "load" {
+            "load.volatile"
+        } else {
+            "store.volatile"
+        };
     }
-    let label = |c: &mut Cursor| expect_name(c, "a block label");
-    let op = match mn.as_str() {
-        m if BinOp::from_name(m).is_some() => {
-            let mut ops = parse_operands(c, m, 2)?.into_iter();
-            let (a, b) = (ops.next(), ops.next());
-            match (BinOp::from_name(m), a, b) {
-                (Some(op), Some(a), Some(b)) => AstOp::Binary(op, a, b),
-                _ => unreachable_shape(c, mn_pos)?,
-            }
-        }
-        m if UnOp::from_name(m).is_some() => {
-            let mut ops = parse_operands(c, m, 1)?.into_iter();
-            match (UnOp::from_name(m), ops.next()) {
-                (Some(op), Some(a)) => AstOp::Unary(op, a),
-                _ => unreachable_shape(c, mn_pos)?,
-            }
-        }
+    let op = match mn {
         "select" => {
-            let mut ops = parse_operands(c, "select", 3)?.into_iter();
-            match (ops.next(), ops.next(), ops.next()) {
-                (Some(x), Some(a), Some(b)) => AstOp::Select(x, a, b),
-                _ => unreachable_shape(c, mn_pos)?,
-            }
+            let [x, a, b] = parse_operands(c, names, "select")?;
+            AstOp::Select(x, a, b)
         }
         "new" => AstOp::New(expect_name(c, "a type name after 'new'")?),
         "newarray" => {
             let ty = parse_type(c, "an element type after 'newarray'")?;
             c.expect_punct(',', "after the element type of 'newarray'")?;
-            let len = parse_operand(c, "the length operand of 'newarray'")?;
+            let len = parse_operand(c, names, "the length operand of 'newarray'")?;
             AstOp::NewArray(ty, len)
         }
-        "load" | "load.volatile" => AstOp::Load(parse_addr(c, &mn)?, mn != "load"),
+        "load" | "load.volatile" => AstOp::Load(parse_addr(c, names, mn)?, mn != "load"),
         "store" | "store.volatile" => {
-            let addr = parse_addr(c, &mn)?;
-            c.expect_punct(',', &format!("after the address of '{mn}'"))?;
-            let v = parse_operand(c, &format!("the value operand of '{mn}'"))?;
+            let addr = parse_addr(c, names, mn)?;
+            c.expect_punct_with(',', || format!("after the address of '{mn}'"))?;
+            let v = parse_operand_with(c, names, || format!("the value operand of '{mn}'"))?;
             AstOp::Store(addr, v, mn != "store")
         }
-        "len" => AstOp::Len(parse_operand(c, "the operand of 'len'")?),
-        "escape" => AstOp::Escape(parse_operand(c, "the operand of 'escape'")?),
-        "guard" => AstOp::Guard(parse_operand(c, "the operand of 'guard'")?),
+        "len" => AstOp::Len(parse_operand(c, names, "the operand of 'len'")?),
+        "escape" => AstOp::Escape(parse_operand(c, names, "the operand of 'escape'")?),
+        "guard" => AstOp::Guard(parse_operand(c, names, "the operand of 'guard'")?),
         "call" => {
             let callee = expect_global(c, "a callee like '@f' after 'call'")?;
             c.expect_punct('(', "after the callee")?;
@@ -405,6 +436,7 @@ fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
                 loop {
                     args.push(parse_operand(
                         c,
+                        names,
                         "an argument (a value, an integer or 'null')",
                     )?);
                     if c.eat_punct(')') {
@@ -419,9 +451,9 @@ fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
             let mut entries = Vec::new();
             loop {
                 c.expect_punct('[', "to open a phi entry like '[label: %v]'")?;
-                let l = label(c)?;
+                let l = expect_label(c, names)?;
                 c.expect_punct(':', "after the label of a phi entry")?;
-                let v = parse_operand(c, "the value of a phi entry")?;
+                let v = parse_operand(c, names, "the value of a phi entry")?;
                 c.expect_punct(']', "to close the phi entry")?;
                 entries.push((l, v));
                 if !c.eat_punct(',') {
@@ -430,13 +462,13 @@ fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
             }
             AstOp::Phi(entries)
         }
-        "jmp" => AstOp::Jmp(label(c)?),
+        "jmp" => AstOp::Jmp(expect_label(c, names)?),
         "br" => {
-            let cond = parse_operand(c, "the condition of 'br'")?;
+            let cond = parse_operand(c, names, "the condition of 'br'")?;
             c.expect_punct(',', "after the condition of 'br'")?;
-            let t = label(c)?;
+            let t = expect_label(c, names)?;
             c.expect_punct(',', "after the first label of 'br'")?;
-            let e = label(c)?;
+            let e = expect_label(c, names)?;
             AstOp::Br(cond, t, e)
         }
         "ret" => {
@@ -444,12 +476,22 @@ fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
             if next.line_start || next.tok == Tok::Eof {
                 AstOp::Ret(None)
             } else {
-                AstOp::Ret(Some(parse_operand(c, "the operand of 'ret'")?))
+                AstOp::Ret(Some(parse_operand(c, names, "the operand of 'ret'")?))
             }
         }
         "unreachable" => AstOp::Unreachable,
-        _ => {
-            return Err(c.error_at(mn_pos, format!("unknown instruction '{mn}'")));
+        // The operations last: the keywords above are told apart by one
+        // string comparison each, the operations by a table search.
+        m => {
+            if let Some(op) = BinOp::from_name(m) {
+                let [a, b] = parse_operands(c, names, m)?;
+                AstOp::Binary(op, a, b)
+            } else if let Some(op) = UnOp::from_name(m) {
+                let [a] = parse_operands(c, names, m)?;
+                AstOp::Unary(op, a)
+            } else {
+                return Err(c.error_at(mn_pos, format!("unknown instruction '{mn}'")));
+            }
         }
     };
     Ok(AstInst {
@@ -458,10 +500,4 @@ fn parse_inst(c: &mut Cursor) -> PResult<AstInst> {
         mnemonic: mn,
         op,
     })
-}
-
-/// The operand count was checked by [`parse_operands`]; this is only a typed
-/// fallback so that no `unwrap` is needed.
-fn unreachable_shape<T>(c: &Cursor, pos: Pos) -> PResult<T> {
-    Err(c.error_at(pos, "malformed instruction".to_string()))
 }
