@@ -15,7 +15,7 @@
 //! All four reserved registers are callee-saved in the SysV ABI, so runtime
 //! calls preserve them.
 
-use interp::heap::Heap;
+use crate::strict::NativeHeap;
 use interp::observe::RawValue;
 use interp::{EnvContext, TrapKind};
 
@@ -74,8 +74,8 @@ pub const OFF_PENDING: i32 = 88;
 
 /// The Rust-side state of one native execution: the heap and the trace.
 pub struct Runtime {
-    /// The arena; its capacity is at least its budget so it never moves.
-    pub heap: Heap,
+    /// The arena (dense or strict); it never moves once the code runs.
+    pub heap: NativeHeap,
     /// The output trace.
     pub trace: Vec<RawValue>,
 }
@@ -94,8 +94,8 @@ pub fn trap_kind(code: u64) -> Option<TrapKind> {
 fn sync_env(ctx: &mut NativeCtx, rt: &mut Runtime) {
     // SAFETY: `env` is the live context of this execution.
     let env = unsafe { &mut *ctx.env };
-    env.heap = rt.heap.words.as_mut_ptr();
-    env.heap_len = rt.heap.words.len();
+    env.heap = rt.heap.base_ptr();
+    env.heap_len = rt.heap.words().len();
 }
 
 fn alloc_result(ctx: &mut NativeCtx, r: Result<u64, TrapKind>) -> u64 {
@@ -104,7 +104,7 @@ fn alloc_result(ctx: &mut NativeCtx, r: Result<u64, TrapKind>) -> u64 {
     let rt = unsafe { &mut *rt };
     match r {
         Ok(o) => {
-            debug_assert_eq!(rt.heap.words.as_mut_ptr(), ctx.heap);
+            debug_assert_eq!(rt.heap.base_ptr(), ctx.heap);
             sync_env(ctx, rt);
             o
         }

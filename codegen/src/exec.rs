@@ -3,12 +3,18 @@
 //! word heap, so that the final state is observed by the interpreter's own
 //! code ([`interp::observe::observe`]) and compares with `==`.
 //!
+//! In strict mode ([`NativeProgram::set_strict`]; on by default in harness
+//! mode, when [`CompileOptions::chaos`] is set) the heap is a
+//! [`crate::strict::StrictHeap`]: every object ends against a PROT_NONE guard
+//! page, so an access past an object or wider than 8 bytes faults.
+//!
 //! Each execution gets its own machine stack (an anonymous mapping with a
 //! PROT_NONE guard page below it) sized for the interpreter's frame limit.
 
 use crate::abi::{trap_kind, NativeCtx, Runtime};
 use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
-use interp::heap::{build_initial_in, validate_inputs, InputError};
+use crate::strict::{NativeHeap, StrictHeap};
+use interp::heap::{build_initial_in, fill_initial, validate_inputs, InputError};
 use interp::observe::{observe, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue};
 use interp::{Behaviour, Config, EnvContext, EnvInfo};
 use ir::{FuncId, InputSpec, Module, Type};
@@ -29,6 +35,7 @@ pub struct NativeProgram<'m> {
     compiled: Compiled,
     code: Mmap,
     env_info: EnvInfo,
+    strict: bool,
 }
 
 /// Bytes of machine stack kept for runtime calls (the environment step and
@@ -80,7 +87,18 @@ impl<'m> NativeProgram<'m> {
             compiled,
             code,
             env_info: EnvInfo::new(module),
+            strict: opts.chaos.is_some(),
         })
+    }
+
+    /// Run on the strict heap (objects against guard pages) or the dense one.
+    pub fn set_strict(&mut self, on: bool) {
+        self.strict = on;
+    }
+
+    /// Whether executions use the strict heap.
+    pub fn is_strict(&self) -> bool {
+        self.strict
     }
 
     /// The module.
@@ -143,15 +161,24 @@ impl<'m> NativeProgram<'m> {
         validate_inputs(m, &param_types, inputs)?;
         let layout = &self.env_info.layout;
         let mut params = Vec::new();
-        let words = Vec::with_capacity(config.heap_words.max(1 + layout.globals.len()));
-        let heap = match build_initial_in(
-            layout,
-            inputs,
-            config.heap_words,
-            words,
-            &mut params,
-            &mut Vec::new(),
-        ) {
+        let heap = if self.strict {
+            StrictHeap::new(layout.globals.len(), config.heap_words).and_then(|mut h| {
+                fill_initial(&mut h, inputs, &mut params, &mut Vec::new())?;
+                Ok(NativeHeap::Strict(h))
+            })
+        } else {
+            let words = Vec::with_capacity(config.heap_words.max(1 + layout.globals.len()));
+            build_initial_in(
+                layout,
+                inputs,
+                config.heap_words,
+                words,
+                &mut params,
+                &mut Vec::new(),
+            )
+            .map(NativeHeap::Dense)
+        };
+        let heap = match heap {
             Ok(h) => h,
             Err(trap) => {
                 // The inputs alone exceed the heap budget (as the interpreter reports it).
@@ -179,11 +206,11 @@ impl<'m> NativeProgram<'m> {
             heap,
             trace: Vec::new(),
         };
-        env.heap = rt.heap.words.as_mut_ptr();
-        env.heap_len = rt.heap.words.len();
+        env.heap = rt.heap.base_ptr();
+        env.heap_len = rt.heap.words().len();
         let mut ctx = NativeCtx {
             saved_rsp: 0,
-            heap: rt.heap.words.as_mut_ptr(),
+            heap: rt.heap.base_ptr(),
             fuel: config.fuel,
             depth: config.max_depth.saturating_sub(1) as u64,
             trap: 0,
@@ -218,7 +245,7 @@ impl<'m> NativeProgram<'m> {
             m,
             layout,
             &FinalState {
-                words: &rt.heap.words,
+                words: rt.heap.words(),
                 entry_roots: &env.entry_roots,
                 returned,
                 escaped: &env.escaped,

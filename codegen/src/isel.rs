@@ -9,6 +9,9 @@
 //!   materialised: the branch does the `cmp` and jumps on its flags.
 //! * `sdiv`/`srem` test for zero (trap) and for `-1` (`MIN / -1 = MIN`,
 //!   `MIN % -1 = 0`, without `idiv`, which would fault).
+//! * A base an earlier access of the same block already null-checked is not
+//!   checked again (SSA values never change, and the earlier check trapped
+//!   if it was null); nor is the result of `new`/`newarray`.
 //! * Fuel is charged before every taken `jmp`/`br` edge and every call.
 //! * Phis become block parameters; each `br` edge gets a block of its own
 //!   (no critical edges), where the allocator puts the edge's parallel copy.
@@ -97,6 +100,10 @@ struct Selector<'a> {
     /// Per IR block ending in `br`: the vblocks of its two edges.
     edges: Vec<Option<(u32, u32)>>,
     names: Option<ir::Names>,
+    /// Per value: the stamp of the block where an access null-checked it.
+    non_null_in: Vec<u32>,
+    /// The stamp of the block being lowered (never 0).
+    stamp: u32,
 }
 
 fn vr(v: Value) -> VReg {
@@ -121,6 +128,8 @@ pub fn select(m: &Module, f: &Function, comments: bool) -> VCode {
         vblock: vec![None; f.blocks.len()],
         edges: vec![None; f.blocks.len()],
         names: comments.then(|| ir::Names::new(f)),
+        non_null_in: vec![0; f.values.len()],
+        stamp: 0,
     };
     let order = s.reachable_layout();
     let mut n = 0u32;
@@ -226,7 +235,16 @@ impl Selector<'_> {
         }
     }
 
+    /// Whether `v` is known non-null in this block (an earlier access
+    /// null-checked it); from now on it is.
+    fn checked_before(&mut self, v: Value) -> bool {
+        let known = self.non_null_in[v.index()] == self.stamp;
+        self.non_null_in[v.index()] = self.stamp;
+        known
+    }
+
     fn lower_block(&mut self, b: Block, is_entry: bool) {
+        self.stamp += 1;
         let f = self.f;
         let vb = self.vblock[b.index()].expect("reachable") as usize;
         self.code.blocks[vb].start = self.code.insts.len();
@@ -393,13 +411,15 @@ impl Selector<'_> {
                 match *addr {
                     Addr::Field { base, field } => {
                         let o = self.reg(base);
-                        // Every field access is null-checked (no base is known non-null).
+                        // A field access is null-checked unless an earlier
+                        // access of this block checked the same base.
                         let loaded = matches!(self.f.value_def(base), ValueDef::Inst(j)
                             if matches!(self.f.inst(j).kind, InstKind::Load { .. }));
+                        let known = self.checked_before(base);
                         let checked = if zoo!(NativeLoadedBaseNonNull) {
-                            loaded
+                            loaded || known
                         } else {
-                            false
+                            known
                         };
                         self.push(
                             VInst::LoadField {
@@ -422,8 +442,9 @@ impl Selector<'_> {
                             None => {
                                 let x = self.reg(index);
                                 let t = self.fresh();
+                                let checked = self.checked_before(base);
                                 self.push(
-                                    VInst::LoadElem,
+                                    VInst::LoadElem { checked },
                                     vec![
                                         Operand::reg_use(o),
                                         Operand::reg_use(x),
@@ -456,9 +477,11 @@ impl Selector<'_> {
                     Addr::Field { base, field } => {
                         let o = self.reg(base);
                         let v = self.reg(*value);
+                        let checked = self.checked_before(base);
                         self.push(
                             VInst::StoreField {
                                 disp: 8 * (field.index as i32 + 1),
+                                checked,
                             },
                             vec![Operand::reg_use(o), Operand::reg_use(v)],
                             PRegSet::empty(),
@@ -480,8 +503,9 @@ impl Selector<'_> {
                                 let x = self.reg(index);
                                 let v = self.reg(*value);
                                 let t = self.fresh();
+                                let checked = self.checked_before(base);
                                 self.push(
-                                    VInst::StoreElem,
+                                    VInst::StoreElem { checked },
                                     vec![
                                         Operand::reg_use(o),
                                         Operand::reg_use(x),

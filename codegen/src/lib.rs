@@ -30,6 +30,7 @@ pub mod isel;
 pub mod isolate;
 pub mod lower;
 pub mod regalloc;
+pub mod strict;
 pub mod vcode;
 pub mod worker;
 

@@ -455,21 +455,23 @@ impl FuncEmitter<'_> {
                 }
                 self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + disp))
             }
-            VInst::StoreField { disp } => {
-                self.null_check(r(0))?;
+            VInst::StoreField { disp, checked } => {
+                if !checked {
+                    self.null_check(r(0))?;
+                }
                 self.a.mov(qword_ptr(r15 + r(0) * 8 + disp), r(1))?;
                 if zoo!(NativeWideStore) {
                     self.a.mov(qword_ptr(r15 + r(0) * 8 + (disp + 8)), r(1))?;
                 }
                 Ok(())
             }
-            VInst::LoadElem => {
-                self.bounds(r(0), r(1))?;
+            VInst::LoadElem { checked } => {
+                self.bounds(r(0), r(1), checked)?;
                 self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
                 self.a.mov(r(2), qword_ptr(r15 + r(3) * 8 + 16))
             }
-            VInst::StoreElem => {
-                self.bounds(r(0), r(1))?;
+            VInst::StoreElem { checked } => {
+                self.bounds(r(0), r(1), checked)?;
                 self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
                 self.a.mov(qword_ptr(r15 + r(3) * 8 + 16), r(2))
             }
@@ -592,8 +594,10 @@ impl FuncEmitter<'_> {
     }
 
     /// Null check of `base`, then `index < len` (unsigned: a negative index is out).
-    fn bounds(&mut self, base: AsmRegister64, index: AsmRegister64) -> R {
-        self.null_check(base)?;
+    fn bounds(&mut self, base: AsmRegister64, index: AsmRegister64, non_null: bool) -> R {
+        if !non_null {
+            self.null_check(base)?;
+        }
         self.a.cmp(index, qword_ptr(r15 + base * 8 + 8))?;
         let l = self.trap(TrapKind::OutOfBounds);
         self.a.jae(l)

@@ -93,14 +93,15 @@ pub enum VInst {
     /// `[use base, def d]`; `checked`: the base is known non-null, so no
     /// null check is emitted.
     LoadField { disp: i32, checked: bool },
-    /// `[use base, use v]`.
-    StoreField { disp: i32 },
-    /// `[use base, use index, def d, temp t]`.
-    LoadElem,
+    /// `[use base, use v]`; `checked` as for `LoadField`.
+    StoreField { disp: i32, checked: bool },
+    /// `[use base, use index, def d, temp t]`; `checked`: the base is known
+    /// non-null (the bounds check stays).
+    LoadElem { checked: bool },
     /// `[use base, def d]`: constant index `c` in `0..=65536`.
     LoadElemConst { c: i32 },
-    /// `[use base, use index, use v, temp t]`.
-    StoreElem,
+    /// `[use base, use index, use v, temp t]`; `checked` as for `LoadElem`.
+    StoreElem { checked: bool },
     /// `[use base, use v]`.
     StoreElemConst { c: i32 },
     /// `[use base]`: a constant index that is always out of bounds.

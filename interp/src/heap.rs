@@ -324,11 +324,48 @@ pub fn build_initial_in(
     addrs: &mut Vec<u64>,
 ) -> Result<Heap, TrapKind> {
     let mut heap = Heap::new_in(words, layout.globals.len(), budget)?;
+    fill_initial(&mut heap, spec, params, addrs)?;
+    Ok(heap)
+}
+
+/// An arena objects can be allocated in: the interpreter's [`Heap`], or
+/// another word-addressed arena with the same header layout (the native
+/// executor's strict heap, whose objects sit against guard pages).
+pub trait Arena {
+    /// `new T` for a struct with `nfields` fields: the new reference.
+    fn alloc_struct(&mut self, s: StructId, nfields: usize) -> Result<u64, TrapKind>;
+    /// `newarray elem, len`: the new reference.
+    fn alloc_array(&mut self, elem: Type, len: i64) -> Result<u64, TrapKind>;
+    /// Write `v` at word `at` (a word of an allocated object or a global).
+    fn set_word(&mut self, at: usize, v: u64);
+}
+
+impl Arena for Heap {
+    fn alloc_struct(&mut self, s: StructId, nfields: usize) -> Result<u64, TrapKind> {
+        Heap::alloc_struct(self, s, nfields)
+    }
+    fn alloc_array(&mut self, elem: Type, len: i64) -> Result<u64, TrapKind> {
+        Heap::alloc_array(self, elem, len)
+    }
+    fn set_word(&mut self, at: usize, v: u64) {
+        self.words[at] = v;
+    }
+}
+
+/// Allocate the objects of the validated `spec` in `arena` (whose globals
+/// block is already there, zeroed), fill them and the globals, and put one
+/// word per parameter in `params`; `addrs` is scratch.
+pub fn fill_initial<A: Arena>(
+    arena: &mut A,
+    spec: &InputSpec,
+    params: &mut Vec<u64>,
+    addrs: &mut Vec<u64>,
+) -> Result<(), TrapKind> {
     addrs.clear();
     for obj in &spec.objects {
         let a = match obj {
-            InputObject::Struct { ty, fields } => heap.alloc_struct(*ty, fields.len())?,
-            InputObject::Array { elem, elems } => heap.alloc_array(*elem, elems.len() as i64)?,
+            InputObject::Struct { ty, fields } => arena.alloc_struct(*ty, fields.len())?,
+            InputObject::Array { elem, elems } => arena.alloc_array(*elem, elems.len() as i64)?,
         };
         addrs.push(a);
     }
@@ -344,13 +381,13 @@ pub fn build_initial_in(
             InputObject::Array { elems, .. } => (a as usize + 2, elems),
         };
         for (k, &v) in vals.iter().enumerate() {
-            heap.words[first + k] = word(v);
+            arena.set_word(first + k, word(v));
         }
     }
     for (g, &v) in spec.globals.iter().enumerate() {
-        heap.words[GLOBALS_BASE + g] = word(v);
+        arena.set_word(GLOBALS_BASE + g, word(v));
     }
     params.clear();
     params.extend(spec.params.iter().map(|&v| word(v)));
-    Ok(heap)
+    Ok(())
 }

@@ -6,6 +6,7 @@
 //! in bless mode, rewrites the expectations in place. The `corpus` integration
 //! test and the `loadstar` binary both drive it through [`run_file`] / [`run_dir`].
 
+pub mod asm;
 pub mod bless;
 pub mod directives;
 mod exec;

@@ -10,7 +10,7 @@ use verify::commands::reduce::{
     reduce_file, render as render_reduction, ReduceOptions, ReduceOutcome,
 };
 use verify::commands::repro::{repro, ReproOutcome};
-use verify::commands::run::{run, run_checking_effects, RunOptions};
+use verify::commands::run::{run, run_checking_effects, run_strict, RunOptions};
 
 // The oracle allocates many small, short-lived vectors per checked program;
 // mimalloc serves them about a third faster than the system allocator, and its
@@ -53,6 +53,11 @@ enum Command {
         /// Compile to x86-64 and run the machine code instead of interpreting.
         #[arg(long, conflicts_with = "check_effects")]
         native: bool,
+        /// With `--native`: strict memory (every object against a PROT_NONE
+        /// guard page, so an access outside it faults), in a crash-isolated
+        /// worker; a crash is reported with its disassembly, exit 1.
+        #[arg(long, requires = "native")]
+        strict: bool,
         /// Plant bugs of the bug zoo first (comma-separated names; builds with `--features bug-zoo`).
         #[arg(long, value_name = "NAME")]
         inject: Option<String>,
@@ -442,6 +447,24 @@ fn survey_command(
     }
 }
 
+/// `run --native --strict`: the behaviour, or the crash report and exit 1.
+fn run_strict_command(opts: &RunOptions) -> ExitCode {
+    match run_strict(opts) {
+        Ok(Ok(behaviour)) => {
+            println!("{}", behaviour.trim_end());
+            ExitCode::SUCCESS
+        }
+        Ok(Err(crash)) => {
+            eprint!("{crash}");
+            ExitCode::from(1)
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// `run --check-effects`: the behaviour, then every violation; exit 1 if any.
 fn run_with_effect_check(opts: &RunOptions) -> ExitCode {
     match run_checking_effects(opts) {
@@ -527,6 +550,7 @@ fn main() -> ExitCode {
             fuel,
             check_effects,
             native,
+            strict,
             inject,
         } => {
             if let Err(e) = apply_inject(inject.as_deref()) {
@@ -540,9 +564,13 @@ fn main() -> ExitCode {
                 passes,
                 fuel,
                 native,
+                strict,
             };
             if check_effects {
                 return run_with_effect_check(&opts);
+            }
+            if strict {
+                return run_strict_command(&opts);
             }
             run(&opts)
         }

@@ -17,6 +17,9 @@ pub struct RunOptions {
     pub fuel: Option<u64>,
     /// Run the machine code of the x86-64 backend instead of the interpreter.
     pub native: bool,
+    /// With `native`: strict memory (every object against a PROT_NONE guard
+    /// page), run in a crash-isolated worker.
+    pub strict: bool,
 }
 
 /// Run and return the three lines of observable behaviour.
@@ -36,6 +39,53 @@ pub fn run(opts: &RunOptions) -> Result<String, Diagnostic> {
             .behaviour
     };
     Ok(behaviour.to_string())
+}
+
+/// How long `run --native --strict` lets its worker run.
+const STRICT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `run --native --strict`: run the machine code on the strict heap in a
+/// crash-isolated worker. `Ok(Ok(lines))` is the behaviour; `Ok(Err(report))`
+/// says how the native code crashed (a fault on a guard page is the strict
+/// heap catching an access outside an object), with the disassembly around
+/// the faulting instruction.
+pub fn run_strict(opts: &RunOptions) -> Result<Result<String, String>, Diagnostic> {
+    let prepared = prepare(opts)?;
+    let mut native = codegen::NativeProgram::with_options(
+        &prepared.module,
+        codegen::CompileOptions {
+            listing: true,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| Diagnostic(format!("{}: internal error: {e}", opts.file)))?;
+    native.set_strict(true);
+    let report = codegen::isolate::run_isolated(STRICT_TIMEOUT, |rep| {
+        let text = match native.try_run(prepared.func, &prepared.inputs, &prepared.config) {
+            Ok(e) => format!("ok{}", e.behaviour),
+            Err(e) => format!("in{e}"),
+        };
+        rep.send(1, text.as_bytes());
+    });
+    if let Some(failure) = &report.failure {
+        let mut text = format!("{}: native code crashed: {failure}\n", opts.file);
+        if let codegen::isolate::Failure::Signal { rip, .. } = *failure {
+            text.push_str(&native.disassembly_around(rip, 8));
+        }
+        return Ok(Err(text));
+    }
+    let sent = report
+        .records
+        .first()
+        .map(|(_, p)| String::from_utf8_lossy(p).into_owned());
+    match sent.as_deref().map(|t| t.split_at(2.min(t.len()))) {
+        Some(("ok", b)) => Ok(Ok(b.to_string())),
+        Some((_, e)) => Err(Diagnostic(format!("<--input>: error: {e}"))),
+        None => Err(Diagnostic(format!(
+            "{}: internal error: the worker sent nothing",
+            opts.file
+        ))),
+    }
 }
 
 /// `run --check-effects`: run under the effect checker of

@@ -7,8 +7,18 @@
 use std::fmt;
 
 /// The names a directive may have.
-pub const DIRECTIVE_NAMES: [&str; 10] = [
-    "test", "func", "fuel", "input", "input+", "expect", "check", "not", "error", "passes",
+pub const DIRECTIVE_NAMES: [&str; 11] = [
+    "test",
+    "func",
+    "fuel",
+    "input",
+    "input+",
+    "expect",
+    "check",
+    "not",
+    "error",
+    "passes",
+    "check-asm",
 ];
 
 /// What kind of test a file is (`; test: ...`).
@@ -98,6 +108,9 @@ pub struct TestFile {
     /// a run test's differential check runs besides every pass and the pipeline,
     /// e.g. the exact plan of a sweep finding.
     pub plans: Vec<String>,
+    /// `; check-asm:` lines of a run test, in order (patterns over the
+    /// function's machine code; see `filetest::asm`).
+    pub asm_checks: Vec<Located<String>>,
 }
 
 /// A malformed directive.
@@ -138,6 +151,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
     let mut checks = Vec::new();
     let mut errors = Vec::new();
     let mut plans = Vec::new();
+    let mut asm_checks = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let Some((name, value)) = split_directive(raw) else {
@@ -214,6 +228,10 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
                 value: value.to_string(),
             }),
             "passes" => plans.push(value.to_string()),
+            "check-asm" => asm_checks.push(Located {
+                line,
+                value: value.to_string(),
+            }),
             _ => unreachable!("split_directive only returns known names"),
         }
     }
@@ -241,6 +259,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
         checks,
         errors,
         plans,
+        asm_checks,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Running one test file against the parser, verifier, passes and interpreter,
 //! and collecting the failures (and, in bless mode, the rewritten file).
 
+use super::asm;
 use super::bless::{apply_edits, Edit};
 use super::directives::{parse_directives, Case, TestFile, TestKind};
 use super::matcher::match_checks;
@@ -50,6 +51,10 @@ pub(crate) fn check_text(text: &str, label: &str, bless: bool) -> Checked {
     };
     match parse_directives(text) {
         Err(e) => cx.fail(e.line, format!("bad directive: {}", e.message)),
+        Ok(tf) if !tf.asm_checks.is_empty() && tf.kind != TestKind::Run => cx.fail(
+            tf.asm_checks[0].line,
+            "`; check-asm:` lines belong in run tests",
+        ),
         Ok(tf) => match tf.kind.clone() {
             TestKind::ParseError => check_parse_error(&mut cx, &tf),
             TestKind::VerifyError => check_verify_error(&mut cx, &tf),
@@ -500,10 +505,44 @@ fn run_expected(
     Some((spec, actual, counts))
 }
 
+/// Match the `; check-asm:` lines against the machine code of `func` (the
+/// `--emit asm` listing, normalized by `filetest::asm`). In bless mode a file
+/// whose lines do not all match gets them replaced by the precise output.
+fn check_asm(cx: &mut Ctx, tf: &TestFile, module: &Module, func: FuncId) {
+    let opts = codegen::CompileOptions {
+        listing: true,
+        ..Default::default()
+    };
+    let listing = match codegen::compile_with(module, opts) {
+        Ok(c) => codegen::listing(&c),
+        Err(e) => return cx.fail(tf.kind_line, format!("the backend failed: {e}")),
+    };
+    let lines = asm::normalize(&listing, &module.func(func).name);
+    let failures = asm::match_asm(&lines, &tf.asm_checks);
+    if failures.is_empty() {
+        return;
+    }
+    if cx.bless {
+        let old: Vec<usize> = tf.asm_checks.iter().map(|c| c.line).collect();
+        let new = lines.iter().map(|l| format!("; check-asm: {l}")).collect();
+        cx.edits.push(Edit::replace(&old, tf.kind_line, new));
+        return;
+    }
+    let mut msg = failures.join("\n");
+    msg.push_str("\n  the code:\n");
+    for l in &lines {
+        msg.push_str(&format!("    {l}\n"));
+    }
+    cx.fail(tf.asm_checks[0].line, msg);
+}
+
 fn check_run(cx: &mut Ctx, tf: &TestFile) {
     let Some((module, map, func)) = load(cx, tf) else {
         return;
     };
+    if !tf.asm_checks.is_empty() {
+        check_asm(cx, tf, &module, func);
+    }
     let mut runs = Vec::new();
     for case in &tf.cases {
         if let Some((spec, actual, counts)) = run_expected(cx, tf, case, &module, func, "behaviour")
