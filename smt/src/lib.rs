@@ -8,6 +8,7 @@ pub mod check;
 pub mod compare;
 pub mod encode;
 pub mod env;
+pub mod reach;
 pub mod shared;
 pub mod state;
 pub mod unroll;
