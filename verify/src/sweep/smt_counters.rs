@@ -15,6 +15,9 @@ pub struct SmtCounts {
     pub queries: u64,
     /// Functions a plan left unchanged (no query: equal by construction).
     pub unchanged: u64,
+    /// Functions of a plan whose output module an earlier plan of the same
+    /// program already produced (no query: checked already).
+    pub repeated: u64,
     /// Fully proved.
     pub proved: u64,
     /// Proved for executions within the unrolling bound.
@@ -69,6 +72,7 @@ impl SmtCounts {
         self.programs += o.programs;
         self.queries += o.queries;
         self.unchanged += o.unchanged;
+        self.repeated += o.repeated;
         self.proved += o.proved;
         self.bounded += o.bounded;
         self.counterexample += o.counterexample;
@@ -91,6 +95,7 @@ impl SmtCounts {
             programs: self.programs,
             queries: self.queries,
             unchanged: self.unchanged,
+            repeated: self.repeated,
             proved_pct: rate(self.proved),
             bounded_pct: rate(self.bounded),
             counterexample: self.counterexample,
@@ -115,7 +120,10 @@ impl SmtCounts {
         row("programs sampled", s.programs.to_string());
         row(
             "queries",
-            format!("{} ({} functions unchanged)", s.queries, s.unchanged),
+            format!(
+                "{} ({} functions unchanged, {} repeated)",
+                s.queries, s.unchanged, s.repeated
+            ),
         );
         row(
             "proved / bounded %",
@@ -146,6 +154,8 @@ pub struct SmtSummary {
     pub queries: u64,
     /// Functions left unchanged by their plan (not queried).
     pub unchanged: u64,
+    /// Functions of a plan whose output an earlier plan produced (not queried).
+    pub repeated: u64,
     /// Proved, percent of queries.
     pub proved_pct: f64,
     /// Proved within the bound, percent.
