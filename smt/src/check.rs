@@ -31,7 +31,7 @@ pub const RLIMIT_PER_MS: u32 = 2_500;
 
 /// The wall-clock backstop of a query, as a multiple of its budget (a
 /// loaded machine gives the solver a fraction of a core).
-pub const WALL_FACTOR: u32 = 4;
+pub const WALL_FACTOR: u32 = 10;
 
 /// The memory z3 may use, in megabytes (z3's global `memory_max_size`):
 /// past it inside the solver a query is `unknown`. Past it while the
