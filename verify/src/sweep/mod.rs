@@ -66,7 +66,7 @@ pub struct SweepOptions {
 /// The default share of programs the SMT oracle samples (one in N): the
 /// largest share that costs the default sweep at most 20 % of its throughput
 /// (README, "The SMT oracle in the sweep").
-pub const DEFAULT_SMT_EVERY: u64 = 5000;
+pub const DEFAULT_SMT_EVERY: u64 = 6000;
 
 impl Default for SweepOptions {
     fn default() -> Self {
