@@ -18,8 +18,35 @@ pub struct Options {
     pub unroll: usize,
     /// Nested calls inlined.
     pub inline_depth: u32,
-    /// Solver time per query, in milliseconds.
+    /// The solver budget per query, in milliseconds of one core's solver
+    /// time: z3's deterministic resource count ([`RLIMIT_PER_MS`] units per
+    /// millisecond), so verdicts do not depend on the machine's load, with a
+    /// wall-clock backstop at [`WALL_FACTOR`] times the budget.
     pub timeout_ms: u32,
+}
+
+/// z3 resource units per millisecond of solver time (measured on this
+/// machine: about 2.65 million per CPU second on generated programs).
+pub const RLIMIT_PER_MS: u32 = 2_500;
+
+/// The wall-clock backstop of a query, as a multiple of its budget (a
+/// loaded machine gives the solver a fraction of a core).
+pub const WALL_FACTOR: u32 = 10;
+
+/// The memory z3 may use, in megabytes (z3's global `memory_max_size`):
+/// past it inside the solver a query is `unknown`. Past it while the
+/// encoding builds terms, z3 fails the call and the process dies (measured
+/// with 20 MB: a segfault), so the limit is far above what a query needs and
+/// the work per query is bounded by the resource count instead (docs/smt.md).
+pub const MEMORY_MAX_MB: u32 = 4096;
+
+/// The solver parameters of a query with budget `ms`.
+fn budget(ms: u32) -> Params {
+    let mut p = Params::new();
+    let ms = ms.max(1);
+    p.set_u32("rlimit", ms.saturating_mul(RLIMIT_PER_MS));
+    p.set_u32("timeout", ms.saturating_mul(WALL_FACTOR));
+    p
 }
 
 impl Default for Options {
@@ -75,7 +102,13 @@ pub struct Checked {
 }
 
 thread_local! {
-    static SOLVER: Solver = Solver::new();
+    static SOLVER: Solver = {
+        static MEMORY: std::sync::Once = std::sync::Once::new();
+        MEMORY.call_once(|| {
+            z3::set_global_param("memory_max_size", &MEMORY_MAX_MB.to_string());
+        });
+        Solver::new()
+    };
 }
 
 /// Check function `of` of `orig` against function `pf` of `opt`.
@@ -105,6 +138,7 @@ fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Optio
         inline_depth: opts.inline_depth,
     };
     let mut sh = Shared::new(orig, &ta, &[opt]);
+    sh.env_leaves = Some(crate::reach::touched_leaves(&sh, &[orig, opt]));
     let a = match Encoder::new(orig, &mut sh, limits).encode(of) {
         Ok(s) => s,
         Err(e) => return Verdict::Unsupported(e),
@@ -123,8 +157,7 @@ fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Optio
     let differ = Bool::or(&conds);
     let bounded = a.bounded || b.bounded;
     SOLVER.with(|s| {
-        let mut p = Params::new();
-        p.set_u32("timeout", opts.timeout_ms.max(1));
+        let p = budget(opts.timeout_ms);
         s.set_params(&p);
         s.push();
         for x in &sh.assumptions {
@@ -141,9 +174,7 @@ fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Optio
             for x in &sh.preferences {
                 s.assert(x);
             }
-            let mut q = Params::new();
-            q.set_u32("timeout", (opts.timeout_ms / 4).max(1));
-            s.set_params(&q);
+            s.set_params(&budget(opts.timeout_ms / 4));
             if s.check() == SatResult::Sat {
                 found = s.get_model();
             }
@@ -169,8 +200,11 @@ fn check_inner(orig: &Module, of: FuncId, opt: &Module, pf: FuncId, opts: &Optio
             SatResult::Unknown => Verdict::Unknown(
                 s.get_reason_unknown()
                     .map(|r| {
-                        if r.contains("timeout") || r.contains("canceled") {
+                        if r.contains("timeout") || r.contains("canceled") || r.contains("resource")
+                        {
                             "timeout".to_string()
+                        } else if r.contains("memory") {
+                            "memory".to_string()
                         } else {
                             r
                         }

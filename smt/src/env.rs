@@ -246,7 +246,7 @@ pub fn env_step(
     st.steps = st.steps.bvadd(bv(1)).simplify();
     let k_values = std::mem::take(&mut st.step_counts);
     st.step_counts = k_values.iter().map(|c| c + 1).collect();
-    let all = all_leaves(sh);
+    let all = sh.env_leaves.clone().unwrap_or_else(|| all_leaves(sh));
     let reads = spec.reads.clone().unwrap_or_else(|| all.clone());
     let writes = spec.writes.clone().unwrap_or(all);
     let args: Vec<BV> = (0..STEP_COLUMNS - 1)

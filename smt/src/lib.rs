@@ -10,6 +10,7 @@ pub mod encode;
 pub mod env;
 pub mod rule_replay;
 pub mod rules;
+pub mod reach;
 pub mod shared;
 pub mod state;
 pub mod unroll;

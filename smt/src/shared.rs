@@ -50,6 +50,9 @@ pub struct Shared {
     /// Every array identity whose length the functions read (a counterexample
     /// gives the other arrays length 0: nothing depends on them).
     pub len_reads: Vec<(usize, BV)>,
+    /// The leaves a step without declared effects reads and writes (`None`:
+    /// every leaf; see [`crate::reach`]).
+    pub env_leaves: Option<Vec<crate::env::Leaf>>,
 }
 
 impl Shared {
@@ -116,6 +119,7 @@ impl Shared {
             assumptions,
             preferences: Vec::new(),
             len_reads: Vec::new(),
+            env_leaves: None,
         }
     }
 }

@@ -44,21 +44,32 @@ pub fn target_passes(target: &str) -> Option<&'static [&'static str]> {
         "lse" => Some(&["lse"]),
         "gvn" => Some(&["gvn"]),
         "peeps" => Some(&["peeps"]),
-        "pipeline" | "native" => Some(&["pipeline"]),
+        "pipeline" | "native" | "smt" => Some(&["pipeline"]),
         _ => None,
     }
 }
 
 /// The oracle configuration of a fuzz target: `native` adds the native oracle
 /// (x86-64 code of the original and of the `pipeline` output against the
-/// interpreter), run in-process so that a fault is libFuzzer's crash report.
+/// interpreter), run in-process so that a fault is libFuzzer's crash report;
+/// `smt` adds the SMT oracle, kept cheap per input ([`SMT_TARGET`]).
 pub fn target_oracle(target: &str) -> OracleConfig {
     OracleConfig {
         native: target == "native",
         isolate: target != "native",
+        smt: (target == "smt").then_some(SMT_TARGET),
         ..OracleConfig::default()
     }
 }
+
+/// The `smt` target's solver limits: one loop iteration, 300 ms per query
+/// (a timeout is `unknown`, never a crash), so an input costs well under a
+/// second.
+pub const SMT_TARGET: smt::Options = smt::Options {
+    unroll: 1,
+    inline_depth: 2,
+    timeout_ms: 300,
+};
 
 /// Generate a program from `data`, check it against `passes`, and panic with
 /// the reduced reproducer if anything is found.
@@ -113,6 +124,20 @@ mod tests {
         for k in 0..30u8 {
             let data: Vec<u8> = (0..400u32)
                 .map(|i| (i as u8).wrapping_mul(k).wrapping_add(3 * k))
+                .collect();
+            check_bytes_with(&data, &["pipeline"], &cfg);
+        }
+    }
+
+    #[test]
+    fn the_smt_target_runs_the_smt_oracle_on_the_pipeline() {
+        let cfg = target_oracle("smt");
+        assert_eq!(cfg.smt.map(|o| o.timeout_ms), Some(300));
+        assert_eq!(target_passes("smt"), Some(&["pipeline"][..]));
+        assert!(target_oracle("pipeline").smt.is_none());
+        for k in 0..6u8 {
+            let data: Vec<u8> = (0..400u32)
+                .map(|i| (i as u8).wrapping_mul(k + 7).wrapping_add(5 * k))
                 .collect();
             check_bytes_with(&data, &["pipeline"], &cfg);
         }

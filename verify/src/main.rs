@@ -106,6 +106,13 @@ enum Command {
         /// module with the interpreter (crash-isolated workers).
         #[arg(long)]
         native: bool,
+        /// Also prove every function of the file equivalent to its optimized
+        /// version with z3; a counterexample is replayed in the interpreter.
+        #[arg(long)]
+        smt: bool,
+        /// With `--smt`: solver time per function, in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        smt_timeout_ms: u32,
     },
     /// Generate random aliased programs and check the passes against the interpreter.
     Sweep {
@@ -136,7 +143,7 @@ enum Command {
     Repro {
         /// The crash artifact (the raw bytes the fuzz target was given).
         artifact: String,
-        /// The fuzz target that crashed: lse, gvn, peeps, pipeline or parse.
+        /// The fuzz target that crashed: lse, gvn, peeps, pipeline, native, smt or parse.
         #[arg(long)]
         target: String,
         /// Where to write the reduced text test (default: stdout).
@@ -204,6 +211,9 @@ enum Command {
         /// Inputs per program.
         #[arg(long, default_value_t = 3)]
         inputs: usize,
+        /// Time budget per bug of the SMT oracle's own hunt, in seconds (0: no SMT column).
+        #[arg(long, default_value_t = 60.0)]
+        smt_seconds_per_bug: f64,
     },
 }
 
@@ -234,10 +244,12 @@ fn zoo_command(
     out: Option<String>,
     size: usize,
     inputs: usize,
+    smt_seconds_per_bug: f64,
 ) -> ExitCode {
     use verify::commands::zoo::{parse_bugs, render_table, run_zoo, ZooOptions};
-    if !(seconds_per_bug.is_finite() && seconds_per_bug >= 0.0) {
-        eprintln!("error: --seconds-per-bug wants a non-negative number");
+    let ok = |x: f64| x.is_finite() && x >= 0.0;
+    if !ok(seconds_per_bug) || !ok(smt_seconds_per_bug) {
+        eprintln!("error: --seconds-per-bug and --smt-seconds-per-bug want non-negative numbers");
         return ExitCode::from(2);
     }
     let bugs = match parse_bugs(bugs.as_deref().unwrap_or("")) {
@@ -254,6 +266,7 @@ fn zoo_command(
         out: out.map(Into::into),
         size: size.max(1),
         inputs: inputs.max(1),
+        smt_seconds_per_bug,
     };
     match run_zoo(&opts) {
         Ok(dets) => {
@@ -506,6 +519,8 @@ fn main() -> ExitCode {
             fuel,
             inject,
             native,
+            smt,
+            smt_timeout_ms,
         } => {
             if let Err(e) = apply_inject(inject.as_deref()) {
                 eprintln!("error: {e}");
@@ -519,6 +534,7 @@ fn main() -> ExitCode {
                 seed,
                 fuel,
                 native,
+                smt_timeout_ms: smt.then_some(smt_timeout_ms),
             };
             return check_command(&opts);
         }
@@ -633,7 +649,18 @@ fn main() -> ExitCode {
             out,
             size,
             inputs,
-        } => return zoo_command(seconds_per_bug, seed, bugs, out, size, inputs),
+            smt_seconds_per_bug,
+        } => {
+            return zoo_command(
+                seconds_per_bug,
+                seed,
+                bugs,
+                out,
+                size,
+                inputs,
+                smt_seconds_per_bug,
+            )
+        }
     };
     match result {
         Ok(out) => {
@@ -667,10 +694,17 @@ struct SweepArgs {
     #[arg(long)]
     passes: Option<String>,
     /// Oracles: `interp` (always on), `native` (x86-64 code of the original
-    /// and of every plan). Both by default; `--oracles interp` for the
+    /// and of every plan), `smt` (z3 validates every plan of one program in
+    /// `--smt-every`). All three by default; `--oracles interp` for the
     /// interpreter alone.
-    #[arg(long, default_value = "interp,native")]
+    #[arg(long, default_value = "interp,native,smt")]
     oracles: String,
+    /// With the `smt` oracle: validate the plans of one program in N.
+    #[arg(long, value_name = "N", default_value_t = verify::sweep::DEFAULT_SMT_EVERY)]
+    smt_every: u64,
+    /// With the `smt` oracle: solver time per query, in milliseconds (a timeout is `unknown`).
+    #[arg(long, default_value_t = 1000)]
+    smt_timeout_ms: u32,
     /// This shard of the program index space, `I/N`.
     #[arg(long, default_value = "0/1")]
     shard: String,
@@ -717,7 +751,7 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    let native = match check_oracles_in(&a.oracles, &["interp", "native"]) {
+    let native = match check_oracles_in(&a.oracles, &["interp", "native", "smt"]) {
         Ok(n) => n,
         Err(code) => return code,
     };
@@ -733,6 +767,7 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
     } else {
         isolation
     };
+    let with_smt = a.oracles.split(',').any(|o| o.trim() == "smt");
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
             "error: --shard wants I/N with 0 <= I < N, got '{}'",
@@ -785,6 +820,11 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
             ..Default::default()
         },
         isolation,
+        smt_every: if with_smt { a.smt_every } else { 0 },
+        smt: smt::Options {
+            timeout_ms: a.smt_timeout_ms.max(1),
+            ..verify::oracle::smt_check::default_options()
+        },
         ..SweepOptions::default()
     };
     match run_sweep(&opts) {

@@ -165,3 +165,50 @@ fn native_adds_the_native_oracle_to_the_check() {
     let (code, _, err) = loadstar(&["check", bad.to_str().unwrap(), "--native"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn smt_adds_the_smt_oracle_and_reports_its_verdicts() {
+    // The pipeline folds `add %c, 0`: z3 proves the result equivalent.
+    let text = ALIASING.replace("ret %c", "%d = add %c, 0\n  ret %d");
+    let f = temp_file("smt-clean.ir", &text);
+    let (code, out, err) = loadstar(&["check", f.to_str().unwrap(), "--inputs", "4", "--smt"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("oracles: interp,smt"), "{out}");
+    assert!(out.contains("smt: 1 proved,"), "{out}");
+    // Without a change there is nothing to ask z3.
+    let f = temp_file("smt-unchanged.ir", ALIASING);
+    let (code, out, err) = loadstar(&["check", f.to_str().unwrap(), "--inputs", "4", "--smt"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("smt: 0 proved, 0 proved (bounded), 0 unknown, 0 unsupported, 1 unchanged"),
+        "{out}"
+    );
+}
+
+#[cfg(feature = "bug-zoo")]
+#[test]
+fn smt_finds_a_divergence_no_input_reaches_and_prints_its_counterexample() {
+    // No `; input:` line and no generated input: only z3 can see the aliasing.
+    let text = ALIASING.lines().skip(1).collect::<Vec<_>>().join("\n");
+    let f = temp_file("smt-diverges.ir", &text);
+    let file = f.to_str().unwrap();
+    let args = ["--passes", "lse", "--inject", "lse-exact-alias"];
+    let (code, out, err) = loadstar(&[&["check", file, "--inputs", "0"][..], &args].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) =
+        loadstar(&[&["check", file, "--inputs", "0", "--smt"][..], &args].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("(oracle smt): mismatch-smt (returned value)"),
+        "{out}"
+    );
+    let spec = out
+        .lines()
+        .find_map(|l| l.strip_prefix("counterexample: "))
+        .unwrap_or_else(|| panic!("no counterexample line in:\n{out}"));
+    assert!(spec.contains("q = p"), "{out}");
+    // The counterexample replays the divergence with `run`.
+    let (_, a, _) = loadstar(&["run", file, "--input", spec]);
+    let (_, b, _) = loadstar(&[&["run", file, "--input", spec][..], &args].concat());
+    assert_ne!(a, b);
+}

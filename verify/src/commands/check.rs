@@ -9,7 +9,10 @@
 //! The oracles form a list ([`Oracle`]), each consulted in turn on the same
 //! inputs: the interpreter always, the native executor with `--native` (the
 //! x86-64 code of the original and of the optimized module against the
-//! interpreter, in crash-isolated workers: a fault is a `native-crash`).
+//! interpreter, in crash-isolated workers: a fault is a `native-crash`), and
+//! z3 with `--smt` (every function of the file proved equivalent to its
+//! optimized version, or a counterexample replayed in the interpreter:
+//! `mismatch-smt` when confirmed, `smt-unconfirmed` — a checker bug — when not).
 
 use crate::filetest::directives::split_directive;
 use crate::inputs::instantiate_all;
@@ -35,6 +38,9 @@ pub struct CheckOptions {
     pub fuel: Option<u64>,
     /// Also consult the native oracle ([`Oracle::Native`]).
     pub native: bool,
+    /// Also consult the SMT oracle ([`Oracle::Smt`]) with this solver time
+    /// per function, in milliseconds.
+    pub smt_timeout_ms: Option<u32>,
 }
 
 /// A way to decide whether the optimized module behaves like the original.
@@ -46,10 +52,13 @@ pub enum Oracle {
     /// Compile the original and the optimized module to x86-64 and compare
     /// their native runs (in forked workers) with the interpreter's.
     Native,
+    /// Prove every function equivalent to its optimized version with z3
+    /// (counterexamples replayed in the interpreter).
+    Smt,
 }
 
 /// The oracles this build has, consulted in this order.
-pub const ORACLES: &[Oracle] = &[Oracle::Interp, Oracle::Native];
+pub const ORACLES: &[Oracle] = &[Oracle::Interp, Oracle::Native, Oracle::Smt];
 
 impl Oracle {
     /// The oracle's name, as `--oracles` lists take it.
@@ -57,6 +66,7 @@ impl Oracle {
         match self {
             Oracle::Interp => "interp",
             Oracle::Native => "native",
+            Oracle::Smt => "smt",
         }
     }
 }
@@ -125,15 +135,30 @@ pub fn check(opts: &CheckOptions) -> Result<CheckOutcome, Diagnostic> {
     let consulted: Vec<Oracle> = ORACLES
         .iter()
         .copied()
-        .filter(|&o| o != Oracle::Native || opts.native)
+        .filter(|&o| match o {
+            Oracle::Interp => true,
+            Oracle::Native => opts.native,
+            Oracle::Smt => opts.smt_timeout_ms.is_some(),
+        })
         .collect();
+    let mut smt_line = String::new();
     for &oracle in &consulted {
         let cfg = OracleConfig {
             native: oracle == Oracle::Native,
+            smt: opts
+                .smt_timeout_ms
+                .filter(|_| oracle == Oracle::Smt)
+                .map(|t| smt::Options {
+                    timeout_ms: t.max(1),
+                    ..crate::oracle::smt_check::default_options()
+                }),
             ..cfg.clone()
         };
         let result = check_program(m, fid, &specs, std::slice::from_ref(&plan), &cfg);
         conclusive = result.runs - result.inconclusive;
+        if oracle == Oracle::Smt {
+            smt_line = smt_verdicts(&result.smt);
+        }
         if let Some(finding) = result.findings.first() {
             let origin = finding
                 .input
@@ -148,7 +173,7 @@ pub fn check(opts: &CheckOptions) -> Result<CheckOutcome, Diagnostic> {
     let from_file = directives.inputs.len();
     Ok(CheckOutcome::Agree(format!(
         "{}: no divergence after `{}`: {conclusive} of {} inputs conclusive \
-         ({from_file} from the file, {} generated), oracles: {}\n",
+         ({from_file} from the file, {} generated), oracles: {}\n{smt_line}",
         opts.file,
         opts.passes,
         inputs.len(),
@@ -159,6 +184,14 @@ pub fn check(opts: &CheckOptions) -> Result<CheckOutcome, Diagnostic> {
             .collect::<Vec<_>>()
             .join(",")
     )))
+}
+
+/// The SMT oracle's verdicts on the file's functions, one line.
+fn smt_verdicts(c: &crate::sweep::smt_counters::SmtCounts) -> String {
+    format!(
+        "smt: {} proved, {} proved (bounded), {} unknown, {} unsupported, {} unchanged by the passes\n",
+        c.proved, c.bounded, c.unknown, c.unsupported, c.unchanged
+    )
 }
 
 /// The report of one divergence: what differs, the input (IR.md §7 syntax),
@@ -174,6 +207,13 @@ pub fn render_divergence(
         "none" if finding.kind == FindingKind::Effects => format!(
             "{file}: the original program breaks its declared effects (oracle {})\n",
             oracle.name()
+        ),
+        passes if finding.kind == FindingKind::SmtUnconfirmed => format!(
+            "{file}: SMT checker bug after `{passes}` (oracle {}): {} ({}): \
+             the interpreter does not confirm the solver's counterexample\n",
+            oracle.name(),
+            finding.kind,
+            finding.part
         ),
         "none" => format!(
             "{file}: the backend alone diverges on the original (oracle {}): {} ({})\n",
@@ -197,10 +237,13 @@ pub fn render_divergence(
             None => "an input".to_string(),
         };
         out.push_str(&format!("function: @{}\n", f.name));
-        out.push_str(&format!(
-            "input ({from}): {}\n",
-            ir::print_input_spec(input, &finding.module, f)
-        ));
+        let spec = ir::print_input_spec(input, &finding.module, f);
+        match finding.kind {
+            FindingKind::MismatchSmt | FindingKind::SmtUnconfirmed => {
+                out.push_str(&format!("counterexample: {spec}\n"))
+            }
+            _ => out.push_str(&format!("input ({from}): {spec}\n")),
+        }
     }
     let mut section = |title: &str, body: &str| {
         out.push_str(title);

@@ -17,7 +17,7 @@ pub enum ReproOutcome {
 }
 
 /// The fuzz targets `repro` knows.
-pub const TARGETS: &[&str] = &["lse", "gvn", "peeps", "pipeline", "native", "parse"];
+pub const TARGETS: &[&str] = &["lse", "gvn", "peeps", "pipeline", "native", "smt", "parse"];
 
 /// Run `loadstar repro` on the bytes of `artifact`.
 pub fn repro(artifact: &str, target: &str, seconds: f64) -> Result<ReproOutcome, Diagnostic> {

@@ -6,7 +6,7 @@
 
 use crate::load::{load_file, Diagnostic};
 use crate::oracle::compare;
-use interp::{Config, Outcome, Program};
+use interp::{Behaviour, Config, Outcome, Program};
 use ir::{FuncId, InputSpec, Module};
 use passes::PassManager;
 use smt::{check_pair, Options, Verdict};
@@ -26,6 +26,8 @@ pub struct FuncReport {
     pub input_text: Option<String>,
     /// For a counterexample: the two behaviours the interpreter showed.
     pub replay: Option<String>,
+    /// For a counterexample both sides ran on: the original's and the optimized behaviour.
+    pub behaviours: Option<(Behaviour, Behaviour)>,
     /// Encoding and solving time.
     pub time: Duration,
 }
@@ -52,8 +54,9 @@ pub fn verify_modules(orig: &Module, opt: &Module, opts: &Options) -> Vec<FuncRe
         .enumerate()
         .map(|(i, f)| {
             let of = FuncId::new(i);
-            let Some(pf) = opt.func_by_name(&f.name) else {
-                return FuncReport {
+            match opt.func_by_name(&f.name) {
+                Some(pf) => check_and_replay(orig, of, opt, pf, opts, &Config::default()),
+                None => FuncReport {
                     name: f.name.clone(),
                     verdict: Verdict::Unsupported(format!(
                         "no function @{} in the optimized module",
@@ -62,66 +65,99 @@ pub fn verify_modules(orig: &Module, opt: &Module, opts: &Options) -> Vec<FuncRe
                     confirmed: None,
                     input_text: None,
                     replay: None,
+                    behaviours: None,
                     time: Duration::ZERO,
-                };
-            };
-            let checked = check_pair(orig, of, opt, pf, opts);
-            let mut r = FuncReport {
-                name: f.name.clone(),
-                verdict: checked.verdict,
-                confirmed: None,
-                input_text: None,
-                replay: None,
-                time: checked.time,
-            };
-            if let Verdict::Counterexample { input, .. } = &r.verdict {
-                r.input_text = Some(ir::print_input_spec(input, orig, f));
-                let (ok, text) = replay(orig, of, opt, pf, input);
-                r.confirmed = Some(ok);
-                r.replay = Some(text);
+                },
             }
-            r
         })
         .collect()
 }
 
-/// Run both functions on `input` in the interpreter (IR.md §7's fuel rule):
-/// whether they differ, and the two behaviours.
-pub fn replay(
+/// Check function `of` of `orig` against `pf` of `opt` and replay a
+/// counterexample with the limits of `cfg`. A counterexample on which the
+/// original hits a resource limit (IR.md §7: inconclusive) can be neither
+/// confirmed nor refuted: its verdict becomes `unknown`.
+pub fn check_and_replay(
+    orig: &Module,
+    of: FuncId,
+    opt: &Module,
+    pf: FuncId,
+    opts: &Options,
+    cfg: &Config,
+) -> FuncReport {
+    let checked = check_pair(orig, of, opt, pf, opts);
+    let f = orig.func(of);
+    let mut r = FuncReport {
+        name: f.name.clone(),
+        verdict: checked.verdict,
+        confirmed: None,
+        input_text: None,
+        replay: None,
+        behaviours: None,
+        time: checked.time,
+    };
+    if let Verdict::Counterexample { input, .. } = &r.verdict {
+        let text = ir::print_input_spec(input, orig, f);
+        match replay_with(orig, of, opt, pf, input, cfg) {
+            Replay::Inconclusive(why) => {
+                r.verdict = Verdict::Unknown(format!("counterexample inconclusive: {why}"));
+            }
+            Replay::Ran(a, b) => {
+                r.confirmed = Some(compare(&a, &b).is_some());
+                r.replay = Some(format!("original:\n{a}\noptimized:\n{b}"));
+                r.behaviours = Some((a, b));
+                r.input_text = Some(text);
+            }
+            Replay::Unfit(why) => {
+                r.confirmed = Some(false);
+                r.replay = Some(why);
+                r.input_text = Some(text);
+            }
+        }
+    }
+    r
+}
+
+/// What replaying a counterexample in the interpreter gave.
+#[derive(Clone, Debug)]
+pub enum Replay {
+    /// Both sides ran: the original's and the optimized function's behaviours.
+    Ran(Behaviour, Behaviour),
+    /// The original hit a resource limit (heap, stack, fuel): inconclusive.
+    Inconclusive(String),
+    /// The input does not fit one of the functions (a checker bug).
+    Unfit(String),
+}
+
+/// Run both functions on `input` in the interpreter with the limits of `cfg`
+/// (IR.md §7's fuel rule: the optimized side gets 2B + 16).
+pub fn replay_with(
     orig: &Module,
     of: FuncId,
     opt: &Module,
     pf: FuncId,
     input: &InputSpec,
-) -> (bool, String) {
-    let cfg = Config::default();
-    let a = match Program::new(orig).try_run(of, input, &cfg) {
+    cfg: &Config,
+) -> Replay {
+    let a = match Program::new(orig).try_run(of, input, cfg) {
         Ok(e) => e,
-        Err(e) => return (false, format!("the input does not fit the original: {e}")),
+        Err(e) => return Replay::Unfit(format!("the input does not fit the original: {e}")),
     };
     if let Outcome::Trap(t) = a.behaviour.outcome {
         if t.is_inconclusive() {
-            return (
-                false,
-                format!("original: {}\n(inconclusive for the original)", a.behaviour),
-            );
+            return Replay::Inconclusive(format!("the original traps {}", t.name()));
         }
     }
     let budget = Config {
         fuel: 2 * a.fuel_used + 16,
-        ..Config::default()
+        ..*cfg
     };
-    let b = match Program::new(opt).try_run(pf, input, &budget) {
-        Ok(e) => e,
-        Err(e) => {
-            return (
-                false,
-                format!("the input does not fit the optimized function: {e}"),
-            )
-        }
-    };
-    let text = format!("original:\n{}\noptimized:\n{}", a.behaviour, b.behaviour);
-    (compare(&a.behaviour, &b.behaviour).is_some(), text)
+    match Program::new(opt).try_run(pf, input, &budget) {
+        Ok(b) => Replay::Ran(a.behaviour, b.behaviour),
+        Err(e) => Replay::Unfit(format!(
+            "the input does not fit the optimized function: {e}"
+        )),
+    }
 }
 
 /// The report text of `loadstar verify` and its exit status (1 when a finding).

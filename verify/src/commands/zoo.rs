@@ -7,6 +7,10 @@
 //! A finding counts as a detection only if the same program is clean with
 //! the bug removed; otherwise it is a real bug of the passes (or of the
 //! harness), counted apart and skipped.
+//!
+//! The SMT column: the same hunt with the SMT oracle alone (no interpreter
+//! input, z3 validates every plan of every program); backend bugs are out of
+//! its reach (it checks the passes, not the code generator).
 
 use crate::oracle::Finding;
 use crate::progress::Progress;
@@ -28,6 +32,8 @@ pub struct HuntOptions {
     pub size: usize,
     /// Inputs per program.
     pub inputs: usize,
+    /// Hunt with the SMT oracle alone instead of the interpreter (and native) oracles.
+    pub smt: bool,
 }
 
 impl Default for HuntOptions {
@@ -38,6 +44,7 @@ impl Default for HuntOptions {
             max_programs: None,
             size: 40,
             inputs: 3,
+            smt: false,
         }
     }
 }
@@ -57,6 +64,8 @@ pub struct Detection {
     pub finding: Option<Finding>,
     /// Findings that persisted with the bug removed (real bugs, not the zoo's).
     pub unrelated: u64,
+    /// The SMT oracle's hunt for the same bug (`None`: not run, or a backend bug).
+    pub smt: Option<Box<Detection>>,
 }
 
 impl Detection {
@@ -92,11 +101,13 @@ fn sweep_options(bug: Bug, opts: &HuntOptions) -> SweepOptions {
             target_insts: opts.size.max(1),
             ..Default::default()
         },
-        inputs_per_program: opts.inputs.max(1),
+        // The SMT hunt runs no input: only z3 can find the bug.
+        inputs_per_program: if opts.smt { 0 } else { opts.inputs.max(1) },
         oracle: crate::oracle::OracleConfig {
-            native: bug.is_native(),
+            native: bug.is_native() && !opts.smt,
             ..Default::default()
         },
+        smt_every: u64::from(opts.smt),
         progress: false,
         ..SweepOptions::default()
     }
@@ -125,6 +136,7 @@ pub fn hunt_with_progress(
         programs: 0,
         finding: None,
         unrelated: 0,
+        smt: None,
     };
     for k in 0.. {
         if opts.max_programs.is_some_and(|m| k >= m)
@@ -172,6 +184,8 @@ pub struct ZooOptions {
     pub size: usize,
     /// Inputs per program.
     pub inputs: usize,
+    /// Time budget per bug of the SMT oracle's hunt, in seconds (0: no SMT column).
+    pub smt_seconds_per_bug: f64,
 }
 
 /// Parse a comma-separated list of bug names.
@@ -212,8 +226,8 @@ fn finding_cell(f: &Finding) -> String {
 /// Render the table of detections (markdown, so it can go into the README).
 pub fn render_table(dets: &[Detection]) -> String {
     let mut out = String::from(
-        "| bug | passes | time to first finding | programs until detection | finding kind/signature |\n\
-         | --- | --- | --- | --- | --- |\n",
+        "| bug | passes | time to first finding | programs until detection | SMT oracle: time (programs) | finding kind/signature |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
     );
     for d in dets {
         let (time, sig) = match &d.finding {
@@ -227,11 +241,31 @@ pub fn render_table(dets: &[Detection]) -> String {
             ),
         };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
-            d.bug, d.passes, time, d.programs, sig
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            d.bug,
+            d.passes,
+            time,
+            d.programs,
+            smt_cell(d),
+            sig
         ));
     }
     out
+}
+
+/// The SMT column: `-` for a backend bug or when not run.
+fn smt_cell(d: &Detection) -> String {
+    match &d.smt {
+        None => "-".to_string(),
+        Some(s) if s.caught() => {
+            format!("{:.3} s ({})", s.elapsed.as_secs_f64(), s.programs)
+        }
+        Some(s) => format!(
+            "not caught ({:.1} s, {})",
+            s.elapsed.as_secs_f64(),
+            s.programs
+        ),
+    }
 }
 
 /// Run the zoo: hunt every selected bug in turn; returns the detections.
@@ -251,6 +285,12 @@ pub fn run_zoo(opts: &ZooOptions) -> std::io::Result<Vec<Detection>> {
         max_programs: None,
         size: opts.size,
         inputs: opts.inputs,
+        smt: false,
+    };
+    let smt_opts = HuntOptions {
+        smt: true,
+        time_limit: Some(Duration::from_secs_f64(opts.smt_seconds_per_bug.max(0.0))),
+        ..hunt_opts.clone()
     };
     let mut dets: Vec<Detection> = Vec::new();
     let progress = Progress::on_stderr(true);
@@ -261,7 +301,23 @@ pub fn run_zoo(opts: &ZooOptions) -> std::io::Result<Vec<Detection>> {
             dets.iter().map(|d| d.programs).sum(),
             dets.iter().filter(|d| d.caught()).count() as u64,
         );
-        let d = hunt_with_progress(bug, &hunt_opts, &progress, so_far);
+        let mut d = hunt_with_progress(bug, &hunt_opts, &progress, so_far);
+        if opts.smt_seconds_per_bug > 0.0 && !bug.is_native() {
+            let s = hunt_with_progress(bug, &smt_opts, &progress, so_far);
+            progress.println(&match &s.finding {
+                Some(f) => format!(
+                    "{bug}: SMT oracle caught it after {} programs in {:.3} s: {}",
+                    s.programs,
+                    s.elapsed.as_secs_f64(),
+                    f.signature()
+                ),
+                None => format!(
+                    "{bug}: SMT oracle did not catch it in {} programs",
+                    s.programs
+                ),
+            });
+            d.smt = Some(Box::new(s));
+        }
         progress.println(&match &d.finding {
             Some(f) => format!(
                 "{bug}: caught after {} programs in {:.3} s: {}",

@@ -31,6 +31,12 @@ pub enum FindingKind {
     /// A native worker died: a signal (the fault's disassembly in the
     /// detail), a hang past the timeout, or a panic in the runtime.
     NativeCrash,
+    /// The SMT oracle proved a difference and the interpreter confirmed its
+    /// counterexample.
+    MismatchSmt,
+    /// The SMT oracle's counterexample is not confirmed by the interpreter,
+    /// or the checker panicked: a bug of the checker, not of the passes.
+    SmtUnconfirmed,
 }
 
 impl FindingKind {
@@ -47,6 +53,8 @@ impl FindingKind {
             FindingKind::MismatchNative => "mismatch-native",
             FindingKind::Pessimization => "pessimization",
             FindingKind::NativeCrash => "native-crash",
+            FindingKind::MismatchSmt => "mismatch-smt",
+            FindingKind::SmtUnconfirmed => "smt-unconfirmed",
         }
     }
 }

@@ -19,6 +19,7 @@
 pub mod finding;
 pub mod native;
 pub mod panics;
+pub mod smt_check;
 
 use crate::gen::rng::Rng;
 use crate::inputs::{params_alias, shares_objects};
@@ -54,6 +55,9 @@ pub struct OracleConfig {
     /// `pipeline` output always run natively). The sweep samples it for speed
     /// (`--native-plans-every`).
     pub native_plans_every: u64,
+    /// Also validate every plan with z3 (the `smt` oracle, [`smt_check`])
+    /// with these solver limits; `None` keeps z3 out of the check.
+    pub smt: Option<smt::Options>,
 }
 
 impl Default for OracleConfig {
@@ -66,6 +70,7 @@ impl Default for OracleConfig {
             sabotage: None,
             regalloc_check_every: 1,
             native_plans_every: 1,
+            smt: None,
         }
     }
 }
@@ -108,6 +113,8 @@ pub struct ProgramResult {
     pub native_runs: u64,
     /// Whether regalloc2's checker ran on this program's native code.
     pub regalloc_checked: bool,
+    /// What the SMT oracle saw (nothing unless [`OracleConfig::smt`] is set).
+    pub smt: crate::sweep::smt_counters::SmtCounts,
 }
 
 /// Whether `name` is a pass this build knows.
@@ -333,6 +340,33 @@ pub fn check_program(
 /// [`check_program`] with another optimizer than the real passes (tests plug in
 /// deliberately broken transformations this way).
 pub fn check_program_with(
+    module: &Module,
+    func: FuncId,
+    inputs: &[InputSpec],
+    plans: &[String],
+    optimize: &Optimizer<'_>,
+    cfg: &OracleConfig,
+) -> ProgramResult {
+    let mut res = check_program_interp(module, func, inputs, plans, optimize, cfg);
+    if let Some(opts) = &cfg.smt {
+        if res.valid && !res.findings.iter().any(|f| f.passes == "none") {
+            let found = smt_check::check_plans(
+                module,
+                plans,
+                optimize,
+                opts,
+                cfg,
+                &res.findings,
+                &mut res.smt,
+            );
+            res.findings.extend(found);
+        }
+    }
+    res
+}
+
+/// The interpreter (and native) part of [`check_program_with`].
+fn check_program_interp(
     module: &Module,
     func: FuncId,
     inputs: &[InputSpec],

@@ -133,8 +133,49 @@ pub fn reduce(finding: Finding) -> Finding {
     reduce_finding(&finding, &Limits::default()).finding
 }
 
+/// A re-check through the SMT oracle alone: the candidate's module optimized
+/// with `plan` by `optimize`, its function validated with z3 (the input
+/// comes from the solver; the candidate's own is ignored).
+pub fn recheck_smt<'a>(
+    optimize: &'a Optimizer<'a>,
+    plan: &str,
+    fuel: u64,
+) -> impl FnMut(&Candidate) -> Option<Finding> + 'a {
+    let plan = plan.to_string();
+    let cfg = OracleConfig {
+        fuel,
+        ..OracleConfig::default()
+    };
+    move |c: &Candidate| {
+        let mut optimized = c.module.clone();
+        let mut stats = passes::Stats::default();
+        let ran = crate::oracle::panics::catch(|| optimize(&plan, &mut optimized, &mut stats));
+        if !matches!(ran, Ok(Ok(()))) {
+            return None;
+        }
+        let opts = crate::oracle::smt_check::default_options();
+        let mut counts = Default::default();
+        crate::oracle::smt_check::check_functions(
+            &c.module,
+            &optimized,
+            &[c.func],
+            &plan,
+            &opts,
+            &cfg,
+            &mut counts,
+        )
+    }
+}
+
 /// Reduce `finding` against the real passes (its own plan) within `limits`.
 pub fn reduce_finding(finding: &Finding, limits: &Limits) -> Reduction {
+    if matches!(
+        finding.kind,
+        crate::oracle::FindingKind::MismatchSmt | crate::oracle::FindingKind::SmtUnconfirmed
+    ) {
+        let mut recheck = recheck_smt(&run_plan, &finding.passes, finding.fuel);
+        return reduce_with(finding, &mut recheck, limits);
+    }
     let native = matches!(
         finding.kind,
         crate::oracle::FindingKind::MismatchNative | crate::oracle::FindingKind::NativeCrash

@@ -7,6 +7,7 @@
 
 pub mod counters;
 pub mod pool;
+pub mod smt_counters;
 pub mod store;
 pub mod totals;
 pub mod wire;
@@ -60,7 +61,17 @@ pub struct SweepOptions {
     pub reduce_time: Option<Duration>,
     /// How native code is isolated when the native oracle is on.
     pub isolation: Isolation,
+    /// The SMT oracle validates every plan of program `k` when `k` is a
+    /// multiple of this (0: never).
+    pub smt_every: u64,
+    /// The SMT oracle's solver limits.
+    pub smt: smt::Options,
 }
+
+/// The default share of programs the SMT oracle samples (one in N): the
+/// largest share that costs the default sweep at most 20 % of its throughput
+/// (README, "The SMT oracle in the sweep").
+pub const DEFAULT_SMT_EVERY: u64 = 6000;
 
 impl Default for SweepOptions {
     fn default() -> Self {
@@ -79,6 +90,8 @@ impl Default for SweepOptions {
             progress: true,
             reduce_time: Some(Duration::from_secs(10)),
             isolation: Isolation::Worker,
+            smt_every: 0,
+            smt: crate::oracle::smt_check::default_options(),
         }
     }
 }
@@ -111,6 +124,11 @@ pub fn program_seed(seed: u64, shard: u64, k: u64) -> u64 {
     hash_seq(&[seed, shard, k])
 }
 
+/// Whether the SMT oracle validates the plans of program `k`.
+pub fn smt_sampled(opts: &SweepOptions, k: u64) -> bool {
+    opts.smt_every > 0 && k.is_multiple_of(opts.smt_every)
+}
+
 /// Generate and check program `k` (everything derived from its seed).
 pub fn check_one(opts: &SweepOptions, k: u64) -> (u64, ProgramResult) {
     let pseed = program_seed(opts.seed, opts.shard.0, k);
@@ -119,7 +137,15 @@ pub fn check_one(opts: &SweepOptions, k: u64) -> (u64, ProgramResult) {
     let inputs = instantiate_all(&g.module, f, hash_seq(&[pseed, 1]), opts.inputs_per_program);
     let names: Vec<&str> = opts.passes.iter().map(String::as_str).collect();
     let plans = pass_plans(&names, hash_seq(&[pseed, 2]), opts.random_plans);
-    let mut res = check_program(&g.module, g.main, &inputs, &plans, &opts.oracle);
+    let mut res = if smt_sampled(opts, k) {
+        let cfg = OracleConfig {
+            smt: Some(opts.smt),
+            ..opts.oracle.clone()
+        };
+        check_program(&g.module, g.main, &inputs, &plans, &cfg)
+    } else {
+        check_program(&g.module, g.main, &inputs, &plans, &opts.oracle)
+    };
     for f in &mut res.findings {
         f.seed = Some(pseed);
     }
@@ -154,6 +180,8 @@ pub struct Report {
     pub rarely_exercised: Vec<(String, u64)>,
     /// Distinct findings: signature, file, hits.
     pub findings: Vec<ReportFinding>,
+    /// The SMT oracle's rates and time per query.
+    pub smt: smt_counters::SmtSummary,
 }
 
 /// One distinct finding in the report.
@@ -269,6 +297,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
             })
             .collect(),
         rarely_exercised: counters::rarely_exercised(&totals),
+        smt: totals.smt.summary(),
         totals: totals.clone(),
     };
     let report_path = opts.out.join("report.json");

@@ -14,7 +14,7 @@
 //! disassembly around the fault; if that re-check finds nothing, the program
 //! is still reported, as a `native-crash` naming how the worker ended.
 
-use super::{check_one, program_seed, SweepOptions};
+use super::{check_one, program_seed, smt_sampled, SweepOptions};
 use crate::gen::generate_from_seed;
 use crate::inputs::instantiate_all;
 use crate::oracle::{Finding, FindingKind, ProgramResult};
@@ -82,7 +82,9 @@ impl ProgramChecker {
 
     /// Check program `k` (see the module doc for what happens on failure).
     pub fn check(&mut self, k: u64) -> ProgramResult {
-        let Some(worker) = self.worker.as_mut() else {
+        // Programs the SMT oracle samples are checked here: its counters do
+        // not travel over the wire, and they are rare (one in `smt_every`).
+        let Some(worker) = self.worker.as_mut().filter(|_| !smt_sampled(&self.direct, k)) else {
             return check_one(&self.direct, k).1;
         };
         match worker.call(&k.to_le_bytes(), PROGRAM_TIMEOUT) {

@@ -53,6 +53,8 @@ pub struct Totals {
     pub rules: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
     /// For each counter, per pass, the programs in which it fired at least once.
     pub rule_programs: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
+    /// The SMT oracle's verdicts and query times.
+    pub smt: super::smt_counters::SmtCounts,
 }
 
 impl Totals {
@@ -80,6 +82,7 @@ impl Totals {
             .filter(|f| f.kind == FindingKind::Pessimization)
             .count() as u64;
         self.add_stats(&r.stats);
+        self.smt.merge(&r.smt);
         for (k, n) in &r.trap_kinds {
             *self.trap_kinds.entry(k.clone()).or_default() += n;
         }
@@ -122,6 +125,7 @@ impl Totals {
         self.worker_restarts += o.worker_restarts;
         self.raw_findings += o.raw_findings;
         self.pessimizations += o.pessimizations;
+        self.smt.merge(&o.smt);
         for (k, n) in &o.trap_kinds {
             *self.trap_kinds.entry(k.clone()).or_default() += n;
         }
@@ -232,6 +236,7 @@ pub fn summary_table(t: &Totals, secs: f64, unique_findings: usize) -> String {
     row(&mut s, "findings (raw)", t.raw_findings.to_string());
     row(&mut s, "findings (unique)", unique_findings.to_string());
     row(&mut s, "pessimizations (raw)", t.pessimizations.to_string());
+    s.push_str(&t.smt.render());
     if !t.rules.is_empty() {
         s.push_str("rule fire counts\n");
         for (pass, rules) in &t.rules {
