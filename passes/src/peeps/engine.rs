@@ -73,6 +73,8 @@ pub(crate) struct Engine<'f> {
     /// An instruction was detached since the last `compact` (true at the
     /// start: the lists have not been compacted yet).
     detached_since_compact: bool,
+    /// The next `compact` looks at every block, not just the dirty ones.
+    compact_all: bool,
 }
 
 /// Run the peephole engine on `func` to its fixed point.
@@ -89,7 +91,8 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
 impl<'f> Engine<'f> {
     fn new(func: &'f mut Function, opts: EngineOptions, s: &'f mut Scratch) -> Engine<'f> {
         reset_lists(&mut s.users, func.values.len());
-        reset_lists(&mut s.deps, func.insts.len());
+        s.deps.reset(func.insts.len());
+        s.bufs.dirty.clear();
         s.work.reset(func.insts.len(), opts.seed);
         let mut has_phis = false;
         for inst in func.inst_iter() {
@@ -114,6 +117,7 @@ impl<'f> Engine<'f> {
             cfg_dirty: true,
             opts,
             detached_since_compact: true,
+            compact_all: true,
         }
     }
 
@@ -216,10 +220,7 @@ impl<'f> Engine<'f> {
             // which keeps the first occurrence, so the order is the same as
             // with a deduplicated list) and bounded by the visits made; only
             // back-to-back repeats are skipped, so each push is O(1).
-            let list = &mut self.s.deps[distant.index()];
-            if list.last() != Some(&dependent) {
-                list.push(dependent);
-            }
+            self.s.deps.push(distant, dependent);
         }
         self.s.bufs.match_deps = deps;
         match found {
@@ -273,11 +274,8 @@ impl<'f> Engine<'f> {
     /// Put the instructions that registered a dependency on `inst` back on
     /// the worklist, and forget those dependencies.
     fn revisit_dependents(&mut self, inst: Inst) {
-        let list = &mut self.s.deps[inst.index()];
-        for &d in list.iter() {
-            self.s.work.push(d);
-        }
-        list.clear();
+        let work = &mut self.s.work;
+        self.s.deps.take(inst, |d| work.push(d));
     }
 
     /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
@@ -305,7 +303,9 @@ impl<'f> Engine<'f> {
     }
 
     pub(crate) fn detach(&mut self, inst: Inst) {
-        self.func.insts[inst.index()].block = None;
+        if let Some(b) = self.func.insts[inst.index()].block.take() {
+            self.s.bufs.dirty.push(b);
+        }
         self.detached_since_compact = true;
         self.revisit_dependents(inst);
     }
@@ -377,14 +377,25 @@ impl<'f> Engine<'f> {
 
     /// Drop detached instructions from the blocks' lists (nothing to do when
     /// none was detached since the last time). Should a block's last
-    /// instruction go, that is a CFG change, and the result is true.
+    /// instruction go, that is a CFG change, and the result is true. Only the
+    /// blocks that lost an instruction are looked at, except the first time
+    /// (the lists may come in with instructions detached by earlier passes).
     pub(crate) fn compact(&mut self) -> bool {
         if !self.detached_since_compact {
             return false;
         }
         self.detached_since_compact = false;
+        let mut dirty = std::mem::take(&mut self.s.bufs.dirty);
+        if std::mem::take(&mut self.compact_all) {
+            dirty.clear();
+            dirty.extend_from_slice(&self.func.layout);
+        } else {
+            // Blocks that left the layout since were emptied when they left.
+            dirty.sort_unstable();
+            dirty.dedup();
+        }
         let func: &Function = self.func;
-        let loses_a_last = func.layout.iter().any(|b| {
+        let loses_a_last = dirty.iter().any(|b| {
             func.blocks[b.index()]
                 .insts
                 .last()
@@ -394,11 +405,13 @@ impl<'f> Engine<'f> {
             self.before_cfg_change();
         }
         let insts = &self.func.insts;
-        for b in &self.func.layout {
+        for b in &dirty {
             self.func.blocks[b.index()]
                 .insts
                 .retain(|i| insts[i.index()].block.is_some());
         }
+        dirty.clear();
+        self.s.bufs.dirty = dirty;
         loses_a_last
     }
 

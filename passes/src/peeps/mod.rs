@@ -5,6 +5,7 @@
 
 pub mod cfg_cleanup;
 mod cfg_state;
+mod deps;
 pub mod engine;
 pub mod rule;
 pub mod rules;
