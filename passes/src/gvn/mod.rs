@@ -113,9 +113,13 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     let mut stack = scratch.stack;
     stack.clear();
     stack.push(Visit::Enter(w.func.entry()));
+    // Scopes closed since the last block was entered: closed together, as
+    // nothing looks at the table in between.
+    let mut exits = 0;
     while let Some(v) = stack.pop() {
         match v {
             Visit::Enter(b) => {
+                w.table.pop_scopes(std::mem::take(&mut exits));
                 w.table.push_scope();
                 w.block(b);
                 stack.push(Visit::Exit);
@@ -123,9 +127,10 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
                     stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
                 }
             }
-            Visit::Exit => w.table.pop_scope(),
+            Visit::Exit => exits += 1,
         }
     }
+    w.table.pop_scopes(exits);
     let c = &w.counts;
     let total = c.pure + c.phis + c.loads + c.guards;
     for (rule, n) in [

@@ -97,11 +97,41 @@ impl ScopedTable {
 
     /// Close the innermost scope, forgetting its insertions.
     pub fn pop_scope(&mut self) {
-        let mark = self.marks.pop().unwrap_or(0);
+        self.pop_scopes(1);
+    }
+
+    /// Close the `n` innermost scopes at once. When they hold more entries
+    /// than remain, the index is rebuilt from the remaining ones in one
+    /// sequential sweep rather than taking each entry out of it (a deep
+    /// dominator tree closes most of its scopes in one go at the end).
+    pub fn pop_scopes(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let keep = self.marks.len().saturating_sub(n);
+        let mark = self.marks.get(keep).copied().unwrap_or(0);
+        self.marks.truncate(keep);
         #[cfg(feature = "bug-zoo")]
         if crate::zoo::active(crate::zoo::Bug::GvnNonDominating) {
             // Planted (MoarVM expression JIT): what a branch numbered stays
             // visible in its siblings, whose uses it does not dominate.
+            return;
+        }
+        if self.entries.len() - mark > mark.max(MIN_SLOTS) {
+            for (k, e) in self.entries.iter().enumerate().skip(mark) {
+                if self.lock[e.inst.index()] == k as u32 + 1 {
+                    self.lock[e.inst.index()] = 0;
+                }
+            }
+            self.entries.truncate(mark);
+            self.slots.fill(Slot::default());
+            self.live = 0;
+            for k in 0..mark {
+                if self.entries[k].indexed {
+                    self.place(self.entries[k].hash, k as u32 + 1);
+                    self.live += 1;
+                }
+            }
             return;
         }
         while self.entries.len() > mark {
@@ -303,8 +333,9 @@ mod tests {
             assert_eq!(t.find(&key), found.map(|e| e.1));
             match rng.below(10) {
                 0 if model.len() > 1 => {
-                    t.pop_scope();
-                    model.pop();
+                    let n = 1 + rng.below(model.len() - 1);
+                    t.pop_scopes(n);
+                    model.truncate(model.len() - n);
                 }
                 1 => {
                     t.push_scope();

@@ -71,9 +71,10 @@ pub(crate) struct Engine<'f> {
     pub(crate) cfg_dirty: bool,
     opts: EngineOptions,
     /// An instruction was detached since the last `compact` (true at the
-    /// start: the lists have not been compacted yet).
+    /// start when the lists came in holding detached instructions).
     detached_since_compact: bool,
-    /// The next `compact` looks at every block, not just the dirty ones.
+    /// The next `compact` looks at every block, not just the dirty ones, and
+    /// asks the instructions themselves whether they are placed.
     compact_all: bool,
 }
 
@@ -93,11 +94,15 @@ impl<'f> Engine<'f> {
         reset_lists(&mut s.users, func.values.len());
         s.deps.reset(func.insts.len());
         s.bufs.dirty.clear();
+        s.bufs.gone.clear();
+        s.bufs.gone.resize(func.insts.len().div_ceil(64), 0);
+        let mut stale = false;
         s.work.reset(func.insts.len(), opts.seed);
         let mut has_phis = false;
         for inst in func.inst_iter() {
             s.work.push(inst);
             has_phis |= func.insts[inst.index()].kind.is_phi();
+            stale |= func.insts[inst.index()].block.is_none();
             func.insts[inst.index()].kind.for_each_operand(|v| {
                 let u: &mut InstList = &mut s.users[v.index()];
                 if u.last() != Some(&inst) {
@@ -116,8 +121,8 @@ impl<'f> Engine<'f> {
             // The first round always cleans the CFG up.
             cfg_dirty: true,
             opts,
-            detached_since_compact: true,
-            compact_all: true,
+            detached_since_compact: stale,
+            compact_all: stale,
         }
     }
 
@@ -306,6 +311,7 @@ impl<'f> Engine<'f> {
         if let Some(b) = self.func.insts[inst.index()].block.take() {
             self.s.bufs.dirty.push(b);
         }
+        self.s.bufs.gone[inst.index() / 64] |= 1 << (inst.index() % 64);
         self.detached_since_compact = true;
         self.revisit_dependents(inst);
     }
@@ -386,7 +392,8 @@ impl<'f> Engine<'f> {
         }
         self.detached_since_compact = false;
         let mut dirty = std::mem::take(&mut self.s.bufs.dirty);
-        if std::mem::take(&mut self.compact_all) {
+        let all = std::mem::take(&mut self.compact_all);
+        if all {
             dirty.clear();
             dirty.extend_from_slice(&self.func.layout);
         } else {
@@ -394,21 +401,21 @@ impl<'f> Engine<'f> {
             dirty.sort_unstable();
             dirty.dedup();
         }
-        let func: &Function = self.func;
-        let loses_a_last = dirty.iter().any(|b| {
-            func.blocks[b.index()]
-                .insts
-                .last()
-                .is_some_and(|i| func.insts[i.index()].block.is_none())
-        });
+        // Apart from what came in detached (`all`), an instruction in a
+        // block's list is unplaced exactly when this run detached it.
+        let (func, gone) = (&*self.func, &self.s.bufs.gone);
+        let placed = |i: &Inst| still_placed(all, func, gone, *i);
+        let blocks = &self.func.blocks;
+        let loses_a_last = dirty
+            .iter()
+            .any(|b| blocks[b.index()].insts.last().is_some_and(|i| !placed(i)));
         if loses_a_last {
             self.before_cfg_change();
         }
-        let insts = &self.func.insts;
-        for b in &dirty {
-            self.func.blocks[b.index()]
-                .insts
-                .retain(|i| insts[i.index()].block.is_some());
+        for &b in &dirty {
+            let mut list = std::mem::take(&mut self.func.blocks[b.index()].insts);
+            list.retain(|&i| still_placed(all, self.func, &self.s.bufs.gone, i));
+            self.func.blocks[b.index()].insts = list;
         }
         dirty.clear();
         self.s.bufs.dirty = dirty;
@@ -476,5 +483,16 @@ impl<'f> Engine<'f> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `inst`, in a block's list, is still placed: asked of the
+/// instruction when `ask` (lists that came in with detached instructions),
+/// else of `gone`, the bits of the instructions this run detached.
+fn still_placed(ask: bool, func: &Function, gone: &[u64], inst: Inst) -> bool {
+    if ask {
+        func.insts[inst.index()].block.is_some()
+    } else {
+        gone[inst.index() / 64] & (1 << (inst.index() % 64)) == 0
     }
 }

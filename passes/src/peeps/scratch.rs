@@ -21,6 +21,8 @@ pub(crate) struct Buffers {
     pub(crate) match_deps: Vec<(Inst, Inst)>,
     /// Blocks that lost an instruction since the last compaction (repeats allowed).
     pub(crate) dirty: Vec<Block>,
+    /// Per instruction slot, one bit: detached by this run.
+    pub(crate) gone: Vec<u64>,
     /// The phis of one block, collected before they are edited.
     pub(crate) phis: Vec<Inst>,
     /// Blocks found unreachable by the CFG cleanup.
