@@ -37,6 +37,7 @@ impl Engine<'_> {
             self.s.bufs.cfg = cfg;
             return false;
         }
+        self.ensure_users();
         self.before_cfg_change();
         for &b in &dead {
             for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
@@ -95,6 +96,7 @@ impl Engine<'_> {
                     break;
                 }
                 if !any {
+                    self.ensure_users();
                     self.before_cfg_change();
                 }
                 self.merge(a, b, term);

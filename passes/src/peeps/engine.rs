@@ -76,6 +76,10 @@ pub(crate) struct Engine<'f> {
     /// The next `compact` looks at every block, not just the dirty ones, and
     /// asks the instructions themselves whether they are placed.
     compact_all: bool,
+    /// Whether `s.users` describes the function. They are built just before
+    /// the function is first edited (from the function as it came in), so a
+    /// run that changes nothing never builds them.
+    users_built: bool,
 }
 
 /// Run the peephole engine on `func` to its fixed point.
@@ -91,7 +95,6 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
 
 impl<'f> Engine<'f> {
     fn new(func: &'f mut Function, opts: EngineOptions, s: &'f mut Scratch) -> Engine<'f> {
-        reset_lists(&mut s.users, func.values.len());
         s.deps.reset(func.insts.len());
         s.bufs.dirty.clear();
         s.bufs.gone.clear();
@@ -103,12 +106,6 @@ impl<'f> Engine<'f> {
             s.work.push(inst);
             has_phis |= func.insts[inst.index()].kind.is_phi();
             stale |= func.insts[inst.index()].block.is_none();
-            func.insts[inst.index()].kind.for_each_operand(|v| {
-                let u: &mut InstList = &mut s.users[v.index()];
-                if u.last() != Some(&inst) {
-                    u.push(inst);
-                }
-            });
         }
         Engine {
             func,
@@ -123,6 +120,26 @@ impl<'f> Engine<'f> {
             opts,
             detached_since_compact: stale,
             compact_all: stale,
+            users_built: false,
+        }
+    }
+
+    /// Build the user lists from the function as it came in: every edit
+    /// calls this first, before touching the function.
+    pub(crate) fn ensure_users(&mut self) {
+        if self.users_built {
+            return;
+        }
+        self.users_built = true;
+        let (func, users) = (&*self.func, &mut self.s.users);
+        reset_lists(users, func.values.len());
+        for inst in func.inst_iter() {
+            func.insts[inst.index()].kind.for_each_operand(|v| {
+                let u: &mut InstList = &mut users[v.index()];
+                if u.last() != Some(&inst) {
+                    u.push(inst);
+                }
+            });
         }
     }
 
@@ -158,13 +175,17 @@ impl<'f> Engine<'f> {
     /// The first rule that applies to `inst`; the dependencies registered
     /// while looking are appended to `deps`.
     fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
+        let candidates = rules_for(&self.func.insts[inst.index()].kind);
+        if candidates.is_empty() {
+            return None;
+        }
         let (cfg, dom) = self.cfgs.snapshot_cells();
         let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
         let mut found = None;
-        for &k in rules_for(&self.func.insts[inst.index()].kind) {
+        for &k in candidates {
             let rule = &table[k];
             cx.rule = rule.name;
             if let Some(change) = (rule.matcher)(&mut cx, inst) {
@@ -246,6 +267,7 @@ impl<'f> Engine<'f> {
     }
 
     fn note_use(&mut self, v: Value, user: Inst) {
+        debug_assert!(self.users_built, "user lists edited before they were built");
         if v.index() >= self.s.users.len() {
             self.s.users.resize(v.index() + 1, InstList::new());
         }
@@ -265,6 +287,7 @@ impl<'f> Engine<'f> {
 
     /// `inst` changed: revisit it, its users and its dependents.
     pub(crate) fn changed(&mut self, inst: Inst) {
+        debug_assert!(self.users_built, "user lists read before they were built");
         self.s.work.push(inst);
         if let Some(r) = self.func.insts[inst.index()].result {
             if let Some(us) = self.s.users.get(r.index()) {
@@ -317,6 +340,7 @@ impl<'f> Engine<'f> {
     }
 
     fn apply(&mut self, inst: Inst, change: Change) {
+        self.ensure_users();
         let mut inputs: SmallVec<[Value; 4]> = SmallVec::new();
         self.func.insts[inst.index()]
             .kind
@@ -391,6 +415,9 @@ impl<'f> Engine<'f> {
             return false;
         }
         self.detached_since_compact = false;
+        if self.compact_all {
+            self.ensure_users();
+        }
         let mut dirty = std::mem::take(&mut self.s.bufs.dirty);
         let all = std::mem::take(&mut self.compact_all);
         if all {
