@@ -5,10 +5,10 @@
 //! afresh each time would cost more than the rewriting itself. One set is kept
 //! per thread; a run borrows it and clears what it uses.
 
+use super::block_edges::BlockEdges;
 use super::deps::DepLists;
 use super::engine::InstList;
 use super::worklist::Worklist;
-use ir::cfg::Cfg;
 use ir::{Block, Inst};
 use std::cell::RefCell;
 
@@ -28,7 +28,7 @@ pub(crate) struct Buffers {
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
     /// Predecessors and reachability for the CFG cleanup.
-    pub(crate) cfg: Cfg,
+    pub(crate) cfg: BlockEdges,
     /// Per block slot: the block the CFG cleanup merged it into.
     pub(crate) merged_into: Vec<Option<Block>>,
 }
