@@ -3,7 +3,7 @@
 //! turned one way, phi entries sorted). Memory behaviour is asked of
 //! `ir::effects`, never decided by opcode.
 
-use ir::effects::inst_effects;
+use ir::effects::{inst_effects, Effects};
 use ir::{Addr, BinOp, Block, Callee, Function, Inst, InstKind, Module, Value};
 
 /// The identity of a numbered instruction.
@@ -30,43 +30,50 @@ pub enum Class {
 
 /// Classify `inst` of `f`.
 pub fn classify(m: &Module, f: &Function, inst: Inst) -> Class {
+    classify_with_effects(m, f, inst).0
+}
+
+/// Classify `inst` of `f`, also handing back its effects when they were
+/// needed to decide (so that the caller does not ask `ir::effects` twice).
+pub fn classify_with_effects(m: &Module, f: &Function, inst: Inst) -> (Class, Option<Effects>) {
     let kind = &f.insts[inst.index()].kind;
     match kind {
-        k if k.is_terminator() => return Class::Skip,
+        k if k.is_terminator() => return (Class::Skip, None),
         // A call is an environment step or another frame: two are never one.
         InstKind::Call {
             callee: Callee::Func(_) | Callee::Extern(_),
             ..
-        } => return Class::Skip,
+        } => return (Class::Skip, None),
         InstKind::Phi(entries) => {
             let Some(b) = f.insts[inst.index()].block else {
-                return Class::Skip;
+                return (Class::Skip, None);
             };
             let mut e = entries.clone();
             e.sort_by_key(|&(blk, v)| (blk, v));
-            return Class::Scoped(Key::Phi(b, e));
+            return (Class::Scoped(Key::Phi(b, e)), None);
         }
         _ => {}
     }
     #[cfg(feature = "bug-zoo")]
     if crate::zoo::active(crate::zoo::Bug::GvnMergeNew) && matches!(kind, InstKind::New(_)) {
         // Planted: `new T` numbered like a pure expression of T.
-        return Class::Scoped(Key::Op(kind.clone()));
+        return (Class::Scoped(Key::Op(kind.clone())), None);
     }
     let eff = inst_effects(m, f, inst);
-    if !eff.writes_nothing() || eff.allocates {
-        return Class::Skip;
-    }
-    if !eff.reads_nothing() {
-        return match kind {
+    let class = if !eff.writes_nothing() || eff.allocates {
+        Class::Skip
+    } else if !eff.reads_nothing() {
+        match kind {
             InstKind::Load {
                 addr,
                 volatile: false,
             } => Class::Load(Key::Load(addr.clone())),
             _ => Class::Skip,
-        };
-    }
-    Class::Scoped(Key::Op(normalize(kind.clone())))
+        }
+    } else {
+        Class::Scoped(Key::Op(normalize(kind.clone())))
+    };
+    (class, Some(eff))
 }
 
 /// The canonical form of a pure operation.

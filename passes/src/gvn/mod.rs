@@ -22,7 +22,7 @@ use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
 use ir::uses::UseList;
 use ir::{Block, Function, Inst, InstKind, Module, Value};
-use key::{classify, Class, Key};
+use key::{classify_with_effects, Class, Key};
 use std::cell::RefCell;
 use table::ScopedTable;
 
@@ -92,8 +92,12 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         return false;
     }
     let mut scratch = SCRATCH.with(|s| s.take());
-    scratch.cfg.recompute(func);
-    scratch.dom.recompute(func, &scratch.cfg);
+    // A single block has no dominator tree to walk: skip building one.
+    let single_block = func.layout.len() == 1;
+    if !single_block {
+        scratch.cfg.recompute(func);
+        scratch.dom.recompute(func, &scratch.cfg);
+    }
     let dom = &scratch.dom;
     scratch.table.reset(func.insts.len());
     scratch.alias.recompute(func);
@@ -110,17 +114,24 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     let mut stack = scratch.stack;
     stack.clear();
     stack.push(Visit::Enter(w.func.entry()));
+    // Scopes closed since the last block was entered: closed together, as
+    // nothing looks at the table in between.
+    let mut exits = 0;
     while let Some(v) = stack.pop() {
         match v {
             Visit::Enter(b) => {
+                w.table.pop_scopes(std::mem::take(&mut exits));
                 w.table.push_scope();
                 w.block(b);
                 stack.push(Visit::Exit);
-                stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
+                if !single_block {
+                    stack.extend(dom.children(b).iter().rev().map(|&c| Visit::Enter(c)));
+                }
             }
-            Visit::Exit => w.table.pop_scope(),
+            Visit::Exit => exits += 1,
         }
     }
+    w.table.pop_scopes(exits);
     let c = &w.counts;
     let total = c.pure + c.phis + c.loads + c.guards;
     for (rule, n) in [
@@ -172,7 +183,8 @@ impl Walk<'_> {
             if self.func.insts[inst.index()].block.is_none() {
                 continue;
             }
-            match classify(self.module, self.func, inst) {
+            let (class, eff) = classify_with_effects(self.module, self.func, inst);
+            match class {
                 Class::Skip => {}
                 Class::Scoped(key) => match self.table.find(&key) {
                     Some(leader) if self.merge(inst, leader) => {
@@ -197,7 +209,8 @@ impl Walk<'_> {
                     None => {}
                 },
             }
-            let eff = inst_effects(self.module, self.func, inst);
+            // Nothing edited `inst` since it was classified: its effects stand.
+            let eff = eff.unwrap_or_else(|| inst_effects(self.module, self.func, inst));
             if !eff.writes_nothing() {
                 loads.retain(|&(_, load)| !self.clobbers(inst, &eff, load));
             }

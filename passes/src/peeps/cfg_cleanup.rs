@@ -1,10 +1,10 @@
 //! CFG cleanup between peephole rounds: delete blocks the entry no longer
 //! reaches (dropping the phi entries that named them), and merge a block into
 //! its single predecessor when that predecessor jumps only to it. Both work
-//! on an `ir::cfg::Cfg` kept in the engine's reused buffers.
+//! on a [`BlockEdges`] kept in the engine's reused buffers.
 
+use super::block_edges::BlockEdges;
 use super::engine::Engine;
-use ir::cfg::Cfg;
 use ir::{Block, Inst, InstKind};
 use smallvec::SmallVec;
 
@@ -37,6 +37,7 @@ impl Engine<'_> {
             self.s.bufs.cfg = cfg;
             return false;
         }
+        self.ensure_users();
         self.before_cfg_change();
         for &b in &dead {
             for inst in std::mem::take(&mut self.func.blocks[b.index()].insts) {
@@ -95,6 +96,7 @@ impl Engine<'_> {
                     break;
                 }
                 if !any {
+                    self.ensure_users();
                     self.before_cfg_change();
                 }
                 self.merge(a, b, term);
@@ -157,8 +159,8 @@ impl Engine<'_> {
 
 /// Whether the edge from `a` is the only predecessor edge of `b` in `cfg`,
 /// reading each predecessor as the block it was (transitively) merged into.
-fn is_only_pred(cfg: &Cfg, merged_into: &[Option<Block>], b: Block, a: Block) -> bool {
-    let [mut p] = cfg.preds(b) else {
+fn is_only_pred(cfg: &BlockEdges, merged_into: &[Option<Block>], b: Block, a: Block) -> bool {
+    let Some(mut p) = cfg.single_pred(b) else {
         return false;
     };
     while let Some(q) = merged_into[p.index()] {

@@ -71,8 +71,15 @@ pub(crate) struct Engine<'f> {
     pub(crate) cfg_dirty: bool,
     opts: EngineOptions,
     /// An instruction was detached since the last `compact` (true at the
-    /// start: the lists have not been compacted yet).
+    /// start when the lists came in holding detached instructions).
     detached_since_compact: bool,
+    /// The next `compact` looks at every block, not just the dirty ones, and
+    /// asks the instructions themselves whether they are placed.
+    compact_all: bool,
+    /// Whether `s.users` describes the function. They are built just before
+    /// the function is first edited (from the function as it came in), so a
+    /// run that changes nothing never builds them.
+    users_built: bool,
 }
 
 /// Run the peephole engine on `func` to its fixed point.
@@ -88,19 +95,17 @@ pub fn run_engine(func: &mut Function, opts: EngineOptions) -> Result<EngineRepo
 
 impl<'f> Engine<'f> {
     fn new(func: &'f mut Function, opts: EngineOptions, s: &'f mut Scratch) -> Engine<'f> {
-        reset_lists(&mut s.users, func.values.len());
-        reset_lists(&mut s.deps, func.insts.len());
+        s.deps.reset(func.insts.len());
+        s.bufs.dirty.clear();
+        s.bufs.gone.clear();
+        s.bufs.gone.resize(func.insts.len().div_ceil(64), 0);
+        let mut stale = false;
         s.work.reset(func.insts.len(), opts.seed);
         let mut has_phis = false;
         for inst in func.inst_iter() {
             s.work.push(inst);
             has_phis |= func.insts[inst.index()].kind.is_phi();
-            func.insts[inst.index()].kind.for_each_operand(|v| {
-                let u: &mut InstList = &mut s.users[v.index()];
-                if u.last() != Some(&inst) {
-                    u.push(inst);
-                }
-            });
+            stale |= func.insts[inst.index()].block.is_none();
         }
         Engine {
             func,
@@ -113,7 +118,28 @@ impl<'f> Engine<'f> {
             // The first round always cleans the CFG up.
             cfg_dirty: true,
             opts,
-            detached_since_compact: true,
+            detached_since_compact: stale,
+            compact_all: stale,
+            users_built: false,
+        }
+    }
+
+    /// Build the user lists from the function as it came in: every edit
+    /// calls this first, before touching the function.
+    pub(crate) fn ensure_users(&mut self) {
+        if self.users_built {
+            return;
+        }
+        self.users_built = true;
+        let (func, users) = (&*self.func, &mut self.s.users);
+        reset_lists(users, func.values.len());
+        for inst in func.inst_iter() {
+            func.insts[inst.index()].kind.for_each_operand(|v| {
+                let u: &mut InstList = &mut users[v.index()];
+                if u.last() != Some(&inst) {
+                    u.push(inst);
+                }
+            });
         }
     }
 
@@ -149,13 +175,17 @@ impl<'f> Engine<'f> {
     /// The first rule that applies to `inst`; the dependencies registered
     /// while looking are appended to `deps`.
     fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
+        let candidates = rules_for(&self.func.insts[inst.index()].kind);
+        if candidates.is_empty() {
+            return None;
+        }
         let (cfg, dom) = self.cfgs.snapshot_cells();
         let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
         let mut found = None;
-        for &k in rules_for(&self.func.insts[inst.index()].kind) {
+        for &k in candidates {
             let rule = &table[k];
             cx.rule = rule.name;
             if let Some(change) = (rule.matcher)(&mut cx, inst) {
@@ -216,10 +246,7 @@ impl<'f> Engine<'f> {
             // which keeps the first occurrence, so the order is the same as
             // with a deduplicated list) and bounded by the visits made; only
             // back-to-back repeats are skipped, so each push is O(1).
-            let list = &mut self.s.deps[distant.index()];
-            if list.last() != Some(&dependent) {
-                list.push(dependent);
-            }
+            self.s.deps.push(distant, dependent);
         }
         self.s.bufs.match_deps = deps;
         match found {
@@ -240,6 +267,7 @@ impl<'f> Engine<'f> {
     }
 
     fn note_use(&mut self, v: Value, user: Inst) {
+        debug_assert!(self.users_built, "user lists edited before they were built");
         if v.index() >= self.s.users.len() {
             self.s.users.resize(v.index() + 1, InstList::new());
         }
@@ -259,6 +287,7 @@ impl<'f> Engine<'f> {
 
     /// `inst` changed: revisit it, its users and its dependents.
     pub(crate) fn changed(&mut self, inst: Inst) {
+        debug_assert!(self.users_built, "user lists read before they were built");
         self.s.work.push(inst);
         if let Some(r) = self.func.insts[inst.index()].result {
             if let Some(us) = self.s.users.get(r.index()) {
@@ -273,11 +302,8 @@ impl<'f> Engine<'f> {
     /// Put the instructions that registered a dependency on `inst` back on
     /// the worklist, and forget those dependencies.
     fn revisit_dependents(&mut self, inst: Inst) {
-        let list = &mut self.s.deps[inst.index()];
-        for &d in list.iter() {
-            self.s.work.push(d);
-        }
-        list.clear();
+        let work = &mut self.s.work;
+        self.s.deps.take(inst, |d| work.push(d));
     }
 
     /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
@@ -305,12 +331,16 @@ impl<'f> Engine<'f> {
     }
 
     pub(crate) fn detach(&mut self, inst: Inst) {
-        self.func.insts[inst.index()].block = None;
+        if let Some(b) = self.func.insts[inst.index()].block.take() {
+            self.s.bufs.dirty.push(b);
+        }
+        self.s.bufs.gone[inst.index() / 64] |= 1 << (inst.index() % 64);
         self.detached_since_compact = true;
         self.revisit_dependents(inst);
     }
 
     fn apply(&mut self, inst: Inst, change: Change) {
+        self.ensure_users();
         let mut inputs: SmallVec<[Value; 4]> = SmallVec::new();
         self.func.insts[inst.index()]
             .kind
@@ -377,28 +407,45 @@ impl<'f> Engine<'f> {
 
     /// Drop detached instructions from the blocks' lists (nothing to do when
     /// none was detached since the last time). Should a block's last
-    /// instruction go, that is a CFG change, and the result is true.
+    /// instruction go, that is a CFG change, and the result is true. Only the
+    /// blocks that lost an instruction are looked at, except the first time
+    /// (the lists may come in with instructions detached by earlier passes).
     pub(crate) fn compact(&mut self) -> bool {
         if !self.detached_since_compact {
             return false;
         }
         self.detached_since_compact = false;
-        let func: &Function = self.func;
-        let loses_a_last = func.layout.iter().any(|b| {
-            func.blocks[b.index()]
-                .insts
-                .last()
-                .is_some_and(|i| func.insts[i.index()].block.is_none())
-        });
+        if self.compact_all {
+            self.ensure_users();
+        }
+        let mut dirty = std::mem::take(&mut self.s.bufs.dirty);
+        let all = std::mem::take(&mut self.compact_all);
+        if all {
+            dirty.clear();
+            dirty.extend_from_slice(&self.func.layout);
+        } else {
+            // Blocks that left the layout since were emptied when they left.
+            dirty.sort_unstable();
+            dirty.dedup();
+        }
+        // Apart from what came in detached (`all`), an instruction in a
+        // block's list is unplaced exactly when this run detached it.
+        let (func, gone) = (&*self.func, &self.s.bufs.gone);
+        let placed = |i: &Inst| still_placed(all, func, gone, *i);
+        let blocks = &self.func.blocks;
+        let loses_a_last = dirty
+            .iter()
+            .any(|b| blocks[b.index()].insts.last().is_some_and(|i| !placed(i)));
         if loses_a_last {
             self.before_cfg_change();
         }
-        let insts = &self.func.insts;
-        for b in &self.func.layout {
-            self.func.blocks[b.index()]
-                .insts
-                .retain(|i| insts[i.index()].block.is_some());
+        for &b in &dirty {
+            let mut list = std::mem::take(&mut self.func.blocks[b.index()].insts);
+            list.retain(|&i| still_placed(all, self.func, &self.s.bufs.gone, i));
+            self.func.blocks[b.index()].insts = list;
         }
+        dirty.clear();
+        self.s.bufs.dirty = dirty;
         loses_a_last
     }
 
@@ -463,5 +510,16 @@ impl<'f> Engine<'f> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `inst`, in a block's list, is still placed: asked of the
+/// instruction when `ask` (lists that came in with detached instructions),
+/// else of `gone`, the bits of the instructions this run detached.
+fn still_placed(ask: bool, func: &Function, gone: &[u64], inst: Inst) -> bool {
+    if ask {
+        func.insts[inst.index()].block.is_some()
+    } else {
+        gone[inst.index() / 64] & (1 << (inst.index() % 64)) == 0
     }
 }

@@ -3,8 +3,10 @@
 //! (`loadstar opt --seed N`), distant dependencies (`add_dep`), CFG cleanup
 //! after branches fold, and a check of the fixed-point invariant.
 
+mod block_edges;
 pub mod cfg_cleanup;
 mod cfg_state;
+mod deps;
 pub mod engine;
 pub mod rule;
 pub mod rules;

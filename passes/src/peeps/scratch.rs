@@ -5,9 +5,10 @@
 //! afresh each time would cost more than the rewriting itself. One set is kept
 //! per thread; a run borrows it and clears what it uses.
 
+use super::block_edges::BlockEdges;
+use super::deps::DepLists;
 use super::engine::InstList;
 use super::worklist::Worklist;
-use ir::cfg::Cfg;
 use ir::{Block, Inst};
 use std::cell::RefCell;
 
@@ -18,12 +19,16 @@ pub(crate) struct Buffers {
     pub(crate) stack: Vec<Inst>,
     /// `(distant, dependent)` pairs registered while matching one instruction.
     pub(crate) match_deps: Vec<(Inst, Inst)>,
+    /// Blocks that lost an instruction since the last compaction (repeats allowed).
+    pub(crate) dirty: Vec<Block>,
+    /// Per instruction slot, one bit: detached by this run.
+    pub(crate) gone: Vec<u64>,
     /// The phis of one block, collected before they are edited.
     pub(crate) phis: Vec<Inst>,
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
     /// Predecessors and reachability for the CFG cleanup.
-    pub(crate) cfg: Cfg,
+    pub(crate) cfg: BlockEdges,
     /// Per block slot: the block the CFG cleanup merged it into.
     pub(crate) merged_into: Vec<Option<Block>>,
 }
@@ -34,7 +39,7 @@ pub(crate) struct Scratch {
     /// Per value: instructions that may use it.
     pub(crate) users: Vec<InstList>,
     /// Per instruction: instructions to revisit when it changes.
-    pub(crate) deps: Vec<InstList>,
+    pub(crate) deps: DepLists,
     /// The worklist.
     pub(crate) work: Worklist,
     /// The small temporaries.
@@ -42,8 +47,10 @@ pub(crate) struct Scratch {
 }
 
 /// Functions bigger than this (in value or instruction slots) do not leave
-/// their buffers behind, so one huge function does not pin its memory.
-const KEEP_LIMIT: usize = 1 << 16;
+/// their buffers behind, so one huge function does not pin its memory. Up to
+/// it, the buffers stay: a pipeline runs the pass several times, and fresh
+/// N-sized buffers on every run cost page faults at every size that matters.
+const KEEP_LIMIT: usize = 1 << 21;
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
