@@ -84,7 +84,11 @@ impl ProgramChecker {
     pub fn check(&mut self, k: u64) -> ProgramResult {
         // Programs the SMT oracle samples are checked here: its counters do
         // not travel over the wire, and they are rare (one in `smt_every`).
-        let Some(worker) = self.worker.as_mut().filter(|_| !smt_sampled(&self.direct, k)) else {
+        let Some(worker) = self
+            .worker
+            .as_mut()
+            .filter(|_| !smt_sampled(&self.direct, k))
+        else {
             return check_one(&self.direct, k).1;
         };
         match worker.call(&k.to_le_bytes(), PROGRAM_TIMEOUT) {
