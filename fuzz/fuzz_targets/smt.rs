@@ -4,6 +4,6 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let cfg = verify::oracle::fuzz::target_oracle("smt");
-    verify::oracle::fuzz::check_bytes_with(data, &["pipeline"], &cfg);
+    let cfg = verify::fuzz::target_oracle("smt");
+    verify::fuzz::check_bytes_with(data, &["pipeline"], &cfg);
 });
