@@ -8,11 +8,14 @@
 //! [`crate::strict::StrictHeap`]: every object ends against a PROT_NONE guard
 //! page, so an access past an object or wider than 8 bytes faults.
 //!
-//! Each execution gets its own machine stack (an anonymous mapping with a
+//! Each execution gets a machine stack (an anonymous mapping with a
 //! PROT_NONE guard page below it) sized for the interpreter's frame limit.
+//! The stack, the strict heap's reservation and the dense heap's buffer are
+//! reused per thread and reset between executions ([`crate::pool`]).
 
 use crate::abi::{trap_kind, NativeCtx, Runtime};
 use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
+use crate::pool::{give_words, take_words, Stack};
 use crate::strict::{NativeHeap, StrictHeap};
 use interp::heap::{build_initial_in, fill_initial, validate_inputs, InputError};
 use interp::observe::{observe, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue};
@@ -167,7 +170,7 @@ impl<'m> NativeProgram<'m> {
                 Ok(NativeHeap::Strict(h))
             })
         } else {
-            let words = Vec::with_capacity(config.heap_words.max(1 + layout.globals.len()));
+            let words = take_words(config.heap_words.max(1 + layout.globals.len()));
             build_initial_in(
                 layout,
                 inputs,
@@ -224,7 +227,7 @@ impl<'m> NativeProgram<'m> {
         };
         let stack_bytes =
             config.max_depth * (self.compiled.max_frame + 64) + RUNTIME_STACK + 8 * params.len();
-        let mut stack = Stack::new(stack_bytes)
+        let mut stack = Stack::take(stack_bytes)
             .unwrap_or_else(|e| panic!("cannot map a machine stack of {stack_bytes} bytes: {e}"));
         // SAFETY: `entry` is the entry thunk of this code, which follows the
         // C ABI; the context points at live state for the whole call, the
@@ -253,6 +256,10 @@ impl<'m> NativeProgram<'m> {
                 trap,
             },
         );
+        drop(stack);
+        if let NativeHeap::Dense(h) = rt.heap {
+            give_words(h.words);
+        }
         Ok(NativeExecution {
             behaviour,
             fuel_used,
@@ -277,29 +284,116 @@ pub enum Sabotage {
     Hang,
 }
 
-/// A machine stack: an anonymous read-write mapping whose lowest page is PROT_NONE.
-struct Stack {
-    map: MmapMut,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool::pooled;
+    use std::time::Duration;
+
+    /// `@dirty` leaves -1 in a big array and in 5000 structs (past the
+    /// guarded ones); `@clean` allocates the same shapes and ors every word it
+    /// reads, which is 0 on a heap in the state of a fresh mapping.
+    const PROGRAMS: &str = "
+type Pair { a: i64, b: i64 }
+
+func @dirty() -> i64 {
+entry:
+  %a = newarray i64, 5000
+  jmp fill
+fill:
+  %i = phi [entry: 0], [fill: %j]
+  store %a[%i], -1
+  %p = new Pair
+  store %p.a, -1
+  store %p.b, -1
+  %j = add %i, 1
+  %more = slt %j, 5000
+  br %more, fill, done
+done:
+  ret 0
 }
 
-const PAGE: usize = 4096;
+func @clean() -> i64 {
+entry:
+  %a = newarray i64, 5000
+  jmp sum
+sum:
+  %i = phi [entry: 0], [sum: %j]
+  %s = phi [entry: 0], [sum: %s3]
+  %p = new Pair
+  %x = load %a[%i]
+  %y = load %p.a
+  %z = load %p.b
+  %s1 = or %s, %x
+  %s2 = or %s1, %y
+  %s3 = or %s2, %z
+  %j = add %i, 1
+  %more = slt %j, 5000
+  br %more, sum, done
+done:
+  ret %s3
+}
+";
 
-impl Stack {
-    fn new(bytes: usize) -> std::io::Result<Stack> {
-        let len = bytes.div_ceil(PAGE) * PAGE + PAGE;
-        let mut map = MmapMut::map_anon(len)?;
-        // SAFETY: the first page lies inside the mapping we own.
-        let r = unsafe { libc::mprotect(map.as_mut_ptr().cast(), PAGE, libc::PROT_NONE) };
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Stack { map })
+    fn run(p: &NativeProgram, name: &str) -> Behaviour {
+        let m = p.module();
+        let f = m.func_by_name(name).expect("function");
+        let spec = ir::parse_input_spec("", "<input>", m, m.func(f)).expect("input");
+        p.run(f, &spec, &Config::default()).behaviour
     }
 
-    /// The 16-byte-aligned top of the stack.
-    fn top(&mut self) -> *mut u8 {
-        let len = self.map.len();
-        // SAFETY: one past the end of the mapping (the stack grows down).
-        unsafe { self.map.as_mut_ptr().add(len) }
+    #[test]
+    fn a_run_after_a_dirty_one_reuses_the_memory_and_reads_zeroes() {
+        let (m, _) = ir::parse_module(PROGRAMS, "reuse").expect("parses");
+        let clean = m.func_by_name("clean").expect("clean");
+        let spec = ir::parse_input_spec("", "<input>", &m, m.func(clean)).expect("input");
+        let want = interp::Program::new(&m).run(clean, &spec, &Config::default());
+        assert!(
+            format!("{:?}", want.behaviour).contains("Int(0)"),
+            "{want:?}"
+        );
+        for strict in [false, true] {
+            let mut p = NativeProgram::new(&m).expect("compiles");
+            p.set_strict(strict);
+            run(&p, "dirty");
+            let before = pooled();
+            assert!(before[1] != 0 && before[if strict { 0 } else { 2 }] != 0);
+            assert_eq!(run(&p, "clean"), want.behaviour, "strict: {strict}");
+            assert_eq!(pooled(), before, "the same memory is reused");
+        }
+    }
+
+    #[test]
+    fn guard_pages_still_fault_after_reuse() {
+        let (m, _) = ir::parse_module(PROGRAMS, "reuse").expect("parses");
+        let segv = |f: Option<crate::isolate::Failure>| matches!(f, Some(crate::isolate::Failure::Signal { signo, .. }) if signo == libc::SIGSEGV);
+        // One word past an array of a reused strict heap.
+        let report = crate::isolate::run_isolated(Duration::from_secs(20), |_| {
+            let mut p = NativeProgram::new(&m).expect("compiles");
+            p.set_strict(true);
+            run(&p, "dirty");
+            let at = pooled()[0];
+            let mut h = StrictHeap::new(1, Config::default().heap_words).unwrap();
+            assert_eq!(pooled()[0], 0, "the pooled reservation is in use");
+            assert!(h.base_ptr() as usize >= at && (h.base_ptr() as usize) < at + (1 << 30));
+            let a = h
+                .alloc_array_with_header(interp::heap::array_header(Type::I64), 3)
+                .unwrap();
+            let past = h.base_ptr().wrapping_add(a as usize + 5);
+            // SAFETY: deliberately touching the guard page (in a worker).
+            unsafe { std::hint::black_box(std::ptr::read_volatile(past)) };
+        });
+        assert!(segv(report.failure.clone()), "{:?}", report.failure);
+        // Below a reused machine stack.
+        let report = crate::isolate::run_isolated(Duration::from_secs(20), |_| {
+            let p = NativeProgram::new(&m).expect("compiles");
+            run(&p, "dirty");
+            let at = pooled()[1];
+            let s = Stack::take(4096).unwrap();
+            assert_eq!(s.guard() as usize, at, "the pooled stack is reused");
+            // SAFETY: deliberately touching the guard page (in a worker).
+            unsafe { std::hint::black_box(std::ptr::read_volatile(s.guard())) };
+        });
+        assert!(segv(report.failure.clone()), "{:?}", report.failure);
     }
 }

@@ -29,6 +29,7 @@ pub mod exec;
 pub mod isel;
 pub mod isolate;
 pub mod lower;
+pub mod pool;
 pub mod regalloc;
 pub mod strict;
 pub mod vcode;

@@ -24,7 +24,13 @@
 //! The interpreter's observation code and the environment step read the
 //! objects through a slice over the span: they only visit words of reachable
 //! objects, never the gaps.
+//!
+//! The reservation comes from the thread's pool ([`crate::pool`]): when the
+//! heap is dropped, the prefix it made read+write is made PROT_NONE again and
+//! its pages dropped, so the next heap starts from the state of a fresh
+//! mapping.
 
+use crate::pool::{give_reservation, take_reservation, Reservation};
 use interp::heap::{array_header, struct_header, Arena, Heap, GLOBALS_BASE};
 use interp::{TrapKind, MAX_ARRAY_LEN};
 use ir::{StructId, Type};
@@ -41,8 +47,13 @@ fn page_up(b: usize) -> usize {
 /// A heap whose objects end against PROT_NONE guard pages.
 pub struct StrictHeap {
     /// The reservation (PROT_NONE except the pages of objects).
+    res: Option<Reservation>,
+    /// Its first byte.
     map: *mut u8,
+    /// The bytes this heap may use (the pooled reservation may be larger).
     map_len: usize,
+    /// End (byte offset) of the highest page ever made read+write.
+    dirty: usize,
     /// Byte offset of word 0 in the reservation.
     base: usize,
     /// Byte offset (from `map`) where the next object may start.
@@ -72,25 +83,13 @@ impl StrictHeap {
         let head = page_up(8 * size);
         // Every guarded object wastes under two pages; one more guard at the end.
         let map_len = head + page_up(8 * budget) + (2 * GUARDED_OBJECTS + 2) * PAGE;
-        // SAFETY: a fresh anonymous private mapping, owned by the heap.
-        let map = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        assert!(
-            map != libc::MAP_FAILED,
-            "cannot reserve a strict heap of {map_len} bytes: {}",
-            std::io::Error::last_os_error()
-        );
+        let res = take_reservation(map_len)
+            .unwrap_or_else(|e| panic!("cannot reserve a strict heap of {map_len} bytes: {e}"));
         let mut h = StrictHeap {
-            map: map.cast(),
+            map: res.ptr(),
+            res: Some(res),
             map_len,
+            dirty: 0,
             base: head - 8 * size,
             cursor: head + PAGE,
             end: head,
@@ -107,20 +106,12 @@ impl StrictHeap {
         if to <= from {
             return;
         }
-        debug_assert!(from.is_multiple_of(PAGE) && to.is_multiple_of(PAGE) && to <= self.map_len);
-        // SAFETY: the range lies inside the reservation this heap owns.
-        let r = unsafe {
-            libc::mprotect(
-                self.map.add(from).cast(),
-                to - from,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        };
-        assert!(
-            r == 0,
-            "mprotect of the strict heap failed: {}",
-            std::io::Error::last_os_error()
-        );
+        assert!(to <= self.map_len, "outside the strict heap");
+        self.dirty = self.dirty.max(to);
+        let res = self.res.as_ref().expect("a live heap");
+        if let Err(e) = res.protect_rw(from, to) {
+            panic!("mprotect of the strict heap failed: {e}");
+        }
     }
 
     /// The address of word 0 (the heap base, `r15`).
@@ -207,8 +198,9 @@ impl StrictHeap {
 
 impl Drop for StrictHeap {
     fn drop(&mut self) {
-        // SAFETY: the reservation is ours and nothing points into it any more.
-        unsafe { libc::munmap(self.map.cast(), self.map_len) };
+        if let Some(r) = self.res.take() {
+            give_reservation(r, self.dirty);
+        }
     }
 }
 
