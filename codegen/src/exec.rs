@@ -368,10 +368,13 @@ done:
         let (m, _) = ir::parse_module(PROGRAMS, "reuse").expect("parses");
         let segv = |f: Option<crate::isolate::Failure>| matches!(f, Some(crate::isolate::Failure::Signal { signo, .. }) if signo == libc::SIGSEGV);
         // One word past an array of a reused strict heap.
+        // Compile before forking: the child of a multi-threaded test process
+        // only runs code (see the fork-safety notes of `crate::isolate`).
+        let mut strict = NativeProgram::new(&m).expect("compiles");
+        strict.set_strict(true);
         let report = crate::isolate::run_isolated(Duration::from_secs(20), |_| {
-            let mut p = NativeProgram::new(&m).expect("compiles");
-            p.set_strict(true);
-            run(&p, "dirty");
+            let p = &strict;
+            run(p, "dirty");
             let at = pooled()[0];
             let mut h = StrictHeap::new(1, Config::default().heap_words).unwrap();
             assert_eq!(pooled()[0], 0, "the pooled reservation is in use");
@@ -385,9 +388,10 @@ done:
         });
         assert!(segv(report.failure.clone()), "{:?}", report.failure);
         // Below a reused machine stack.
+        let dense = NativeProgram::new(&m).expect("compiles");
         let report = crate::isolate::run_isolated(Duration::from_secs(20), |_| {
-            let p = NativeProgram::new(&m).expect("compiles");
-            run(&p, "dirty");
+            let p = &dense;
+            run(p, "dirty");
             let at = pooled()[1];
             let s = Stack::take(4096).unwrap();
             assert_eq!(s.guard() as usize, at, "the pooled stack is reused");
