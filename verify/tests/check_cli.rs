@@ -5,19 +5,9 @@
 //! from the bug zoo (`--inject`, feature `bug-zoo`).
 
 use std::path::PathBuf;
-use std::process::Command;
 
-fn loadstar(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod support;
+use support::loadstar_split as loadstar;
 
 /// Write `text` to a file of its own in the temp directory.
 fn temp_file(name: &str, text: &str) -> PathBuf {

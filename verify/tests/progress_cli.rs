@@ -1,17 +1,8 @@
 //! The progress line of `sweep` and `zoo` is for terminals only: with stdout
 //! and stderr piped (CI logs), the output carries no escape codes at all.
 
-use std::process::Command;
-
-fn loadstar_piped(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("runs");
-    let mut all = String::from_utf8_lossy(&out.stdout).into_owned();
-    all.push_str(&String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), all)
-}
+mod support;
+use support::loadstar_all as loadstar_piped;
 
 #[test]
 fn a_piped_sweep_prints_its_summary_without_escape_codes() {

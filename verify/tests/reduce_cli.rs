@@ -5,7 +5,6 @@
 
 use ir::{BinOp, InstKind, Module};
 use passes::{PassError, Stats};
-use std::process::Command;
 use verify::commands::reduce::find_in_text_with;
 use verify::gen::{generate_from_seed, GenConfig};
 use verify::inputs::instantiate_all;
@@ -13,6 +12,9 @@ use verify::oracle::{check_program_with, Finding, OracleConfig};
 use verify::reduce::{recheck_with, reduce_with, reduced_test_text, Limits};
 use verify::sweep::record_and_reduce_with;
 use verify::sweep::store::FindingStore;
+
+mod support;
+use support::loadstar_split as loadstar;
 
 fn swap_sub(_: &str, m: &mut Module, _: &mut Stats) -> Result<(), PassError> {
     for f in &mut m.funcs {
@@ -44,18 +46,6 @@ fn first_swap_sub_finding() -> Finding {
         }
     }
     panic!("no finding for the broken pass");
-}
-
-fn loadstar(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {

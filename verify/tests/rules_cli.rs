@@ -5,14 +5,9 @@
 //! usage and bad rule files exit 2 with a position.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn loadstar(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("loadstar runs")
-}
+mod support;
+use support::loadstar_output as loadstar;
 
 fn broken_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../smt/broken-rules")

@@ -1,17 +1,11 @@
 //! `loadstar run --check-effects`: clean programs exit 0 with the behaviour;
 //! the flag does not change the behaviour printed.
 
-use std::process::Command;
+mod support;
 
 fn loadstar(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let (code, stdout, _) = support::loadstar_split(args);
+    (code, stdout)
 }
 
 #[test]

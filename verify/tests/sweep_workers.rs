@@ -4,10 +4,12 @@
 //! an in-process sweep, and the CLI runs the native oracle by default.
 
 use std::path::PathBuf;
-use std::process::Command;
 use verify::oracle::OracleConfig;
 use verify::sweep::pool::Isolation;
 use verify::sweep::{run_sweep, SweepOptions};
+
+mod support;
+use support::loadstar_all as loadstar;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("loadstar-{name}-{}", std::process::id()));
@@ -86,16 +88,6 @@ fn workers_count_what_an_in_process_sweep_counts() {
     assert_eq!(json(&w), json(&p));
     let _ = std::fs::remove_dir_all(&a);
     let _ = std::fs::remove_dir_all(&b);
-}
-
-fn loadstar(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("runs");
-    let mut all = String::from_utf8_lossy(&out.stdout).into_owned();
-    all.push_str(&String::from_utf8_lossy(&out.stderr));
-    (out.status.code().unwrap_or(-1), all)
 }
 
 /// The value of a summary row.

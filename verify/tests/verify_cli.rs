@@ -2,14 +2,9 @@
 //! `loadstar run --input` and shows two different behaviours.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn loadstar(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadstar"))
-        .args(args)
-        .output()
-        .expect("loadstar runs")
-}
+mod support;
+use support::loadstar_output as loadstar;
 
 fn tmp(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("loadstar-verify-cli-{}", std::process::id()));
