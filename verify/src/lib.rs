@@ -10,6 +10,7 @@ pub mod gen;
 pub mod inputs;
 pub mod load;
 pub mod oracle;
+pub mod peer;
 pub mod progress;
 pub mod reduce;
 pub mod smt_tests;

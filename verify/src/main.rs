@@ -189,6 +189,38 @@ enum Command {
         #[arg(long)]
         rules: bool,
     },
+    /// Compare the loads and stores loadstar keeps with LLVM 14's `opt -O2`
+    /// on the same module (translated to LLVM IR); exit 1 where LLVM keeps
+    /// fewer (a missed optimization).
+    Peer {
+        /// The IR module; not with `--generated`.
+        file: Option<String>,
+        /// Instead of a file, compare this many generated programs and print the shares.
+        #[arg(long, value_name = "N")]
+        generated: Option<u64>,
+        /// The first generated program's seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Approximate instructions per generated program.
+        #[arg(long, default_value_t = 35)]
+        size: usize,
+        /// loadstar's passes (comma-separated).
+        #[arg(long, default_value = "pipeline")]
+        passes: String,
+        /// Worker threads for `--generated` (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// With `--generated`: write each program where LLVM keeps fewer
+        /// (`missed-SEED.ir`) or loadstar keeps fewer (`won-SEED.ir`) here.
+        #[arg(long)]
+        out: Option<String>,
+        /// Also print the LLVM IR given to `opt`.
+        #[arg(long)]
+        emit_llvm: bool,
+        /// Also print what `opt -O2` made of it.
+        #[arg(long)]
+        emit_llvm_opt: bool,
+    },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
     #[cfg(feature = "bug-zoo")]
@@ -460,6 +492,52 @@ fn survey_command(
     }
 }
 
+/// `peer`: one file (exit 1 where LLVM keeps fewer) or a survey of generated programs.
+#[allow(clippy::too_many_arguments)]
+fn peer_command(
+    file: Option<String>,
+    generated: Option<u64>,
+    seed: u64,
+    size: usize,
+    passes: &str,
+    jobs: Option<usize>,
+    out: Option<String>,
+    emit: verify::commands::peer::PeerEmit,
+) -> ExitCode {
+    use verify::commands::peer::{peer_file, peer_survey};
+    match (file, generated) {
+        (Some(file), None) => match peer_file(&file, passes, emit) {
+            Ok((text, standing)) => {
+                print!("{text}");
+                ExitCode::from(u8::from(standing == verify::peer::Standing::More))
+            }
+            Err(diag) => {
+                eprintln!("{diag}");
+                ExitCode::from(2)
+            }
+        },
+        (None, Some(n)) => {
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let out = out.map(std::path::PathBuf::from);
+            match peer_survey(n, seed, size, passes, jobs, out.as_deref()) {
+                Ok(s) => {
+                    print!("{}", s.render(passes));
+                    ExitCode::from(u8::from(s.more > 0))
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        _ => {
+            eprintln!("error: peer wants a FILE or --generated N");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// `run --native --strict`: the behaviour, or the crash report and exit 1.
 fn run_strict_command(opts: &RunOptions) -> ExitCode {
     match run_strict(opts) {
@@ -640,6 +718,23 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             };
+        }
+        Command::Peer {
+            file,
+            generated,
+            seed,
+            size,
+            passes,
+            jobs,
+            out,
+            emit_llvm,
+            emit_llvm_opt,
+        } => {
+            let emit = verify::commands::peer::PeerEmit {
+                llvm_in: emit_llvm,
+                llvm_out: emit_llvm_opt,
+            };
+            return peer_command(file, generated, seed, size, &passes, jobs, out, emit);
         }
         #[cfg(feature = "bug-zoo")]
         Command::Zoo {

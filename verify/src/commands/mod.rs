@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod opt;
+pub mod peer;
 pub mod reduce;
 pub mod repro;
 pub mod rules;

@@ -1,0 +1,209 @@
+//! `loadstar peer`: compare the loads and stores loadstar's passes keep with
+//! what LLVM 14's `opt -O2` keeps on the same module (translated by
+//! [`crate::peer::translate`]), for one file or over generated programs.
+
+use crate::gen::{generate_from_seed, GenConfig};
+use crate::load::{load_file, Diagnostic};
+use crate::peer::{compare, compare_many, ModulePeer, PeerError, Standing};
+use passes::PassManager;
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What `loadstar peer FILE` prints besides the table.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct PeerEmit {
+    /// Also print the LLVM IR given to `opt`.
+    pub llvm_in: bool,
+    /// Also print `opt -O2`'s output.
+    pub llvm_out: bool,
+}
+
+/// Compare one file; `Ok((text, standing))`, where `Standing::More` means
+/// LLVM keeps fewer (a missed optimization).
+pub fn peer_file(
+    file: &str,
+    passes: &str,
+    emit: PeerEmit,
+) -> Result<(String, Standing), Diagnostic> {
+    let loaded = load_file(file)?;
+    let pm = PassManager::from_list(passes).map_err(|e| Diagnostic(format!("error: {e}")))?;
+    let report = compare(&loaded.module, &pm).map_err(|e| Diagnostic(format!("{file}: {e}")))?;
+    let mut out = report.render(passes);
+    if emit.llvm_in {
+        let _ = write!(out, "\n; LLVM IR given to opt\n{}", report.llvm_in);
+    }
+    if emit.llvm_out {
+        let _ = write!(out, "\n; opt -O2 output\n{}", report.llvm_out);
+    }
+    Ok((out, report.standing()))
+}
+
+/// What a survey over generated programs saw.
+#[derive(Default, Debug)]
+pub struct PeerSurvey {
+    /// Programs compared.
+    pub programs: u64,
+    /// Programs where loadstar keeps fewer / the same / more accesses than LLVM.
+    pub fewer: u64,
+    /// See `fewer`.
+    pub same: u64,
+    /// See `fewer`: the missed optimizations.
+    pub more: u64,
+    /// Accesses in the originals, after loadstar, after LLVM (loads + stores).
+    pub totals: [u64; 3],
+    /// Loads loadstar keeps only for their trap (unused results).
+    pub unused_loads: u64,
+    /// Programs where LLVM keeps fewer, but would not if loadstar dropped its
+    /// unused loads (turning each into a null/bounds check).
+    pub more_only_unused: u64,
+    /// Seeds of the programs where LLVM keeps fewer.
+    pub missed_seeds: Vec<u64>,
+    /// Seeds of the programs where loadstar keeps fewer.
+    pub won_seeds: Vec<u64>,
+}
+
+impl PeerSurvey {
+    fn add(&mut self, seed: u64, r: &ModulePeer) {
+        self.programs += 1;
+        match r.standing() {
+            Standing::Fewer => {
+                self.fewer += 1;
+                self.won_seeds.push(seed);
+            }
+            Standing::Same => self.same += 1,
+            Standing::More => {
+                self.more += 1;
+                self.missed_seeds.push(seed);
+            }
+        }
+        let unused: usize = r.funcs.iter().map(|f| f.unused_loads).sum();
+        self.unused_loads += unused as u64;
+        let (_, l, m) = r.totals();
+        if r.standing() == Standing::More && l.total() - unused <= m.total() {
+            self.more_only_unused += 1;
+        }
+        let (o, l, m) = r.totals();
+        self.totals[0] += o.total() as u64;
+        self.totals[1] += l.total() as u64;
+        self.totals[2] += m.total() as u64;
+    }
+
+    /// The summary lines.
+    pub fn render(&self, passes: &str) -> String {
+        let n = self.programs.max(1) as f64;
+        let pct = |x: u64| 100.0 * x as f64 / n;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "programs: {}; loadstar ({passes}) keeps fewer loads+stores than llvm -O2 in {} ({:.1} %), the same in {} ({:.1} %), more in {} ({:.1} %)",
+            self.programs,
+            self.fewer,
+            pct(self.fewer),
+            self.same,
+            pct(self.same),
+            self.more,
+            pct(self.more)
+        );
+        let _ = writeln!(
+            out,
+            "loads+stores: original {}, loadstar {}, llvm -O2 {}",
+            self.totals[0], self.totals[1], self.totals[2]
+        );
+        let _ = writeln!(
+            out,
+            "loads loadstar keeps only for their trap (result unused): {}; programs where llvm keeps fewer only because of them: {}",
+            self.unused_loads, self.more_only_unused
+        );
+        for (what, seeds) in [("llvm", &self.missed_seeds), ("loadstar", &self.won_seeds)] {
+            let mut seeds = seeds.clone();
+            seeds.sort_unstable();
+            if !seeds.is_empty() {
+                let shown: Vec<String> = seeds.iter().take(12).map(u64::to_string).collect();
+                let _ = writeln!(
+                    out,
+                    "{what} keeps fewer on seeds: {}{}",
+                    shown.join(", "),
+                    if seeds.len() > 12 { ", …" } else { "" }
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Compare `n` generated programs (seeds `seed..seed+n`, ~`size` instructions)
+/// on `jobs` threads; write each program where LLVM keeps fewer to `out`
+/// (`missed-SEED.ir`), and each where loadstar keeps fewer (`won-SEED.ir`).
+pub fn peer_survey(
+    n: u64,
+    seed: u64,
+    size: usize,
+    passes: &str,
+    jobs: usize,
+    out: Option<&Path>,
+) -> Result<PeerSurvey, PeerError> {
+    let pm = PassManager::from_list(passes).map_err(|e| PeerError::Passes(e.to_string()))?;
+    let cfg = GenConfig {
+        target_insts: size,
+        ..GenConfig::default()
+    };
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).map_err(|e| PeerError::Passes(e.to_string()))?;
+    }
+    // Programs go to `opt` in batches: one process start per batch.
+    const BATCH: u64 = 32;
+    let next = AtomicU64::new(0);
+    let survey = Mutex::new(PeerSurvey::default());
+    let error = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let first = next.fetch_add(BATCH, Ordering::Relaxed);
+                if first >= n || error.lock().unwrap().is_some() {
+                    return;
+                }
+                let seeds: Vec<u64> = (first..n.min(first + BATCH)).map(|k| seed + k).collect();
+                let programs: Vec<_> = seeds
+                    .iter()
+                    .map(|&sd| generate_from_seed(sd, &cfg))
+                    .collect();
+                let modules: Vec<&ir::Module> = programs.iter().map(|g| &g.module).collect();
+                match compare_many(&modules, &pm) {
+                    Ok(reports) => {
+                        for ((sd, g), r) in seeds.iter().zip(&programs).zip(&reports) {
+                            let name = match r.standing() {
+                                Standing::More => Some((
+                                    "missed",
+                                    "missed optimization: llvm -O2 keeps fewer loads+stores",
+                                )),
+                                Standing::Fewer => {
+                                    Some(("won", "loadstar keeps fewer loads+stores than llvm -O2"))
+                                }
+                                Standing::Same => None,
+                            };
+                            if let (Some(dir), Some((file, why))) = (out, name) {
+                                let text = format!(
+                                    "; {why} (seed {sd})\n; {}\n{}",
+                                    r.render(passes).trim_end().replace('\n', "\n; "),
+                                    ir::print::print_module(&g.module)
+                                );
+                                let _ = std::fs::write(dir.join(format!("{file}-{sd}.ir")), text);
+                            }
+                            survey.lock().unwrap().add(*sd, r);
+                        }
+                    }
+                    Err(e) => *error.lock().unwrap() = Some((seeds[0], e)),
+                }
+            });
+        }
+    });
+    if let Some((sd, e)) = error.into_inner().unwrap() {
+        return Err(match e {
+            PeerError::Rejected(bin, msg) => PeerError::Rejected(bin, format!("seed {sd}: {msg}")),
+            other => other,
+        });
+    }
+    Ok(survey.into_inner().unwrap())
+}
