@@ -220,6 +220,16 @@ enum Command {
         /// Also print what `opt -O2` made of it.
         #[arg(long)]
         emit_llvm_opt: bool,
+        /// With FILE: shrink it while LLVM still keeps fewer, and write the
+        /// result as a `; test: peer` text test (to `-o`, else stdout).
+        #[arg(long)]
+        reduce: bool,
+        /// Where `--reduce` writes the text test.
+        #[arg(short = 'o', long = "output", requires = "reduce")]
+        output: Option<String>,
+        /// Time cap of `--reduce`, in seconds.
+        #[arg(long, default_value_t = 30.0)]
+        reduce_seconds: f64,
     },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
@@ -538,6 +548,34 @@ fn peer_command(
     }
 }
 
+/// `peer FILE --reduce`: the reduced missed optimization as a text test (exit
+/// 1), or exit 0 when LLVM does not keep fewer.
+fn peer_reduce_command(file: &str, passes: &str, output: Option<&str>, seconds: f64) -> ExitCode {
+    match verify::commands::peer::peer_reduce(file, passes, seconds) {
+        Ok(None) => {
+            println!("llvm -O2 does not keep fewer loads and stores: nothing to reduce");
+            ExitCode::SUCCESS
+        }
+        Ok(Some(text)) => {
+            match output {
+                Some(path) => {
+                    if let Err(e) = std::fs::write(path, &text) {
+                        eprintln!("error: cannot write {path}: {e}");
+                        return ExitCode::from(2);
+                    }
+                    eprintln!("wrote {path}");
+                }
+                None => print!("{text}"),
+            }
+            ExitCode::from(1)
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// `run --native --strict`: the behaviour, or the crash report and exit 1.
 fn run_strict_command(opts: &RunOptions) -> ExitCode {
     match run_strict(opts) {
@@ -729,7 +767,17 @@ fn main() -> ExitCode {
             out,
             emit_llvm,
             emit_llvm_opt,
+            reduce,
+            output,
+            reduce_seconds,
         } => {
+            if reduce {
+                let Some(file) = file else {
+                    eprintln!("error: --reduce wants a FILE");
+                    return ExitCode::from(2);
+                };
+                return peer_reduce_command(&file, &passes, output.as_deref(), reduce_seconds);
+            }
             let emit = verify::commands::peer::PeerEmit {
                 llvm_in: emit_llvm,
                 llvm_out: emit_llvm_opt,

@@ -153,6 +153,25 @@ fn peer_cli_prints_the_table_and_exits_1_where_llvm_keeps_fewer() {
     let (code, out) = loadstar_all(&["peer", same.to_str().unwrap(), "--emit-llvm"]);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("define i64 @f.main"), "{out}");
+    // --reduce writes a peer test that pins the miss, and it passes as a corpus file.
+    let reduced = dir.join("reduced.ir");
+    let (code, out) = loadstar_all(&[
+        "peer",
+        missed.to_str().unwrap(),
+        "--reduce",
+        "-o",
+        reduced.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}");
+    let text = std::fs::read_to_string(&reduced).unwrap();
+    assert!(
+        text.contains("; test: peer pipeline\n; peer: loadstar 1, llvm 0"),
+        "{text}"
+    );
+    let result = verify::filetest::run_file(&reduced, false);
+    assert!(result.passed(), "{:?}", result.failures);
+    let (code, out) = loadstar_all(&["peer", same.to_str().unwrap(), "--reduce"]);
+    assert_eq!(code, 0, "{out}");
     let (code, out) = loadstar_all(&["peer", dir.join("absent.ir").to_str().unwrap()]);
     assert_eq!(code, 2, "{out}");
     let _ = std::fs::remove_dir_all(&dir);

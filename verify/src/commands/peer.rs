@@ -4,6 +4,7 @@
 
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::load::{load_file, Diagnostic};
+use crate::peer::reduce::{peer_test_text, reduce_missed};
 use crate::peer::{compare, compare_many, ModulePeer, PeerError, Standing};
 use passes::PassManager;
 use std::fmt::Write;
@@ -38,6 +39,20 @@ pub fn peer_file(
         let _ = write!(out, "\n; opt -O2 output\n{}", report.llvm_out);
     }
     Ok((out, report.standing()))
+}
+
+/// `peer FILE --reduce`: the reduced missed optimization as a `; test: peer`
+/// text test, or `None` when LLVM does not keep fewer on the file.
+pub fn peer_reduce(file: &str, passes: &str, seconds: f64) -> Result<Option<String>, Diagnostic> {
+    let loaded = load_file(file)?;
+    let pm = PassManager::from_list(passes).map_err(|e| Diagnostic(format!("error: {e}")))?;
+    // A translator or tool problem is an error, not "nothing to reduce".
+    compare(&loaded.module, &pm).map_err(|e| Diagnostic(format!("{file}: {e}")))?;
+    let limits = crate::reduce::Limits {
+        time: Some(std::time::Duration::from_secs_f64(seconds.max(0.0))),
+        max_checks: None,
+    };
+    Ok(reduce_missed(&loaded.module, &pm, &limits).map(|r| peer_test_text(&r, &pm)))
 }
 
 /// What a survey over generated programs saw.

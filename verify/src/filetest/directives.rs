@@ -7,7 +7,7 @@
 use std::fmt;
 
 /// The names a directive may have.
-pub const DIRECTIVE_NAMES: [&str; 11] = [
+pub const DIRECTIVE_NAMES: [&str; 12] = [
     "test",
     "func",
     "fuel",
@@ -19,6 +19,7 @@ pub const DIRECTIVE_NAMES: [&str; 11] = [
     "error",
     "passes",
     "check-asm",
+    "peer",
 ];
 
 /// What kind of test a file is (`; test: ...`).
@@ -34,6 +35,9 @@ pub enum TestKind {
     ParseError,
     /// `; test: input-error`: the module is fine, the input spec is not.
     InputError,
+    /// `; test: peer PASSLIST`: loadstar's passes against LLVM's `opt -O2`
+    /// (`crate::peer`); the `; peer:` line pins both access counts.
+    Peer(String),
 }
 
 /// A value together with the 1-based line of the file it came from.
@@ -111,6 +115,8 @@ pub struct TestFile {
     /// `; check-asm:` lines of a run test, in order (patterns over the
     /// function's machine code; see `filetest::asm`).
     pub asm_checks: Vec<Located<String>>,
+    /// `; peer: loadstar N, llvm M` of a peer test: the loads + stores each keeps.
+    pub peer: Option<Located<String>>,
 }
 
 /// A malformed directive.
@@ -152,6 +158,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
     let mut errors = Vec::new();
     let mut plans = Vec::new();
     let mut asm_checks = Vec::new();
+    let mut peer: Option<Located<String>> = None;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let Some((name, value)) = split_directive(raw) else {
@@ -232,6 +239,15 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
                 line,
                 value: value.to_string(),
             }),
+            "peer" if peer.is_some() => {
+                return Err(err("a second `; peer:` line".into()));
+            }
+            "peer" => {
+                peer = Some(Located {
+                    line,
+                    value: value.to_string(),
+                })
+            }
             _ => unreachable!("split_directive only returns known names"),
         }
     }
@@ -260,6 +276,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
         errors,
         plans,
         asm_checks,
+        peer,
     })
 }
 
@@ -284,8 +301,10 @@ fn parse_kind(value: &str) -> Result<TestKind, String> {
         "input-error" => plain(TestKind::InputError),
         "opt" if !rest.is_empty() => Ok(TestKind::Opt(rest.replace(' ', ""))),
         "opt" => Err("`; test: opt` needs a pass list, e.g. `; test: opt dce`".into()),
+        "peer" if !rest.is_empty() => Ok(TestKind::Peer(rest.replace(' ', ""))),
+        "peer" => Err("`; test: peer` needs a pass list, e.g. `; test: peer pipeline`".into()),
         _ => Err(format!(
-            "unknown test kind `{word}` (want run, opt, verify-error, parse-error or input-error)"
+            "unknown test kind `{word}` (want run, opt, peer, verify-error, parse-error or input-error)"
         )),
     }
 }

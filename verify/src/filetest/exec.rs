@@ -61,6 +61,7 @@ pub(crate) fn check_text(text: &str, label: &str, bless: bool) -> Checked {
             TestKind::InputError => check_input_error(&mut cx, &tf),
             TestKind::Run => check_run(&mut cx, &tf),
             TestKind::Opt(list) => check_opt(&mut cx, &tf, &list),
+            TestKind::Peer(list) => check_peer(&mut cx, &tf, &list),
         },
     }
     let blessed = (bless && !cx.edits.is_empty()).then(|| apply_edits(cx.text, &cx.edits));
@@ -667,5 +668,44 @@ fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
         } else {
             compare_expectation(cx, case, &after, &format!("behaviour after `{list}`"));
         }
+    }
+}
+
+fn check_peer(cx: &mut Ctx, tf: &TestFile, list: &str) {
+    let Some((module, _, _)) = load(cx, tf) else {
+        return;
+    };
+    let pm = match passes::PassManager::from_list(list) {
+        Ok(pm) => pm,
+        Err(e) => return cx.fail(tf.kind_line, format!("{e}")),
+    };
+    let report = match crate::peer::compare(&module, &pm) {
+        Ok(r) => r,
+        Err(e) => return cx.fail(tf.kind_line, format!("{e}")),
+    };
+    let actual = report.pin_line();
+    if cx.bless {
+        let old: Vec<usize> = tf.peer.iter().map(|p| p.line).collect();
+        cx.edits.push(Edit::replace(
+            &old,
+            tf.kind_line,
+            vec![format!("; peer: {actual}")],
+        ));
+        return;
+    }
+    match &tf.peer {
+        None => cx.fail(
+            tf.kind_line,
+            format!("no `; peer:` line; the comparison gives `{actual}`"),
+        ),
+        Some(p) if p.value != actual => cx.fail(
+            p.line,
+            format!(
+                "expected `{}`, got `{actual}`:\n{}",
+                p.value,
+                report.render(list)
+            ),
+        ),
+        Some(_) => {}
     }
 }

@@ -37,6 +37,9 @@ pub enum FindingKind {
     /// The SMT oracle's counterexample is not confirmed by the interpreter,
     /// or the checker panicked: a bug of the checker, not of the passes.
     SmtUnconfirmed,
+    /// LLVM's `opt -O2` keeps fewer loads and stores than loadstar's passes
+    /// on the same module (`crate::peer`): not a soundness bug.
+    MissedOptimization,
 }
 
 impl FindingKind {
@@ -55,6 +58,7 @@ impl FindingKind {
             FindingKind::NativeCrash => "native-crash",
             FindingKind::MismatchSmt => "mismatch-smt",
             FindingKind::SmtUnconfirmed => "smt-unconfirmed",
+            FindingKind::MissedOptimization => "missed-optimization",
         }
     }
 }

@@ -4,6 +4,7 @@
 //! LLVM keeps fewer is a missed optimization of loadstar's.
 
 pub mod count;
+pub mod reduce;
 pub mod translate;
 
 use count::{count_function, count_llvm, Accesses};
@@ -139,6 +140,12 @@ impl ModulePeer {
         self.funcs.iter().fold(Default::default(), |(o, l, m), f| {
             (o.plus(f.original), l.plus(f.loadstar), m.plus(f.llvm))
         })
+    }
+
+    /// The value of a peer test's `; peer:` line: the loads + stores each keeps.
+    pub fn pin_line(&self) -> String {
+        let (_, loadstar, llvm) = self.totals();
+        format!("loadstar {}, llvm {}", loadstar.total(), llvm.total())
     }
 
     /// Who keeps fewer over the whole module.
