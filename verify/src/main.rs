@@ -839,7 +839,8 @@ struct SweepArgs {
     /// Oracles: `interp` (always on), `native` (x86-64 code of the original
     /// and of every plan), `smt` (z3 validates every plan of one program in
     /// `--smt-every`). All three by default; `--oracles interp` for the
-    /// interpreter alone.
+    /// interpreter alone. `peer` (off by default) also compares every
+    /// program's loads and stores after `pipeline` with LLVM's `opt -O2`.
     #[arg(long, default_value = "interp,native,smt")]
     oracles: String,
     /// With the `smt` oracle: validate the plans of one program in N.
@@ -894,7 +895,7 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    let native = match check_oracles_in(&a.oracles, &["interp", "native", "smt"]) {
+    let native = match check_oracles_in(&a.oracles, &["interp", "native", "smt", "peer"]) {
         Ok(n) => n,
         Err(code) => return code,
     };
@@ -911,6 +912,7 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
         isolation
     };
     let with_smt = a.oracles.split(',').any(|o| o.trim() == "smt");
+    let with_peer = a.oracles.split(',').any(|o| o.trim() == "peer");
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
             "error: --shard wants I/N with 0 <= I < N, got '{}'",
@@ -964,6 +966,7 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
         },
         isolation,
         smt_every: if with_smt { a.smt_every } else { 0 },
+        peer: with_peer,
         smt: smt::Options {
             timeout_ms: a.smt_timeout_ms.max(1),
             ..verify::oracle::smt_check::default_options()

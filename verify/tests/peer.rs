@@ -183,3 +183,41 @@ fn peer_survey_counts_every_program() {
     assert!(code == 0 || code == 1, "{out}");
     assert!(out.contains("programs: 6;"), "{out}");
 }
+
+#[test]
+fn sweep_with_the_peer_oracle_reports_shares_and_writes_reduced_missed_tests() {
+    let out = std::env::temp_dir().join(format!("loadstar-peer-sweep-{}", std::process::id()));
+    let (code, text) = loadstar_all(&[
+        "sweep",
+        "--seconds",
+        "60",
+        "--max-programs",
+        "40",
+        "--jobs",
+        "1",
+        "--oracles",
+        "interp,peer",
+        "--reduce-seconds",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("llvm peer"), "{text}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let peer = &report["peer"];
+    assert_eq!(peer["programs"], 40, "{peer}");
+    let shares = ["fewer", "same", "more"].map(|k| peer[k].as_u64().unwrap());
+    assert_eq!(shares.iter().sum::<u64>(), 40);
+    // Every written missed optimization is a passing `; test: peer` file.
+    let missed: Vec<_> = std::fs::read_dir(out.join("missed"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    assert_eq!(missed.len() as u64, shares[2].min(3));
+    for f in &missed {
+        let r = verify::filetest::run_file(f, false);
+        assert!(r.passed(), "{}: {:?}", f.display(), r.failures);
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

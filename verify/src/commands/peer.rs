@@ -5,7 +5,8 @@
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::load::{load_file, Diagnostic};
 use crate::peer::reduce::{peer_test_text, reduce_missed};
-use crate::peer::{compare, compare_many, ModulePeer, PeerError, Standing};
+use crate::peer::survey::PeerSurvey;
+use crate::peer::{compare, compare_many, PeerError, Standing};
 use passes::PassManager;
 use std::fmt::Write;
 use std::path::Path;
@@ -53,99 +54,6 @@ pub fn peer_reduce(file: &str, passes: &str, seconds: f64) -> Result<Option<Stri
         max_checks: None,
     };
     Ok(reduce_missed(&loaded.module, &pm, &limits).map(|r| peer_test_text(&r, &pm)))
-}
-
-/// What a survey over generated programs saw.
-#[derive(Default, Debug)]
-pub struct PeerSurvey {
-    /// Programs compared.
-    pub programs: u64,
-    /// Programs where loadstar keeps fewer / the same / more accesses than LLVM.
-    pub fewer: u64,
-    /// See `fewer`.
-    pub same: u64,
-    /// See `fewer`: the missed optimizations.
-    pub more: u64,
-    /// Accesses in the originals, after loadstar, after LLVM (loads + stores).
-    pub totals: [u64; 3],
-    /// Loads loadstar keeps only for their trap (unused results).
-    pub unused_loads: u64,
-    /// Programs where LLVM keeps fewer, but would not if loadstar dropped its
-    /// unused loads (turning each into a null/bounds check).
-    pub more_only_unused: u64,
-    /// Seeds of the programs where LLVM keeps fewer.
-    pub missed_seeds: Vec<u64>,
-    /// Seeds of the programs where loadstar keeps fewer.
-    pub won_seeds: Vec<u64>,
-}
-
-impl PeerSurvey {
-    fn add(&mut self, seed: u64, r: &ModulePeer) {
-        self.programs += 1;
-        match r.standing() {
-            Standing::Fewer => {
-                self.fewer += 1;
-                self.won_seeds.push(seed);
-            }
-            Standing::Same => self.same += 1,
-            Standing::More => {
-                self.more += 1;
-                self.missed_seeds.push(seed);
-            }
-        }
-        let unused: usize = r.funcs.iter().map(|f| f.unused_loads).sum();
-        self.unused_loads += unused as u64;
-        let (_, l, m) = r.totals();
-        if r.standing() == Standing::More && l.total() - unused <= m.total() {
-            self.more_only_unused += 1;
-        }
-        let (o, l, m) = r.totals();
-        self.totals[0] += o.total() as u64;
-        self.totals[1] += l.total() as u64;
-        self.totals[2] += m.total() as u64;
-    }
-
-    /// The summary lines.
-    pub fn render(&self, passes: &str) -> String {
-        let n = self.programs.max(1) as f64;
-        let pct = |x: u64| 100.0 * x as f64 / n;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "programs: {}; loadstar ({passes}) keeps fewer loads+stores than llvm -O2 in {} ({:.1} %), the same in {} ({:.1} %), more in {} ({:.1} %)",
-            self.programs,
-            self.fewer,
-            pct(self.fewer),
-            self.same,
-            pct(self.same),
-            self.more,
-            pct(self.more)
-        );
-        let _ = writeln!(
-            out,
-            "loads+stores: original {}, loadstar {}, llvm -O2 {}",
-            self.totals[0], self.totals[1], self.totals[2]
-        );
-        let _ = writeln!(
-            out,
-            "loads loadstar keeps only for their trap (result unused): {}; programs where llvm keeps fewer only because of them: {}",
-            self.unused_loads, self.more_only_unused
-        );
-        for (what, seeds) in [("llvm", &self.missed_seeds), ("loadstar", &self.won_seeds)] {
-            let mut seeds = seeds.clone();
-            seeds.sort_unstable();
-            if !seeds.is_empty() {
-                let shown: Vec<String> = seeds.iter().take(12).map(u64::to_string).collect();
-                let _ = writeln!(
-                    out,
-                    "{what} keeps fewer on seeds: {}{}",
-                    shown.join(", "),
-                    if seeds.len() > 12 { ", …" } else { "" }
-                );
-            }
-        }
-        out
-    }
 }
 
 /// Compare `n` generated programs (seeds `seed..seed+n`, ~`size` instructions)

@@ -5,6 +5,7 @@
 
 pub mod count;
 pub mod reduce;
+pub mod survey;
 pub mod translate;
 
 use count::{count_function, count_llvm, Accesses};

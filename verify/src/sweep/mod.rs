@@ -16,6 +16,7 @@ use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
 use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
+use crate::peer::survey::{PeerBatcher, PeerSurvey};
 use crate::progress::Progress;
 use crate::reduce::{reduce_finding, reduced_test_text, Limits, Reduction};
 use pool::{Isolation, ProgramChecker};
@@ -66,6 +67,9 @@ pub struct SweepOptions {
     pub smt_every: u64,
     /// The SMT oracle's solver limits.
     pub smt: smt::Options,
+    /// The LLVM peer (`--oracles peer`): every program's loads and stores
+    /// after `pipeline` against `opt -O2`'s (`crate::peer`).
+    pub peer: bool,
 }
 
 /// The default share of programs the SMT oracle samples (one in N): the
@@ -92,6 +96,7 @@ impl Default for SweepOptions {
             isolation: Isolation::Worker,
             smt_every: 0,
             smt: crate::oracle::smt_check::default_options(),
+            peer: false,
         }
     }
 }
@@ -182,6 +187,9 @@ pub struct Report {
     pub findings: Vec<ReportFinding>,
     /// The SMT oracle's rates and time per query.
     pub smt: smt_counters::SmtSummary,
+    /// With `--oracles peer`: programs where loadstar keeps fewer / the same /
+    /// more loads and stores than LLVM -O2, and the totals.
+    pub peer: Option<PeerSurvey>,
 }
 
 /// One distinct finding in the report.
@@ -224,10 +232,24 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
     let totals = Mutex::new(Totals::default());
     let progress = Progress::on_stderr(opts.progress);
     let write_error: Mutex<Option<std::io::Error>> = Mutex::new(None);
+    let peer_pm = if opts.peer {
+        // `opt` must be there before the programs start.
+        crate::peer::run_opt("").map_err(std::io::Error::other)?;
+        Some(passes::PassManager::from_list("pipeline").map_err(std::io::Error::other)?)
+    } else {
+        None
+    };
+    let peer_total = Mutex::new((PeerSurvey::default(), Vec::new()));
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
             s.spawn(|| {
                 let mut local = Totals::default();
+                let mut peer = peer_pm.as_ref().map(|pm| {
+                    PeerBatcher::new(
+                        passes::PassManager::from_list(&pm.names().join(","))
+                            .expect("the pass list parsed once already"),
+                    )
+                });
                 let taken = checkers.lock().unwrap_or_else(|e| e.into_inner()).pop();
                 let mut checker = taken.unwrap_or_else(|| ProgramChecker::new(opts));
                 loop {
@@ -240,6 +262,15 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                     }
                     let res = checker.check(k);
                     local.add(&res);
+                    if let Some(b) = peer.as_mut() {
+                        let pseed = program_seed(opts.seed, opts.shard.0, k);
+                        let g = generate_from_seed(pseed, &opts.gen);
+                        if let Err(e) = b.push(pseed, g.module) {
+                            *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(std::io::Error::other(e));
+                            break;
+                        }
+                    }
                     for f in res.findings {
                         match record_and_reduce(&store, f, opts.reduce_time) {
                             Ok(Some(path)) => {
@@ -259,6 +290,15 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                 }
                 local.worker_restarts += checker.restarts;
                 drop(checker);
+                if let Some(mut b) = peer {
+                    if let Err(e) = b.flush() {
+                        *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some(std::io::Error::other(e));
+                    }
+                    let mut t = peer_total.lock().unwrap_or_else(|e| e.into_inner());
+                    t.0.merge(&b.survey);
+                    t.1.extend(b.missed);
+                }
                 totals
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -273,7 +313,19 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
     let secs = start.elapsed().as_secs_f64();
     let totals = totals.into_inner().unwrap_or_else(|e| e.into_inner());
     let sigs = store.signatures();
-    let summary = summary_table(&totals, secs, sigs.len());
+    let mut summary = summary_table(&totals, secs, sigs.len());
+    let peer = match &peer_pm {
+        Some(pm) => {
+            let (survey, missed) = peer_total.into_inner().unwrap_or_else(|e| e.into_inner());
+            write_missed(opts, pm, missed)?;
+            summary.push_str("llvm peer (loadstar pipeline against opt -O2)\n");
+            for line in survey.render("pipeline").lines() {
+                summary.push_str(&format!("  {line}\n"));
+            }
+            Some(survey)
+        }
+        None => None,
+    };
     let report = Report {
         seed: opts.seed,
         shard: format!("{}/{}", opts.shard.0, opts.shard.1),
@@ -298,6 +350,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
             .collect(),
         rarely_exercised: counters::rarely_exercised(&totals),
         smt: totals.smt.summary(),
+        peer,
         totals: totals.clone(),
     };
     let report_path = opts.out.join("report.json");
@@ -309,6 +362,34 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         summary,
         report_path,
     })
+}
+
+/// Reduce the first programs where LLVM keeps fewer (the smallest seeds, at
+/// most [`PeerBatcher::KEEP`], each within the sweep's reduction budget) and
+/// write them as `; test: peer` text tests under `OUT/missed/`.
+fn write_missed(
+    opts: &SweepOptions,
+    pm: &passes::PassManager,
+    mut missed: Vec<(u64, ir::Module)>,
+) -> std::io::Result<()> {
+    missed.sort_by_key(|(seed, _)| *seed);
+    missed.truncate(PeerBatcher::KEEP);
+    if missed.is_empty() {
+        return Ok(());
+    }
+    let dir = opts.out.join("missed");
+    std::fs::create_dir_all(&dir)?;
+    let limits = Limits {
+        time: Some(opts.reduce_time.unwrap_or(Duration::from_secs(2))),
+        max_checks: None,
+    };
+    for (seed, module) in missed {
+        if let Some(r) = crate::peer::reduce::reduce_missed(&module, pm, &limits) {
+            let text = crate::peer::reduce::peer_test_text(&r, pm);
+            store::write_atomically(&dir.join(format!("missed-{seed}.ir")), text.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// Write a new finding unreduced at once (a sweep killed while reducing keeps
