@@ -16,9 +16,15 @@
 //! - a block entered by an edge not yet visited that is not a loop back edge
 //!   (irreducible control flow) starts with nothing known.
 //!
+//! - a `new T` makes every field of the fresh object known: 0 or `null`
+//!   (IR.md §2), so loads of fields nothing wrote yet fold and stores of the
+//!   initial value are redundant (up to [`FRESH_FIELDS`] fields, and only
+//!   into free room below the cap: a fresh fact never evicts a learned one).
+//!
 //! Every fact is keyed on values that dominate the point where it holds, and
 //! names a value available there; a fact exists only after an access of the
-//! same base and index succeeded, so a replaced load could never have trapped.
+//! same base and index succeeded, or after the `new` that made the base, so a
+//! replaced load could never have trapped.
 //! No fact is keyed on a base that is the constant `null` (such an access
 //! always traps, and `null` carries no element type).
 
@@ -50,9 +56,15 @@ pub struct ForwardCounts {
     pub forwarded_loop_carried: u64,
     /// Stores of the value already known to be there.
     pub stores_redundant: u64,
+    /// ... a field of a fresh object that nothing wrote yet.
+    pub forwarded_fresh: u64,
     /// Tracked locations forgotten because of the cap.
     pub evictions: u64,
 }
+
+/// The most fields of one fresh object whose initial values forwarding
+/// tracks (the first ones, in declaration order).
+pub const FRESH_FIELDS: usize = 8;
 
 /// The result of forwarding, before it is applied.
 pub struct Forwarding {
@@ -109,6 +121,9 @@ struct Forward<'a> {
     state: Known,
     /// Scratch: the values the forward predecessors know for one location.
     values: Vec<Value>,
+    /// The constants `0` and `null`, when the function allocates objects and
+    /// accesses fields (the initial values of fresh objects' fields).
+    zeros: Option<(Value, Value)>,
     subst: Subst,
     removed: Vec<Inst>,
     created_phis: Vec<Inst>,
@@ -150,12 +165,14 @@ pub fn forward(
     }
     let mut out = std::mem::take(&mut scratch.out);
     out.reset(func.blocks.len());
+    let zeros = fresh_zeros(func);
     let mut fw = Forward {
         module,
         clobbers,
         out,
         state: std::mem::take(&mut scratch.state),
         values: std::mem::take(&mut scratch.values),
+        zeros,
         has_loops,
         subst: Subst::new(func),
         removed: Vec::new(),
@@ -184,6 +201,28 @@ pub fn forward(
         latch_loads: fw.latch_loads,
         counts: fw.counts,
     }
+}
+
+/// The constants `0` and `null` (interned, created here if needed) when
+/// `func` has a `new` and a field access, so that the fields of fresh
+/// objects can be known; `None` otherwise (nothing is created).
+fn fresh_zeros(func: &mut Function) -> Option<(Value, Value)> {
+    let (mut news, mut fields) = (false, false);
+    for i in func.inst_iter() {
+        match &func.inst(i).kind {
+            InstKind::New(_) => news = true,
+            InstKind::Load {
+                addr: Addr::Field { .. },
+                ..
+            }
+            | InstKind::Store {
+                addr: Addr::Field { .. },
+                ..
+            } => fields = true,
+            _ => {}
+        }
+    }
+    (news && fields).then(|| (func.iconst(0), func.null()))
 }
 
 /// Whether `loc`'s base is the constant `null` (after looking through copies
@@ -258,6 +297,29 @@ impl Forward<'_> {
                         self.counts.evictions += 1;
                     }
                 }
+                InstKind::New(s) => {
+                    let (Some(obj), Some((zero, null))) = (data.result, self.zeros) else {
+                        continue;
+                    };
+                    let decl = self.module.struct_decl(*s);
+                    for (index, f) in decl.fields.iter().enumerate().take(FRESH_FIELDS) {
+                        let field = ir::FieldRef {
+                            ty: *s,
+                            index: index as u32,
+                        };
+                        let value = if f.ty.is_int() { zero } else { null };
+                        // Only into free room: a fresh fact never evicts a learned one.
+                        if state.entries().len() >= self.cap {
+                            break;
+                        }
+                        state.insert(
+                            Loc::Field { base: obj, field },
+                            value,
+                            Origin::Fresh,
+                            self.cap,
+                        );
+                    }
+                }
                 _ => {
                     let eff = inst_effects(self.module, func, inst);
                     #[cfg(feature = "bug-zoo")]
@@ -311,6 +373,7 @@ impl Forward<'_> {
             Origin::Merge => c.forwarded_merge += 1,
             Origin::LoopInvariant => c.forwarded_loop_invariant += 1,
             Origin::LoopCarried => c.forwarded_loop_carried += 1,
+            Origin::Fresh => c.forwarded_fresh += 1,
         }
     }
 

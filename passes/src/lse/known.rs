@@ -16,6 +16,9 @@ pub enum Origin {
     LoopInvariant,
     /// Carried around a loop through a new header phi.
     LoopCarried,
+    /// A field of an object allocated in this function and not yet written:
+    /// zero or `null` (IR.md §2).
+    Fresh,
 }
 
 /// One tracked location.

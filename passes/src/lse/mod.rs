@@ -160,6 +160,7 @@ fn record_counts(
         ("loads_forwarded_merge", c.forwarded_merge),
         ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
         ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
+        ("loads_forwarded_fresh", c.forwarded_fresh),
         ("stores_redundant", c.stores_redundant),
         ("stores_dead", stores_dead),
         ("phis_created", phis_kept),

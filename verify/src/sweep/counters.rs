@@ -22,6 +22,7 @@ const FIXED: &[(&str, &str)] = &[
     ("gvn", "pure_merged"),
     ("lse", "evictions"),
     ("lse", "latch_loads_inserted"),
+    ("lse", "loads_forwarded_fresh"),
     ("lse", "loads_forwarded_local"),
     ("lse", "loads_forwarded_loop_carried"),
     ("lse", "loads_forwarded_loop_invariant"),
