@@ -12,5 +12,7 @@ pub mod load;
 pub mod oracle;
 pub mod progress;
 pub mod reduce;
+pub mod seeds;
 pub mod smt_tests;
 pub mod sweep;
+pub mod triage;
