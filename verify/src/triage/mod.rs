@@ -297,21 +297,22 @@ fn oracle_counts(shards: &[ShardInfo], sigs: &[Signature]) -> BTreeMap<String, O
     let mut work = |name: &str, w: String| {
         m.entry(name.to_string()).or_default().work = w;
     };
-    work("interp", format!("{} programs", sum(|s| s.programs)));
+    let n = |v: u64| render::thousands(v);
+    work("interp", format!("{} programs", n(sum(|s| s.programs))));
     work(
         "native",
         format!(
             "{} modules, {} runs",
-            sum(|s| s.native_modules),
-            sum(|s| s.native_runs)
+            n(sum(|s| s.native_modules)),
+            n(sum(|s| s.native_runs))
         ),
     );
     work(
         "smt",
         format!(
             "{} programs sampled, {} queries",
-            sum(|s| s.smt_programs),
-            sum(|s| s.smt_queries)
+            n(sum(|s| s.smt_programs)),
+            n(sum(|s| s.smt_queries))
         ),
     );
     if artifacts > 0 {

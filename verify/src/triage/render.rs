@@ -108,6 +108,32 @@ pub fn markdown(r: &Report) -> String {
     s
 }
 
+/// `1 hit`, `2 hits`, `1,000 hits`.
+fn plural(n: u64, what: &str) -> String {
+    format!("{} {what}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// Lines of a repro shown in the summary (the whole text is in the JSON report).
+const EXCERPT_LINES: usize = 40;
+
+/// The repro without its detail comments (`;   | ...`, which repeat the
+/// module), cut after [`EXCERPT_LINES`] lines.
+fn excerpt(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with(";   |")).collect();
+    let mut out: Vec<String> = lines
+        .iter()
+        .take(EXCERPT_LINES)
+        .map(|l| l.to_string())
+        .collect();
+    if lines.len() > EXCERPT_LINES {
+        out.push(format!(
+            "… {} more lines in the JSON report",
+            lines.len() - EXCERPT_LINES
+        ));
+    }
+    out
+}
+
 /// A list of signatures with their smallest repro.
 fn section<'a>(s: &mut String, title: &str, sigs: impl Iterator<Item = &'a Signature>) {
     let sigs: Vec<&Signature> = sigs.collect();
@@ -123,11 +149,11 @@ fn section<'a>(s: &mut String, title: &str, sigs: impl Iterator<Item = &'a Signa
         };
         let _ = writeln!(
             s,
-            "- `{}` — {} oracle, {} hits in {} shard(s) ({}); smallest repro `{}` ({size}){}",
+            "- `{}` — {} oracle, {} in {} ({}); smallest repro `{}` ({size}){}",
             g.signature,
             g.oracle,
-            thousands(g.hits),
-            g.shards.len(),
+            plural(g.hits, "hit"),
+            plural(g.shards.len() as u64, "shard"),
             g.shards.join(", "),
             g.repro.source,
             g.known_because
@@ -137,7 +163,7 @@ fn section<'a>(s: &mut String, title: &str, sigs: impl Iterator<Item = &'a Signa
         );
         if let (Status::New, Some(text)) = (g.status, &g.repro.text) {
             s.push_str("\n  ```\n");
-            for line in text.lines() {
+            for line in excerpt(text) {
                 let _ = writeln!(s, "  {line}");
             }
             s.push_str("  ```\n");
