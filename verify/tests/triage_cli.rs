@@ -121,7 +121,13 @@ fn shards_merge_by_signature_known_marked_malformed_skipped() {
     night(&root);
     let known = known_file(&root);
     let night_dir = root.display().to_string();
+    // The report is written among the shards (`ROOT/triage.json`); a second
+    // run over the same tree, writing `report.json` there, reads the same.
+    let (code, _, _, first) = run(&root, &[&night_dir, "--known", &known]);
+    assert_eq!(code, 1);
+    std::fs::copy(root.join("triage.json"), root.join("report.json")).unwrap();
     let (code, md, stderr, r) = run(&root, &[&night_dir, "--known", &known]);
+    assert_eq!(first["signatures"], r["signatures"]);
     assert_eq!(code, 1, "a new signature fails the night\n{md}{stderr}");
     assert_eq!(
         (r["new"].as_u64(), r["known"].as_u64(), r["fixed"].as_u64()),

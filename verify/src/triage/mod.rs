@@ -184,6 +184,9 @@ pub struct OracleCounts {
 /// The night's report (written as JSON; [`render::markdown`] summarizes it).
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// [`REPORT_FORMAT`]: tells this report from a sweep's `report.json`
+    /// when it is written among the shards.
+    pub format: &'static str,
     /// New signatures.
     pub new: usize,
     /// Known signatures seen tonight.
@@ -203,6 +206,9 @@ pub struct Report {
     /// Outputs skipped.
     pub skipped: Vec<Skipped>,
 }
+
+/// The first field of every triage report.
+pub const REPORT_FORMAT: &str = "loadstar-triage";
 
 /// The oracle that reports findings of the signature's kind: `native`
 /// (`mismatch-native`, `native-crash`), `smt` (`mismatch-smt`,
@@ -264,6 +270,7 @@ pub fn merge(c: Collected, known: &[KnownEntry]) -> Report {
         .collect();
     let oracles = oracle_counts(&c.shards, &signatures);
     Report {
+        format: REPORT_FORMAT,
         new: signatures
             .iter()
             .filter(|s| s.status == Status::New)

@@ -36,7 +36,8 @@ pub struct Artifact {
 
 /// Walk `root` (a directory): sweep directories are not descended into.
 pub fn walk(root: &Path, found: &mut Found) -> std::io::Result<()> {
-    if root.join("report.json").is_file() {
+    let report = root.join("report.json");
+    if report.is_file() && !is_triage_report(&report) {
         found.sweeps.push(root.to_path_buf());
         return Ok(());
     }
@@ -109,6 +110,18 @@ fn target_from_dirs(path: &Path) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether `path` is a triage report written among the shards (its first
+/// field is [`super::REPORT_FORMAT`]), not a sweep's.
+fn is_triage_report(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let marker = format!("\"format\": \"{}\"", super::REPORT_FORMAT);
+    String::from_utf8_lossy(&head[..n]).contains(&marker)
 }
 
 /// Whether `path` starts like a finding the sweep wrote (`; Finding:`).
