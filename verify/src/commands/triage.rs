@@ -97,6 +97,12 @@ fn collect_and_merge(found: Found, known: &[KnownEntry], reduce_seconds: f64) ->
             Err(reason) => c.skipped.push(Skipped { name, reason }),
         }
     }
+    for (dir, reason) in &found.unreadable {
+        c.skipped.push(Skipped {
+            name: shown(dir),
+            reason: reason.clone(),
+        });
+    }
     for (dir, n) in &found.unfinished {
         c.skipped.push(Skipped {
             name: shown(dir),

@@ -21,6 +21,8 @@ pub struct Found {
     pub unfinished: Vec<(PathBuf, usize)>,
     /// libFuzzer artifacts.
     pub artifacts: Vec<Artifact>,
+    /// Directories below the given ones that could not be read, and why.
+    pub unreadable: Vec<(PathBuf, String)>,
 }
 
 /// One libFuzzer artifact file.
@@ -51,7 +53,9 @@ pub fn walk(root: &Path, found: &mut Found) -> std::io::Result<()> {
             continue;
         };
         if meta.is_dir() {
-            walk(&p, found)?;
+            if let Err(e) = walk(&p, found) {
+                found.unreadable.push((p, format!("cannot read: {e}")));
+            }
         } else if meta.is_file() {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let name = name.unwrap_or_default();
