@@ -135,24 +135,33 @@ pub fn seed_empty_corpus(target: &str) {
         std::process::exit(code);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some((dir, n)) = seed_corpus_of(target, &args, &default_corpus()) {
+        eprintln!(
+            "loadstar: seeded the empty corpus {} with {n} inputs",
+            dir.display()
+        );
+    }
+}
+
+/// [`seed_empty_corpus`] on libFuzzer's arguments `args`: the directory
+/// seeded and the inputs written, if any.
+pub fn seed_corpus_of(target: &str, args: &[String], corpus: &Path) -> Option<(PathBuf, usize)> {
     if args
         .iter()
         .any(|a| a.starts_with("-merge") || a.starts_with("-minimize"))
     {
-        return;
+        return None;
     }
-    let Some(dir) = args.iter().find(|a| !a.starts_with('-')).map(PathBuf::from) else {
-        return;
-    };
+    let dir = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .map(PathBuf::from)?;
     let empty = std::fs::read_dir(&dir).is_ok_and(|mut rd| rd.next().is_none());
-    if empty {
-        if let Ok(n) = write_seeds(target, &default_corpus(), &dir) {
-            eprintln!(
-                "loadstar: seeded the empty corpus {} with {n} inputs",
-                dir.display()
-            );
-        }
+    if !empty {
+        return None;
     }
+    let n = write_seeds(target, corpus, &dir).ok()?;
+    Some((dir, n))
 }
 
 #[cfg(test)]

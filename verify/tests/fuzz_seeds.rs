@@ -7,7 +7,7 @@
 use std::path::Path;
 use verify::fuzz::{decode, finding_from_bytes, IR_PREFIX, TARGETS};
 use verify::gen::{generate_from_seed, GenConfig};
-use verify::seeds::{corpus_files, default_corpus, generator_seeds, seed_inputs};
+use verify::seeds::{corpus_files, default_corpus, generator_seeds, seed_corpus_of, seed_inputs};
 
 mod support;
 use support::loadstar_split as loadstar;
@@ -111,4 +111,29 @@ fn the_seeds_command_writes_one_directory_per_target() {
         loadstar(&["seeds", "--out", out.to_str().unwrap(), "--targets", "nope"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown fuzz target 'nope'"), "{stderr}");
+}
+
+#[test]
+fn a_target_seeds_only_an_empty_first_corpus_directory_and_not_when_merging() {
+    let root = std::env::temp_dir().join(format!("loadstar-seed-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let (empty, other) = (root.join("empty"), root.join("other"));
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let s = |p: &Path| p.display().to_string();
+    let corpus = default_corpus();
+    let merge = vec!["-merge=1".to_string(), s(&empty), s(&other)];
+    assert_eq!(seed_corpus_of("lse", &merge, &corpus), None);
+    let artifact = root.join("crash-00");
+    std::fs::write(&artifact, b"x").unwrap();
+    assert_eq!(seed_corpus_of("lse", &[s(&artifact)], &corpus), None);
+    let run = vec!["-max_total_time=1".to_string(), s(&empty)];
+    let want = seed_inputs("lse", &corpus).len();
+    assert_eq!(
+        seed_corpus_of("lse", &run, &corpus),
+        Some((empty.clone(), want))
+    );
+    // Not empty any more: left alone.
+    assert_eq!(seed_corpus_of("lse", &run, &corpus), None);
+    assert_eq!(std::fs::read_dir(&empty).unwrap().count(), want);
 }
