@@ -8,6 +8,82 @@ use crate::inputs::instantiate_all;
 use crate::oracle::{check_program, pass_plans, Finding, OracleConfig};
 use crate::reduce::reduce;
 use arbitrary::Unstructured;
+use ir::{FuncId, InputSpec, Module};
+
+/// The first line of an input in IR text mode. Without it, a program-checking
+/// target's input is generator bytes ([`crate::gen::generate`]), which can
+/// only spell the generator's own programs; with it, the rest is an IR text
+/// test (`; func:`, `; fuel:` and `; input:` lines are used), so the text
+/// corpus can seed the targets. The prefix is an IR comment: an input in this
+/// mode is itself an IR file (`loadstar check` reads it as it is). A random
+/// byte string starts with it with probability 2^-160.
+pub const IR_PREFIX: &[u8] = b"; loadstar-fuzz: ir\n";
+
+/// A fuzz input decoded into the program a target checks.
+pub struct Decoded {
+    /// The module (well-formed).
+    pub module: Module,
+    /// The function that runs.
+    pub func: FuncId,
+    /// The inputs it runs on.
+    pub inputs: Vec<InputSpec>,
+    /// The original run's fuel.
+    pub fuel: u64,
+    /// The seed of the random pass plans (and of the peephole order).
+    pub seed: u64,
+}
+
+/// Decode a program-checking target's input: generator bytes, or IR text
+/// after [`IR_PREFIX`]. `None` for text that does not parse or verify (the
+/// target ignores it, as the parse target covers the parser).
+pub fn decode(data: &[u8]) -> Option<Decoded> {
+    match data.strip_prefix(IR_PREFIX) {
+        Some(_) => decode_text(std::str::from_utf8(data).ok()?),
+        None => {
+            let mut u = Unstructured::new(data);
+            let g = generate(&mut u, &GenConfig::default());
+            let seed = u.arbitrary::<u64>().unwrap_or(0);
+            let inputs = instantiate_all(&g.module, g.module.func(g.main), seed, 3);
+            Some(Decoded {
+                module: g.module,
+                func: g.main,
+                inputs,
+                fuel: OracleConfig::default().fuel,
+                seed,
+            })
+        }
+    }
+}
+
+/// IR text mode: the module, its `; func:` (else `@main`, else the first
+/// function), its `; input:` lines that parse, three generated inputs, its
+/// `; fuel:`; the seed is a hash of the text.
+fn decode_text(text: &str) -> Option<Decoded> {
+    let loaded = crate::load::load_text(text, "fuzz.ir").ok()?;
+    let d = crate::commands::check::file_directives(text);
+    let module = loaded.module;
+    let func = crate::load::select_function(&module, d.func.as_deref(), "fuzz.ir").ok()?;
+    let words: Vec<u64> = text
+        .as_bytes()
+        .chunks(8)
+        .map(|c| c.iter().fold(0u64, |h, &b| (h << 8) | u64::from(b)))
+        .collect();
+    let seed = crate::gen::rng::hash_seq(&words);
+    let f = module.func(func);
+    let mut inputs: Vec<InputSpec> = d
+        .inputs
+        .iter()
+        .filter_map(|i| i.parse(&module, f, "fuzz.ir").ok())
+        .collect();
+    inputs.extend(instantiate_all(&module, f, seed, 3));
+    Some(Decoded {
+        fuel: d.fuel.unwrap_or(OracleConfig::default().fuel),
+        module,
+        func,
+        inputs,
+        seed,
+    })
+}
 
 /// Generate a program from `data` and check it against `passes` (names this
 /// build lacks are skipped): the first finding, unreduced. The fuzz targets and
@@ -23,19 +99,22 @@ pub fn finding_from_bytes_with(
     passes: &[&str],
     cfg: &OracleConfig,
 ) -> Option<Finding> {
-    let mut u = Unstructured::new(data);
-    let g = generate(&mut u, &GenConfig::default());
-    let seed = u.arbitrary::<u64>().unwrap_or(0);
-    let f = g.module.func(g.main);
-    let inputs = instantiate_all(&g.module, f, seed, 3);
-    let plans = pass_plans(passes, seed, 1);
+    let d = decode(data)?;
+    let plans = pass_plans(passes, d.seed, 1);
     if plans.is_empty() {
         return None;
     }
-    let r = check_program(&g.module, g.main, &inputs, &plans, cfg);
-    assert!(r.valid, "generator produced an ill-formed module");
+    let cfg = OracleConfig {
+        fuel: d.fuel,
+        ..cfg.clone()
+    };
+    let r = check_program(&d.module, d.func, &d.inputs, &plans, &cfg);
+    assert!(r.valid, "the decoded module is ill-formed");
     r.findings.into_iter().next()
 }
+
+/// The cargo-fuzz targets (`fuzz/fuzz_targets/`).
+pub const TARGETS: &[&str] = &["lse", "gvn", "peeps", "pipeline", "native", "smt", "parse"];
 
 /// The pass list a fuzz target checks (`lse`, `gvn`, `peeps`, `pipeline`), or
 /// `None` for a name that is not a program-checking target.

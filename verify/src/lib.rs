@@ -13,5 +13,7 @@ pub mod oracle;
 pub mod peer;
 pub mod progress;
 pub mod reduce;
+pub mod seeds;
 pub mod smt_tests;
 pub mod sweep;
+pub mod triage;

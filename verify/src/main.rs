@@ -153,6 +153,41 @@ enum Command {
         #[arg(long, default_value_t = 60.0)]
         seconds: f64,
     },
+    /// Merge the outputs of a night's shards (sweep directories and libFuzzer
+    /// artifacts) into one report deduplicated by failure signature; exit 1
+    /// only if a signature is new (not in the known-findings file).
+    Triage {
+        /// Shard output directories (walked: every directory with a
+        /// `report.json` is a sweep shard, every `crash-*`/`timeout-*`/`oom-*`
+        /// file a libFuzzer artifact of the target its directory is named after).
+        #[arg(required = true)]
+        dirs: Vec<String>,
+        /// Known findings: one signature per line, then two spaces, `#` and why.
+        #[arg(long)]
+        known: Option<String>,
+        /// Where the JSON report goes.
+        #[arg(short = 'o', long = "out", default_value = "triage.json")]
+        out: String,
+        /// Also write the Markdown summary (always printed) to this file.
+        #[arg(long)]
+        summary: Option<String>,
+        /// Time cap for reducing the smallest crash artifact of each signature, in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        reduce_seconds: f64,
+    },
+    /// Write each fuzz target's seed corpus into OUT/TARGET/: the text corpus
+    /// encoded as the target's input (IR text mode), plus generator seeds.
+    Seeds {
+        /// Where the corpora go (one directory per target).
+        #[arg(long, default_value = "fuzz/corpus")]
+        out: String,
+        /// The text corpus to encode (default: the one this build came from).
+        #[arg(long)]
+        corpus: Option<String>,
+        /// Only these targets (comma-separated; default all).
+        #[arg(long)]
+        targets: Option<String>,
+    },
     /// SMT translation validation: prove each function equivalent to its
     /// optimized version, or find an input (replayed in the interpreter) that
     /// tells them apart.
@@ -407,6 +442,57 @@ fn repro_command(artifact: &str, target: &str, out: Option<&str>, seconds: f64) 
             ExitCode::from(2)
         }
     }
+}
+
+/// `loadstar triage`: the Markdown summary on stdout; exit 1 on a new signature.
+fn triage_command(opts: &verify::commands::triage::TriageOptions) -> ExitCode {
+    match verify::commands::triage::triage(opts) {
+        Ok(t) => {
+            print!("{}", t.markdown);
+            eprintln!("report: {}", opts.out);
+            ExitCode::from(u8::from(t.report.new > 0))
+        }
+        Err(diag) => {
+            eprintln!("{diag}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `loadstar seeds`: one line per target with the inputs written.
+fn seeds_command(out: &str, corpus: Option<&str>, targets: Option<&str>) -> ExitCode {
+    use verify::fuzz::TARGETS;
+    let corpus = corpus.map_or_else(verify::seeds::default_corpus, Into::into);
+    if !corpus.is_dir() {
+        eprintln!("{}: error: not a directory", corpus.display());
+        return ExitCode::from(2);
+    }
+    let list: Vec<&str> = match targets {
+        Some(l) => l
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .collect(),
+        None => TARGETS.to_vec(),
+    };
+    if let Some(bad) = list.iter().find(|t| !TARGETS.contains(t)) {
+        eprintln!(
+            "error: unknown fuzz target '{bad}' (known: {})",
+            TARGETS.join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    for t in list {
+        let dir = std::path::Path::new(out).join(t);
+        match verify::seeds::write_seeds(t, &corpus, &dir) {
+            Ok(n) => println!("{t}: {n} seeds in {}", dir.display()),
+            Err(e) => {
+                eprintln!("{}: error: cannot write: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// `loadstar check`: exit 0 when every input agrees, 1 with the first divergence.
@@ -674,6 +760,27 @@ fn main() -> ExitCode {
             out,
             seconds,
         } => return repro_command(&artifact, &target, out.as_deref(), seconds),
+        Command::Triage {
+            dirs,
+            known,
+            out,
+            summary,
+            reduce_seconds,
+        } => {
+            let opts = verify::commands::triage::TriageOptions {
+                dirs,
+                known,
+                out,
+                summary,
+                reduce_seconds,
+            };
+            return triage_command(&opts);
+        }
+        Command::Seeds {
+            out,
+            corpus,
+            targets,
+        } => return seeds_command(&out, corpus.as_deref(), targets.as_deref()),
         Command::Run {
             file,
             func,

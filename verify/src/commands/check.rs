@@ -281,14 +281,14 @@ pub fn render_divergence(
 /// the `; input:` lines with their `; input+:` continuations. (A plain IR
 /// file, without a `; test:` line, is fine.)
 #[derive(Default)]
-struct FileDirectives {
-    func: Option<String>,
-    fuel: Option<u64>,
-    inputs: Vec<FileInput>,
+pub(crate) struct FileDirectives {
+    pub(crate) func: Option<String>,
+    pub(crate) fuel: Option<u64>,
+    pub(crate) inputs: Vec<FileInput>,
 }
 
 /// One `; input:` case as written in the file.
-struct FileInput {
+pub(crate) struct FileInput {
     /// The spec text, continuations joined with a space.
     spec: String,
     /// Where each piece of `spec` sits in the file.
@@ -303,7 +303,7 @@ struct Segment {
     offset: usize,
 }
 
-fn file_directives(text: &str) -> FileDirectives {
+pub(crate) fn file_directives(text: &str) -> FileDirectives {
     let mut d = FileDirectives::default();
     for (i, raw) in text.lines().enumerate() {
         let Some((name, value)) = split_directive(raw) else {
@@ -345,7 +345,12 @@ fn value_column(raw: &str, value: &str) -> usize {
 
 impl FileInput {
     /// Parse the spec for `f`; an error names the file position of the problem.
-    fn parse(&self, m: &Module, f: &Function, file: &str) -> Result<InputSpec, Diagnostic> {
+    pub(crate) fn parse(
+        &self,
+        m: &Module,
+        f: &Function,
+        file: &str,
+    ) -> Result<InputSpec, Diagnostic> {
         ir::input_text::parse_input_spec(&self.spec, file, m, f).map_err(|e| {
             // The joined spec is one line: find the piece the column falls in.
             let at = (e.pos.col as usize).saturating_sub(1);

@@ -10,5 +10,6 @@ pub mod rules;
 pub mod run;
 pub mod smt_survey;
 pub mod smt_verify;
+pub mod triage;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;

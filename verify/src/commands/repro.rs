@@ -4,7 +4,7 @@
 
 use crate::fuzz::{finding_from_bytes_with, parse_roundtrip, target_oracle, target_passes};
 use crate::load::Diagnostic;
-use crate::oracle::panics;
+use crate::oracle::{panics, Finding, OracleConfig};
 use crate::reduce::{reduce_finding, reduced_test_text, Limits};
 use std::time::Duration;
 
@@ -16,8 +16,7 @@ pub enum ReproOutcome {
     Failing(String),
 }
 
-/// The fuzz targets `repro` knows.
-pub const TARGETS: &[&str] = &["lse", "gvn", "peeps", "pipeline", "native", "smt", "parse"];
+pub use crate::fuzz::TARGETS;
 
 /// Run `loadstar repro` on the bytes of `artifact`.
 pub fn repro(artifact: &str, target: &str, seconds: f64) -> Result<ReproOutcome, Diagnostic> {
@@ -33,8 +32,61 @@ pub fn repro_bytes(
     target: &str,
     seconds: f64,
 ) -> Result<ReproOutcome, Diagnostic> {
+    Ok(match replay(data, label, target)? {
+        Err(msg) => ReproOutcome::NotFailing(msg),
+        Ok(failure) => ReproOutcome::Failing(reduce_failure(&failure, seconds)),
+    })
+}
+
+/// What a fuzz target's input fails with when it is replayed.
+#[derive(Clone, Debug)]
+pub enum Failure {
+    /// A finding of a program-checking target (unreduced).
+    Program(Box<Finding>),
+    /// The parse target's round trip failed with `message` (its first line,
+    /// digits as `#`) on `text`.
+    Parse {
+        /// The normalized first line of the panic.
+        message: String,
+        /// The input text.
+        text: String,
+    },
+}
+
+impl Failure {
+    /// The failure signature: the finding's, or `parse|MESSAGE`.
+    pub fn signature(&self) -> String {
+        match self {
+            Failure::Program(f) => f.signature(),
+            Failure::Parse { message, .. } => format!("parse|{message}"),
+        }
+    }
+}
+
+/// Run what fuzz target `target` runs on `data` ([`crate::fuzz`]), with
+/// native code in forked children (a fault is a `native-crash` finding, not
+/// the end of this process): the failure, or `Err(message)` when the input
+/// does not fail on this build. An unknown target is a [`Diagnostic`].
+pub fn replay(
+    data: &[u8],
+    label: &str,
+    target: &str,
+) -> Result<Result<Failure, String>, Diagnostic> {
     if target == "parse" {
-        return Ok(repro_parse(data, label));
+        let Ok(text) = std::str::from_utf8(data) else {
+            return Ok(Err(format!(
+                "{label}: not UTF-8, the parse target ignores it"
+            )));
+        };
+        return Ok(match parse_failure(text) {
+            Some(message) => Ok(Failure::Parse {
+                message,
+                text: text.to_string(),
+            }),
+            None => Err(format!(
+                "{label}: does not fail the parse target on this build"
+            )),
+        });
     }
     let Some(passes) = target_passes(target) else {
         return Err(Diagnostic(format!(
@@ -42,23 +94,35 @@ pub fn repro_bytes(
             TARGETS.join(", ")
         )));
     };
-    let found = panics::catch(|| finding_from_bytes_with(data, passes, &target_oracle(target)))
-        .map_err(|msg| {
-            Diagnostic(format!(
-                "{label}: internal error: the generator panicked: {msg}"
-            ))
-        })?;
-    let Some(finding) = found else {
-        return Ok(ReproOutcome::NotFailing(format!(
+    let cfg = OracleConfig {
+        isolate: true,
+        ..target_oracle(target)
+    };
+    let found = panics::catch(|| finding_from_bytes_with(data, passes, &cfg)).map_err(|msg| {
+        Diagnostic(format!(
+            "{label}: internal error: the generator panicked: {msg}"
+        ))
+    })?;
+    Ok(match found {
+        Some(f) => Ok(Failure::Program(Box::new(f))),
+        None => Err(format!(
             "{label}: does not fail the {target} target on this build"
-        )));
-    };
-    let limits = Limits {
-        time: Some(Duration::from_secs_f64(seconds.max(0.0))),
-        max_checks: None,
-    };
-    let r = reduce_finding(&finding, &limits);
-    Ok(ReproOutcome::Failing(reduced_test_text(&r)))
+        )),
+    })
+}
+
+/// The reduced text test of a replayed failure, reduced within `seconds`.
+pub fn reduce_failure(failure: &Failure, seconds: f64) -> String {
+    match failure {
+        Failure::Program(finding) => {
+            let limits = Limits {
+                time: Some(Duration::from_secs_f64(seconds.max(0.0))),
+                max_checks: None,
+            };
+            reduced_test_text(&reduce_finding(finding, &limits))
+        }
+        Failure::Parse { message, text } => repro_parse(text, message),
+    }
 }
 
 /// The panic message of the parse target on `text`, without its location.
@@ -69,18 +133,8 @@ fn parse_failure(text: &str) -> Option<String> {
 }
 
 /// The parse target: shrink the text line by line (ddmin) while the round
-/// trip fails with the same first message line.
-fn repro_parse(data: &[u8], label: &str) -> ReproOutcome {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return ReproOutcome::NotFailing(format!(
-            "{label}: not UTF-8, the parse target ignores it"
-        ));
-    };
-    let Some(sig) = parse_failure(text) else {
-        return ReproOutcome::NotFailing(format!(
-            "{label}: does not fail the parse target on this build"
-        ));
-    };
+/// trip fails with the same first message line `sig`.
+fn repro_parse(text: &str, sig: &str) -> String {
     let mut lines: Vec<&str> = text.lines().collect();
     let mut size = lines.len() / 2;
     while size >= 1 {
@@ -90,7 +144,7 @@ fn repro_parse(data: &[u8], label: &str) -> ReproOutcome {
             let end = (start + size).min(lines.len());
             let mut cand = lines.clone();
             cand.drain(start..end);
-            if parse_failure(&cand.join("\n")).as_deref() == Some(sig.as_str()) {
+            if parse_failure(&cand.join("\n")).as_deref() == Some(sig) {
                 lines = cand;
                 progress = true;
             } else {
@@ -112,5 +166,5 @@ fn repro_parse(data: &[u8], label: &str) -> ReproOutcome {
     out.push('\n');
     out.push_str(&body);
     out.push('\n');
-    ReproOutcome::Failing(out)
+    out
 }

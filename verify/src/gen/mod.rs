@@ -336,13 +336,20 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
 /// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`];
 /// a program of the size tail gets proportionally more of them).
 pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> Generated {
+    let bytes = seed_bytes(seed, cfg);
+    let mut u = Unstructured::new(&bytes);
+    generate(&mut u, cfg)
+}
+
+/// The generator bytes of seed `seed`: [`generate`] on them is
+/// [`generate_from_seed`]`(seed)` (64 bytes per budgeted instruction).
+pub fn seed_bytes(seed: u64, cfg: &GenConfig) -> Vec<u8> {
     let mut head = [0u8; 8];
     rng::Rng::new(seed).fill(&mut head);
     let (target, _) = cfg.choose_size(&mut Choices::new(&mut Unstructured::new(&head)));
     let mut bytes = vec![0u8; 64 * target.max(cfg.target_insts).max(8)];
     rng::Rng::new(seed).fill(&mut bytes);
-    let mut u = Unstructured::new(&bytes);
-    generate(&mut u, cfg)
+    bytes
 }
 
 #[cfg(test)]
