@@ -304,7 +304,7 @@ impl<'a> FuncResolver<'a> {
                     if self.values[r.id as usize].replace(v).is_some() {
                         return Err(self.err(r.pos, format!("value %{} is defined twice", r.text)));
                     }
-                    self.func.values[v.index()].name = Some(r.text.to_string());
+                    self.func.set_value_name(v, r.text);
                 }
                 placed.push((id, result, inst));
             }
