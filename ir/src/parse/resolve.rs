@@ -330,11 +330,7 @@ impl<'a> FuncResolver<'a> {
             }
         }
         self.known.resize(self.func.values.len(), None);
-        // Every name used must exist before types are inferred.
-        for (_, _, inst) in &placed {
-            self.check_names(&inst.op)?;
-        }
-        // Step 2: infer result types.
+        // Step 2: check that every name used exists and infer result types.
         self.infer_types(&placed)?;
         for (_, result, _) in &placed {
             if let Some(v) = result {
@@ -588,16 +584,40 @@ impl<'a> FuncResolver<'a> {
         })
     }
 
+    /// Check the names each instruction uses (before its type is inferred)
+    /// and infer every result type: the first round does both in one walk of
+    /// the syntax tree, later rounds retry what waited for a later definition.
     fn infer_types(
         &mut self,
         placed: &[(crate::Inst, Option<Value>, &AstInst<'_>)],
     ) -> PResult<()> {
-        let mut pending: Vec<(Value, &AstInst)> = placed
-            .iter()
-            .filter_map(|&(_, r, inst)| r.map(|v| (v, inst)))
-            .collect();
-        let mut first_round = true;
+        let mut pending: Vec<(Value, &AstInst)> = Vec::new();
+        let mut before = 0;
+        for &(_, r, inst) in placed {
+            self.check_names(&inst.op)?;
+            if let Some(v) = r {
+                before += 1;
+                match self.infer(&inst.op)? {
+                    Some(t) => self.known[v.index()] = Some(t),
+                    None => pending.push((v, inst)),
+                }
+            }
+        }
+        if !pending.is_empty() {
+            // Uses came before definitions (blocks laid out out of order):
+            // order the rest definitions-first, so that the next round
+            // settles all but cycles instead of one link of each chain.
+            pending = self.dependencies_first(pending);
+        }
+        let mut progressed = pending.len() < before;
         while !pending.is_empty() {
+            if !progressed {
+                self.default_merges(&pending)?;
+                pending.retain(|(v, _)| self.known[v.index()].is_none());
+                if pending.is_empty() {
+                    break;
+                }
+            }
             let before = pending.len();
             let mut still = Vec::new();
             for (v, inst) in pending {
@@ -607,37 +627,32 @@ impl<'a> FuncResolver<'a> {
                 }
             }
             pending = still;
-            if first_round && !pending.is_empty() {
-                // Uses came before definitions (blocks laid out out of order):
-                // order the rest definitions-first, so that the next round
-                // settles all but cycles instead of one link of each chain.
-                pending = self.dependencies_first(pending);
+            progressed = pending.len() < before;
+        }
+        Ok(())
+    }
+
+    /// A round made no progress: merges that only see each other (or null)
+    /// are null; without such a merge, a definition depends on itself.
+    fn default_merges(&mut self, pending: &[(Value, &AstInst<'_>)]) -> PResult<()> {
+        let mut defaulted = false;
+        for (v, inst) in pending {
+            if matches!(
+                inst.op,
+                AstOp::Phi(_) | AstOp::Select(..) | AstOp::Unary(UnOp::Copy, _)
+            ) {
+                self.known[v.index()] = Some(Type::NULL);
+                defaulted = true;
             }
-            first_round = false;
-            if pending.len() < before {
-                continue;
-            }
-            // No progress: merges that only see each other (or null) are null.
-            let mut defaulted = false;
-            for (v, inst) in &pending {
-                if matches!(
-                    inst.op,
-                    AstOp::Phi(_) | AstOp::Select(..) | AstOp::Unary(UnOp::Copy, _)
-                ) {
-                    self.known[v.index()] = Some(Type::NULL);
-                    defaulted = true;
-                }
-            }
-            if !defaulted {
-                // The first in the layout (results are numbered in layout order).
-                let (_, inst) = *pending.iter().min_by_key(|(v, _)| v.index()).unwrap();
-                let name = inst.result.as_ref().map_or("?", |r| self.vname(r));
-                return Err(self.err(
-                    inst.pos,
-                    format!("cannot infer the type of %{name}: its definition depends on itself"),
-                ));
-            }
-            pending.retain(|(v, _)| self.known[v.index()].is_none());
+        }
+        if !defaulted {
+            // The first in the layout (results are numbered in layout order).
+            let (_, inst) = *pending.iter().min_by_key(|(v, _)| v.index()).unwrap();
+            let name = inst.result.as_ref().map_or("?", |r| self.vname(r));
+            return Err(self.err(
+                inst.pos,
+                format!("cannot infer the type of %{name}: its definition depends on itself"),
+            ));
         }
         Ok(())
     }
