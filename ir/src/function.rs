@@ -18,15 +18,14 @@ pub enum ValueDef {
     Null,
 }
 
-/// An SSA value's definition, type and (optional) source name.
+/// An SSA value's definition and type (its source name, if any, is in
+/// [`Function::value_name`]).
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct ValueData {
     /// Where it comes from.
     pub def: ValueDef,
     /// Its type (`Type::NULL` for the null constant).
     pub ty: Type,
-    /// The name it had in the source text, without `%` (the printer invents one otherwise).
-    pub name: Option<String>,
 }
 
 /// An instruction: what it does, its result, and the block it sits in.
@@ -70,6 +69,8 @@ pub struct Function {
     pub insts: Vec<InstData>,
     /// Value arena.
     pub values: Vec<ValueData>,
+    /// The source names of the values (see [`Function::value_name`]).
+    names: ValueNames,
     consts: FxHashMap<i64, Value>,
     null: Option<Value>,
 }
@@ -83,6 +84,7 @@ impl PartialEq for Function {
             && self.layout == other.layout
             && self.insts == other.insts
             && self.values == other.values
+            && self.names == other.names
     }
 }
 impl Eq for Function {}
@@ -97,6 +99,7 @@ impl std::hash::Hash for Function {
         self.layout.hash(state);
         self.insts.hash(state);
         self.values.hash(state);
+        self.names.hash(state);
     }
 }
 
@@ -111,6 +114,7 @@ impl Function {
             layout: Vec::new(),
             insts: Vec::new(),
             values: Vec::new(),
+            names: ValueNames::default(),
             consts: FxHashMap::default(),
             null: None,
         }
@@ -145,12 +149,29 @@ impl Function {
     /// Create a value (used by the parser and the builder).
     pub fn new_value(&mut self, def: ValueDef, ty: Type, name: Option<&str>) -> Value {
         let v = Value::new(self.values.len());
-        self.values.push(ValueData {
-            def,
-            ty,
-            name: name.map(str::to_string),
-        });
+        self.values.push(ValueData { def, ty });
+        if let Some(name) = name {
+            self.names.set(v, name);
+        }
         v
+    }
+
+    /// The name `v` had in the source text, without `%` (the printer invents
+    /// one for a value without).
+    pub fn value_name(&self, v: Value) -> Option<&str> {
+        self.names.get(v)
+    }
+
+    /// The first value whose source name is `name`.
+    pub fn value_named(&self, name: &str) -> Option<Value> {
+        (0..self.values.len())
+            .map(Value::new)
+            .find(|&v| self.value_name(v) == Some(name))
+    }
+
+    /// Give `v` the source name `name` (replacing any it had).
+    pub fn set_value_name(&mut self, v: Value, name: &str) {
+        self.names.set(v, name);
     }
 
     /// The (interned) integer constant `c`.
@@ -365,5 +386,69 @@ impl Function {
             .iter()
             .map(|b| self.blocks[b.index()].insts.len())
             .sum()
+    }
+}
+
+/// The source names of a function's values, kept apart from the value arena:
+/// the passes, which never read names, walk 32 bytes per value instead of 56,
+/// and cloning or dropping a function costs one allocation for all its names
+/// rather than one per name.
+#[derive(Clone, Default, Debug)]
+struct ValueNames {
+    /// Every name, one after the other.
+    text: String,
+    /// By value index: where its name sits in `text` (start, end); `NO_NAME`
+    /// as the start, or an index past the end, for a value without one.
+    spans: Vec<(u32, u32)>,
+}
+
+/// The start of the span of a value without a name.
+const NO_NAME: u32 = u32::MAX;
+
+impl ValueNames {
+    fn get(&self, v: Value) -> Option<&str> {
+        match self.spans.get(v.index()) {
+            Some(&(start, end)) if start != NO_NAME => {
+                Some(&self.text[start as usize..end as usize])
+            }
+            _ => None,
+        }
+    }
+
+    fn set(&mut self, v: Value, name: &str) {
+        if self.spans.len() <= v.index() {
+            self.spans.resize(v.index() + 1, (NO_NAME, 0));
+        }
+        let start = self.text.len();
+        self.text.push_str(name);
+        let span = (start, self.text.len());
+        let span = (u32::try_from(span.0), u32::try_from(span.1));
+        match span {
+            (Ok(s), Ok(e)) if s != NO_NAME && e != NO_NAME => self.spans[v.index()] = (s, e),
+            // Over 4 GiB of names: keep the value unnamed (the printer names it).
+            _ => self.text.truncate(start),
+        }
+    }
+
+    /// The named values with their names, in value order.
+    fn iter(&self) -> impl Iterator<Item = (usize, &str)> + '_ {
+        (0..self.spans.len()).filter_map(|i| self.get(Value::new(i)).map(|n| (i, n)))
+    }
+}
+
+/// Names compare as the value → name map they hold (not as their storage).
+impl PartialEq for ValueNames {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+impl Eq for ValueNames {}
+
+impl std::hash::Hash for ValueNames {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for (i, n) in self.iter() {
+            i.hash(state);
+            n.hash(state);
+        }
     }
 }

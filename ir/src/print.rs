@@ -27,8 +27,8 @@ pub struct Names {
 }
 
 /// The source name `n` if it can be printed as a value name.
-fn valid(n: &Option<String>) -> Option<&str> {
-    n.as_deref().filter(|n| is_value_name(n))
+fn valid(n: Option<&str>) -> Option<&str> {
+    n.filter(|n| is_value_name(n))
 }
 
 /// Picks unique names: a wanted name if free, otherwise a numbered variant.
@@ -99,22 +99,21 @@ impl Names {
         let mut kept: Vec<Option<&str>> = vec![None; f.values.len()];
         let mut fresh = Vec::new();
         for &v in &order {
-            match valid(&f.values[v.index()].name) {
+            match valid(f.value_name(v)) {
                 Some(n) if namer.borrowed.insert(n) => kept[v.index()] = Some(n),
                 _ => fresh.push(v),
             }
         }
         // Reserve every valid source name so fresh names avoid all of them.
-        for d in &f.values {
-            if let Some(n) = valid(&d.name) {
+        for i in 0..f.values.len() {
+            if let Some(n) = valid(f.value_name(Value::new(i))) {
                 namer.borrowed.insert(n);
             }
         }
         let mut made: Vec<Option<String>> =
             vec![None; if fresh.is_empty() { 0 } else { f.values.len() }];
         for v in fresh {
-            let data = &f.values[v.index()];
-            made[v.index()] = Some(namer.unique(valid(&data.name), format!("v{}", v.index())));
+            made[v.index()] = Some(namer.unique(valid(f.value_name(v)), format!("v{}", v.index())));
         }
         let mut text = String::with_capacity(f.values.len() * 6);
         let mut values = Vec::with_capacity(f.values.len());

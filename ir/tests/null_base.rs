@@ -26,12 +26,7 @@ fn a_null_constant_put_into_a_base_by_a_pass_prints_typed() {
     let src = "type Node { val: i64, next: Node }\nfunc @main(%p: Node) -> i64 {\nentry:\n  %n = load %p.next\n  %v = load %n.val\n  ret %v\n}\n";
     let mut m = parse(src).unwrap();
     let f = &mut m.funcs[0];
-    let n = f
-        .values
-        .iter()
-        .position(|d| d.name.as_deref() == Some("n"))
-        .map(ir::Value::new)
-        .unwrap();
+    let n = f.value_named("n").unwrap();
     let null = f.null();
     f.replace_all_uses(n, null);
     let printed = ir::print_module(&m);

@@ -272,12 +272,8 @@ fn the_whole_instruction_set_parses() {
     let f = &m.funcs[0];
     assert_eq!(f.placed_inst_count(), 22);
     let ty = |name: &str| {
-        let v = f
-            .values
-            .iter()
-            .position(|d| d.name.as_deref() == Some(name))
-            .unwrap();
-        m.type_name(f.values[v].ty)
+        let v = f.value_named(name).unwrap();
+        m.type_name(f.value_type(v))
     };
     assert_eq!(ty("o"), "Node");
     assert_eq!(ty("arr"), "[[i64]]");
@@ -319,11 +315,7 @@ fn phis_may_refer_forward_and_take_their_type_from_any_operand() {
     let src = src.replace("[entry: null]", "[entry: %h]");
     let m = parse(&src);
     let f = &m.funcs[0];
-    let cur = f
-        .values
-        .iter()
-        .find(|d| d.name.as_deref() == Some("cur"))
-        .unwrap();
+    let cur = &f.values[f.value_named("cur").unwrap().index()];
     assert_eq!(cur.ty.base, Base::Struct(m.struct_by_name("Node").unwrap()));
 }
 
@@ -334,11 +326,7 @@ fn a_phi_of_only_nulls_has_the_null_type() {
     ));
     let f = &m.funcs[0];
     for name in ["x", "y"] {
-        let d = f
-            .values
-            .iter()
-            .find(|d| d.name.as_deref() == Some(name))
-            .unwrap();
+        let d = &f.values[f.value_named(name).unwrap().index()];
         assert_eq!(d.ty, Type::NULL);
     }
 }

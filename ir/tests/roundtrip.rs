@@ -513,10 +513,10 @@ fn unnamed_and_clashing_values_get_fresh_names_that_reparse() {
     b.block("entry");
     let five = b.iconst(5);
     let a = b.binary(BinOp::Add, x, five);
-    b.func.values[a.index()].name = Some("x".into()); // clashes with the parameter
+    b.func.set_value_name(a, "x"); // clashes with the parameter
     let c = b.binary(BinOp::Mul, a, a); // unnamed
     let d = b.binary(BinOp::Sub, c, x);
-    b.func.values[d.index()].name = Some("v3".into()); // the name an unnamed value might get
+    b.func.set_value_name(d, "v3"); // the name an unnamed value might get
     b.ret(Some(d));
     m.add_func(b.finish());
     let text = print_module(&m);

@@ -156,14 +156,7 @@ mod tests {
         let f = parse(
             "func @f(%x: i64) -> i64 {\nentry:\n  %a = add %x, 1\n  %b = add %x, 1\n  %c = copy %b\n  %d = copy %c\n  ret %d\n}\n",
         );
-        let v = |name: &str| {
-            Value::new(
-                f.values
-                    .iter()
-                    .position(|d| d.name.as_deref() == Some(name))
-                    .unwrap(),
-            )
-        };
+        let v = |name: &str| f.value_named(name).unwrap();
         let mut r = CopyRoots::new(&f);
         assert_eq!(r.root(&f, v("d")), v("b"));
         r.redirect(&f, v("b"), v("a"));

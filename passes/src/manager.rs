@@ -161,13 +161,16 @@ impl PassManager {
     /// Run every pass in order on `module`.
     pub fn run(&self, module: &mut Module) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
-        let mut state = RunState::new(module);
-        for name in &self.names {
+        let mut state = RunState::new(module, self.hashes_every_module());
+        for (k, name) in self.names.iter().enumerate() {
+            // Whether another pass may run after this one (and so ask
+            // whether it is at a fixed point, or whether it was verified).
+            let more = k + 1 < self.names.len();
             if name == "pipeline" {
                 for _ in 0..PIPELINE_ROUNDS {
                     let mut changed = false;
                     for p in PIPELINE {
-                        changed |= self.run_one(p, module, &mut stats, &mut state)?;
+                        changed |= self.run_one(p, module, &mut stats, &mut state, true)?;
                     }
                     if !changed {
                         break;
@@ -179,20 +182,31 @@ impl PassManager {
                     .copied()
                     .find(|n| n == name)
                     .expect("from_list checked the names");
-                self.run_one(name, module, &mut stats, &mut state)?;
+                self.run_one(name, module, &mut stats, &mut state, more)?;
             }
         }
         Ok(stats)
     }
 
+    /// Whether every module state is hashed as soon as it exists (harness
+    /// modes and debug builds, which check that a pass reporting no change
+    /// left the module as it was); otherwise a fingerprint is computed only
+    /// when something will compare it.
+    fn hashes_every_module(&self) -> bool {
+        self.check.is_some() || cfg!(debug_assertions)
+    }
+
+    /// Run pass `name`, unless it is known to leave the module unchanged;
+    /// `more` says whether another pass may follow.
     fn run_one(
         &self,
         name: &'static str,
         module: &mut Module,
         stats: &mut Stats,
         state: &mut RunState,
+        more: bool,
     ) -> Result<bool, PassError> {
-        if state.at_fixed_point(name) {
+        if state.at_fixed_point(name, module) {
             stats.add("manager", "passes_skipped_unchanged", 1);
             return Ok(false);
         }
@@ -212,25 +226,38 @@ impl PassManager {
         let same_sizes = state.update_sizes(module);
         // A pass that reports no change and left every arena its size left the
         // module as it was: its fingerprint is the one before (hashing a big
-        // module after every pass costs as much as a cheap pass). Harness
-        // modes (invariant checks) and debug builds always hash, and debug
-        // builds check that claim.
-        if changed || !same_sizes || self.check.is_some() || cfg!(debug_assertions) {
-            state.current = module.fingerprint();
+        // module after every pass costs as much as a cheap pass). A pass that
+        // changed it left a new module, hashed only once something compares
+        // it. Harness modes (invariant checks) and debug builds always hash,
+        // and debug builds check the claim of no change.
+        let unchanged = if !(changed || !same_sizes || state.eager) {
+            true
+        } else if state.eager {
+            let now = module.fingerprint();
             debug_assert!(
-                changed || !same_sizes || state.current == before,
+                changed || !same_sizes || Some(now) == before,
                 "pass {name} reported no change but changed the module"
             );
+            state.current = Some(now);
+            Some(now) == before
+        } else {
+            state.current = None;
+            false
+        };
+        if unchanged && more {
+            let fp = state.current(module);
+            state.fixed.push((name, fp));
         }
-        if state.current == before {
-            state.fixed.push((name, before));
-        }
-        if self.verify && state.verified != Some(state.current) {
+        if self.verify && (state.current.is_none() || state.verified != state.current) {
             verify_module(module).map_err(|errors| PassError::IllFormed {
                 pass: name.to_string(),
                 errors,
             })?;
-            state.verified = Some(state.current);
+            state.verified = if more {
+                Some(state.current(module))
+            } else {
+                state.current
+            };
             stats.add("manager", "verifier_runs", 1);
         }
         Ok(changed)
@@ -246,8 +273,12 @@ impl PassManager {
 /// verifier is not asked twice about the same module either: its answer depends
 /// on nothing else.
 struct RunState {
-    /// The fingerprint of the module as it is now.
-    current: u64,
+    /// The fingerprint of the module as it is now, once computed (`None`
+    /// until something compares it).
+    current: Option<u64>,
+    /// Whether every module state is hashed at once
+    /// ([`PassManager::hashes_every_module`]).
+    eager: bool,
     /// The fingerprint of the module the verifier last accepted.
     verified: Option<u64>,
     /// (pass, fingerprint) pairs: that pass left that module unchanged.
@@ -258,9 +289,10 @@ struct RunState {
 }
 
 impl RunState {
-    fn new(module: &Module) -> RunState {
+    fn new(module: &Module, eager: bool) -> RunState {
         RunState {
-            current: module.fingerprint(),
+            current: eager.then(|| module.fingerprint()),
+            eager,
             verified: None,
             fixed: Vec::new(),
             sizes: module.funcs.iter().map(arena_sizes).collect(),
@@ -280,11 +312,18 @@ impl RunState {
         same
     }
 
+    /// The fingerprint of `module`, the module as it is now.
+    fn current(&mut self, module: &Module) -> u64 {
+        *self.current.get_or_insert_with(|| module.fingerprint())
+    }
+
     /// Whether `pass` is known to leave the current module unchanged.
-    fn at_fixed_point(&self, pass: &str) -> bool {
-        self.fixed
-            .iter()
-            .any(|&(p, fp)| p == pass && fp == self.current)
+    fn at_fixed_point(&mut self, pass: &str, module: &Module) -> bool {
+        if !self.fixed.iter().any(|&(p, _)| p == pass) {
+            return false;
+        }
+        let now = self.current(module);
+        self.fixed.iter().any(|&(p, fp)| p == pass && fp == now)
     }
 }
 

@@ -693,12 +693,9 @@ struct Frame<'f> {
 /// a hand-written optimized module matches by name), else the instruction index
 /// (passes never renumber instructions).
 fn site_key(f: &Function, inst: ir::Inst) -> u64 {
-    let named = f
-        .inst(inst)
-        .result
-        .and_then(|r| f.values[r.index()].name.clone());
+    let named = f.inst(inst).result.and_then(|r| f.value_name(r));
     match named {
-        Some(n) => mix(0x6e61_6d65, hash_str(&n)),
+        Some(n) => mix(0x6e61_6d65, hash_str(n)),
         None => inst.index() as u64,
     }
 }

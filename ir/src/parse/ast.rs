@@ -28,15 +28,18 @@ pub struct Ident<'s> {
 /// A value name (`%v`, without sigil) or block label of the IR text, with its
 /// position and its id: the syntax pass numbers the distinct value names and
 /// the distinct labels of each function densely (two separate numberings), so
-/// that the resolver finds them in vectors rather than hash maps.
+/// that the resolver finds them in vectors rather than hash maps. The text
+/// is the function's [`AstFunc::value_names`] (or `label_names`) entry for
+/// the id: written once per name, not once per use, so that the syntax tree
+/// (which a big module makes big) stays small.
 #[derive(Copy, Clone, Debug)]
 pub struct Local<'s> {
-    /// The name, without sigil.
-    pub text: &'s str,
     /// Where it was written.
     pub pos: Pos,
     /// The dense id of the name among the function's value names (or labels).
     pub id: u32,
+    /// The names belong to the source text.
+    pub src: std::marker::PhantomData<&'s str>,
 }
 
 /// A written type: `i64`, `T`, or `[E]` nested `dims` times.
@@ -56,8 +59,10 @@ pub enum AddrBase<'s> {
     /// `%o`.
     Value(Local<'s>),
     /// `(null: T)`: the null constant at a declared type, so that the field or
-    /// element can be resolved (an access through it always traps).
-    Null(TypeExpr),
+    /// element can be resolved (an access through it always traps). Boxed,
+    /// as in [`Operand::TypedNull`]: rare, and it would triple the size of
+    /// every address.
+    Null(Box<TypeExpr>),
 }
 
 impl AddrBase<'_> {
@@ -140,10 +145,10 @@ pub struct AstFunc<'s> {
     pub ret: Option<TypeExpr>,
     /// Blocks in order.
     pub blocks: Vec<AstBlock<'s>>,
-    /// The number of distinct value names (ids of [`Local`] values are below it).
-    pub n_values: u32,
-    /// The number of distinct labels (ids of [`Local`] labels are below it).
-    pub n_labels: u32,
+    /// The distinct value names, by [`Local`] id.
+    pub value_names: Vec<&'s str>,
+    /// The distinct labels, by [`Local`] id.
+    pub label_names: Vec<&'s str>,
 }
 
 /// `label:` and its instructions.
@@ -164,8 +169,9 @@ pub enum Operand<'s> {
     Int(i64),
     /// `null`.
     Null,
-    /// `(null: T)`: the null constant, at type T for type inference.
-    TypedNull(TypeExpr),
+    /// `(null: T)`: the null constant, at type T for type inference (boxed:
+    /// rare, and unboxed it would triple the size of every operand).
+    TypedNull(Box<TypeExpr>),
 }
 
 /// A written memory address.

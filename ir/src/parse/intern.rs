@@ -14,8 +14,8 @@ pub(crate) struct Interner<'s> {
     short: FxHashMap<[u64; 2], u32>,
     /// Longer names.
     long: FxHashMap<&'s str, u32>,
-    /// The number of distinct names so far (the next id).
-    count: u32,
+    /// The distinct names, by id (the next id is its length).
+    names: Vec<&'s str>,
 }
 
 /// `name` (at most 16 bytes) zero-padded into two words. Names are made of
@@ -32,28 +32,29 @@ impl<'s> Interner<'s> {
     /// The id of `name`, a new one (the next integer) the first time it is seen.
     #[inline]
     pub fn id(&mut self, name: &'s str) -> u32 {
-        let next = self.count;
+        let next = self.names.len() as u32;
         let id = if name.len() <= 16 {
             *self.short.entry(pack(name)).or_insert(next)
         } else {
             *self.long.entry(name).or_insert(next)
         };
         if id == next {
-            self.count += 1;
+            self.names.push(name);
         }
         id
     }
 
-    /// The number of distinct names seen.
-    pub fn len(&self) -> u32 {
-        self.count
+    /// The distinct names seen, by id (taken out: the interner keeps its
+    /// tables but no longer knows them by id).
+    pub fn take_names(&mut self) -> Vec<&'s str> {
+        std::mem::take(&mut self.names)
     }
 
     /// Forget every name (keeping the tables' memory for the next function).
     pub fn clear(&mut self) {
         self.short.clear();
         self.long.clear();
-        self.count = 0;
+        self.names.clear();
     }
 }
 
@@ -72,7 +73,10 @@ mod tests {
         assert_eq!(i.id("exactly_16_bytes"), 3);
         assert_eq!(i.id(long), 2);
         assert_eq!(i.id("exactly_16_byte"), 4);
-        assert_eq!(i.len(), 5);
+        let names = i.take_names();
+        assert_eq!(names.len(), 5);
+        assert_eq!(names[2], long);
+        assert_eq!(names[4], "exactly_16_byte");
         i.clear();
         assert_eq!(i.id("x1"), 0);
     }

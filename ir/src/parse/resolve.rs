@@ -66,7 +66,7 @@ impl<'a> Decls<'a> {
 }
 
 /// Resolve a syntax tree into a module and its source map.
-pub fn resolve_module<'a>(ast: &AstModule<'a>, file: &'a str) -> PResult<(Module, SourceMap)> {
+pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
         file,
@@ -130,7 +130,7 @@ pub fn resolve_module<'a>(ast: &AstModule<'a>, file: &'a str) -> PResult<(Module
         let mut func = Function::new(f.name.text, ret);
         for (p, ty) in &f.params {
             let ty = d.resolve_type(ty)?;
-            func.add_param(Some(p.text), ty);
+            func.add_param(Some(f.value_names[p.id as usize]), ty);
         }
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
@@ -159,7 +159,7 @@ pub fn resolve_module<'a>(ast: &AstModule<'a>, file: &'a str) -> PResult<(Module
         let id = FuncId::new(i);
         sm.funcs.insert(id, f.pos);
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
-        let func = FuncResolver::new(&d, &m, func, id, &mut sm).resolve(f)?;
+        let func = FuncResolver::new(&d, &m, func, id, &mut sm, f).resolve(f)?;
         m.funcs[i] = func;
     }
     Ok((m, sm))
@@ -215,6 +215,10 @@ struct FuncResolver<'a> {
     blocks: Vec<Option<Block>>,
     /// Inferred types, by value index (`None` while unknown).
     known: Vec<Option<Type>>,
+    /// The text of each value name, by its [`Local`] id.
+    value_names: &'a [&'a str],
+    /// The text of each label, by its [`Local`] id.
+    label_names: &'a [&'a str],
 }
 
 impl<'a> FuncResolver<'a> {
@@ -224,6 +228,7 @@ impl<'a> FuncResolver<'a> {
         func: Function,
         id: FuncId,
         sm: &'a mut SourceMap,
+        f: &'a AstFunc<'a>,
     ) -> Self {
         FuncResolver {
             d,
@@ -234,7 +239,19 @@ impl<'a> FuncResolver<'a> {
             values: Vec::new(),
             blocks: Vec::new(),
             known: Vec::new(),
+            value_names: &f.value_names,
+            label_names: &f.label_names,
         }
+    }
+
+    /// The text of value name `n`.
+    fn vname(&self, n: &Local<'_>) -> &'a str {
+        self.value_names[n.id as usize]
+    }
+
+    /// The text of label `n`.
+    fn lname(&self, n: &Local<'_>) -> &'a str {
+        self.label_names[n.id as usize]
     }
 
     fn err(&self, pos: Pos, message: String) -> ParseError {
@@ -242,11 +259,11 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn resolve(mut self, f: &AstFunc<'a>) -> PResult<Function> {
-        self.values = vec![None; f.n_values as usize];
-        self.blocks = vec![None; f.n_labels as usize];
+        self.values = vec![None; f.value_names.len()];
+        self.blocks = vec![None; f.label_names.len()];
         for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
             if self.values[p.id as usize].replace(v).is_some() {
-                return Err(self.err(p.pos, format!("value %{} is defined twice", p.text)));
+                return Err(self.err(p.pos, format!("value %{} is defined twice", self.vname(p))));
             }
         }
         self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
@@ -255,14 +272,14 @@ impl<'a> FuncResolver<'a> {
         self.func.insts.reserve_exact(n_insts);
         self.func.values.reserve(n_insts);
         for b in &f.blocks {
-            let id = self.func.add_block(b.label.text);
+            let id = self.func.add_block(self.lname(&b.label));
             self.func.blocks[id.index()]
                 .insts
                 .reserve_exact(b.insts.len());
             if self.blocks[b.label.id as usize].replace(id).is_some() {
                 return Err(self.err(
                     b.label.pos,
-                    format!("block label '{}' is defined twice", b.label.text),
+                    format!("block label '{}' is defined twice", self.lname(&b.label)),
                 ));
             }
         }
@@ -278,7 +295,8 @@ impl<'a> FuncResolver<'a> {
                             r.pos,
                             format!(
                                 "'{}' produces no value, so it cannot be assigned to %{}",
-                                inst.mnemonic, r.text
+                                inst.mnemonic,
+                                self.vname(r)
                             ),
                         ))
                     }
@@ -302,19 +320,17 @@ impl<'a> FuncResolver<'a> {
                 self.sm.insts[self.id.index()].push(inst.pos);
                 if let (Some(r), Some(v)) = (&inst.result, result) {
                     if self.values[r.id as usize].replace(v).is_some() {
-                        return Err(self.err(r.pos, format!("value %{} is defined twice", r.text)));
+                        return Err(
+                            self.err(r.pos, format!("value %{} is defined twice", self.vname(r)))
+                        );
                     }
-                    self.func.values[v.index()].name = Some(r.text.to_string());
+                    self.func.set_value_name(v, self.vname(r));
                 }
                 placed.push((id, result, inst));
             }
         }
         self.known.resize(self.func.values.len(), None);
-        // Every name used must exist before types are inferred.
-        for (_, _, inst) in &placed {
-            self.check_names(&inst.op)?;
-        }
-        // Step 2: infer result types.
+        // Step 2: check that every name used exists and infer result types.
         self.infer_types(&placed)?;
         for (_, result, _) in &placed {
             if let Some(v) = result {
@@ -377,7 +393,7 @@ impl<'a> FuncResolver<'a> {
             .get(name.id as usize)
             .copied()
             .flatten()
-            .ok_or_else(|| self.err(name.pos, format!("unknown value %{}", name.text)))
+            .ok_or_else(|| self.err(name.pos, format!("unknown value %{}", self.vname(name))))
     }
 
     fn block(&self, name: &Local<'_>) -> PResult<Block> {
@@ -385,7 +401,12 @@ impl<'a> FuncResolver<'a> {
             .get(name.id as usize)
             .copied()
             .flatten()
-            .ok_or_else(|| self.err(name.pos, format!("unknown block label '{}'", name.text)))
+            .ok_or_else(|| {
+                self.err(
+                    name.pos,
+                    format!("unknown block label '{}'", self.lname(name)),
+                )
+            })
     }
 
     fn check_operand(&self, o: &Operand<'_>) -> PResult<()> {
@@ -491,7 +512,7 @@ impl<'a> FuncResolver<'a> {
     /// How to name an address base of type `ty` in errors.
     fn base_text(&self, base: &AddrBase<'_>, ty: Type) -> String {
         match base {
-            AddrBase::Value(n) => format!("%{}", n.text),
+            AddrBase::Value(n) => format!("%{}", self.vname(n)),
             AddrBase::Null(_) => format!("(null: {})", self.m.type_name(ty)),
         }
     }
@@ -563,16 +584,40 @@ impl<'a> FuncResolver<'a> {
         })
     }
 
+    /// Check the names each instruction uses (before its type is inferred)
+    /// and infer every result type: the first round does both in one walk of
+    /// the syntax tree, later rounds retry what waited for a later definition.
     fn infer_types(
         &mut self,
         placed: &[(crate::Inst, Option<Value>, &AstInst<'_>)],
     ) -> PResult<()> {
-        let mut pending: Vec<(Value, &AstInst)> = placed
-            .iter()
-            .filter_map(|&(_, r, inst)| r.map(|v| (v, inst)))
-            .collect();
-        let mut first_round = true;
+        let mut pending: Vec<(Value, &AstInst)> = Vec::new();
+        let mut before = 0;
+        for &(_, r, inst) in placed {
+            self.check_names(&inst.op)?;
+            if let Some(v) = r {
+                before += 1;
+                match self.infer(&inst.op)? {
+                    Some(t) => self.known[v.index()] = Some(t),
+                    None => pending.push((v, inst)),
+                }
+            }
+        }
+        if !pending.is_empty() {
+            // Uses came before definitions (blocks laid out out of order):
+            // order the rest definitions-first, so that the next round
+            // settles all but cycles instead of one link of each chain.
+            pending = self.dependencies_first(pending);
+        }
+        let mut progressed = pending.len() < before;
         while !pending.is_empty() {
+            if !progressed {
+                self.default_merges(&pending)?;
+                pending.retain(|(v, _)| self.known[v.index()].is_none());
+                if pending.is_empty() {
+                    break;
+                }
+            }
             let before = pending.len();
             let mut still = Vec::new();
             for (v, inst) in pending {
@@ -582,37 +627,32 @@ impl<'a> FuncResolver<'a> {
                 }
             }
             pending = still;
-            if first_round && !pending.is_empty() {
-                // Uses came before definitions (blocks laid out out of order):
-                // order the rest definitions-first, so that the next round
-                // settles all but cycles instead of one link of each chain.
-                pending = self.dependencies_first(pending);
+            progressed = pending.len() < before;
+        }
+        Ok(())
+    }
+
+    /// A round made no progress: merges that only see each other (or null)
+    /// are null; without such a merge, a definition depends on itself.
+    fn default_merges(&mut self, pending: &[(Value, &AstInst<'_>)]) -> PResult<()> {
+        let mut defaulted = false;
+        for (v, inst) in pending {
+            if matches!(
+                inst.op,
+                AstOp::Phi(_) | AstOp::Select(..) | AstOp::Unary(UnOp::Copy, _)
+            ) {
+                self.known[v.index()] = Some(Type::NULL);
+                defaulted = true;
             }
-            first_round = false;
-            if pending.len() < before {
-                continue;
-            }
-            // No progress: merges that only see each other (or null) are null.
-            let mut defaulted = false;
-            for (v, inst) in &pending {
-                if matches!(
-                    inst.op,
-                    AstOp::Phi(_) | AstOp::Select(..) | AstOp::Unary(UnOp::Copy, _)
-                ) {
-                    self.known[v.index()] = Some(Type::NULL);
-                    defaulted = true;
-                }
-            }
-            if !defaulted {
-                // The first in the layout (results are numbered in layout order).
-                let (_, inst) = *pending.iter().min_by_key(|(v, _)| v.index()).unwrap();
-                let name = inst.result.as_ref().map_or("?", |r| r.text);
-                return Err(self.err(
-                    inst.pos,
-                    format!("cannot infer the type of %{name}: its definition depends on itself"),
-                ));
-            }
-            pending.retain(|(v, _)| self.known[v.index()].is_none());
+        }
+        if !defaulted {
+            // The first in the layout (results are numbered in layout order).
+            let (_, inst) = *pending.iter().min_by_key(|(v, _)| v.index()).unwrap();
+            let name = inst.result.as_ref().map_or("?", |r| self.vname(r));
+            return Err(self.err(
+                inst.pos,
+                format!("cannot infer the type of %{name}: its definition depends on itself"),
+            ));
         }
         Ok(())
     }

@@ -57,7 +57,16 @@ struct FuncNames<'s> {
 impl<'s> FuncNames<'s> {
     fn value(&mut self, text: &'s str, pos: Pos) -> Local<'s> {
         let id = self.values.id(text);
-        Local { text, pos, id }
+        local(pos, id)
+    }
+}
+
+/// The [`Local`] with id `id`, written at `pos`.
+fn local<'s>(pos: Pos, id: u32) -> Local<'s> {
+    Local {
+        pos,
+        id,
+        src: std::marker::PhantomData,
     }
 }
 
@@ -80,7 +89,7 @@ fn expect_local<'s>(
 fn expect_label<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<Local<'s>> {
     let (text, pos) = c.expect_ident("a block label")?;
     let id = names.labels.id(text);
-    Ok(Local { text, pos, id })
+    Ok(local(pos, id))
 }
 
 fn expect_name<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
@@ -238,11 +247,7 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PR
                 break;
             }
             Tok::Ident(label) if c.peek_at(1).tok == Tok::Punct(':') => {
-                let label = Local {
-                    text: label,
-                    pos: t.pos,
-                    id: names.labels.id(label),
-                };
+                let label = local(t.pos, names.labels.id(label));
                 c.next();
                 c.next();
                 blocks.push(AstBlock {
@@ -277,8 +282,8 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PR
         params,
         ret,
         blocks,
-        n_values: names.values.len(),
-        n_labels: names.labels.len(),
+        value_names: names.values.take_names(),
+        label_names: names.labels.take_names(),
     })
 }
 
@@ -311,7 +316,7 @@ fn parse_operand_with<'s>(
         Tok::Ident("null") => Operand::Null,
         Tok::Punct('(') => {
             c.next();
-            return Ok(Operand::TypedNull(parse_typed_null(c)?));
+            return Ok(Operand::TypedNull(Box::new(parse_typed_null(c)?)));
         }
         _ => return Err(c.expected(&what())),
     };
@@ -359,7 +364,7 @@ fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, mn: &str) -> PR
         return Ok(AstAddr::Global(expect_global(c, "a global")?));
     }
     let base = if c.eat_punct('(') {
-        AddrBase::Null(parse_typed_null(c)?)
+        AddrBase::Null(Box::new(parse_typed_null(c)?))
     } else {
         AddrBase::Value(expect_local(c, names, || {
             format!(
@@ -383,9 +388,9 @@ fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, mn: &str) -> PR
 
 fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstInst<'s>> {
     let pos = c.peek().pos;
-    let result = if let Tok::Local(_) = c.peek().tok {
+    let result = if let Tok::Local(text) = c.peek().tok {
         let r = expect_local(c, names, || "a value name".to_string())?;
-        c.expect_punct_with('=', || format!("after '%{}'", r.text))?;
+        c.expect_punct_with('=', || format!("after '%{text}'"))?;
         Some(r)
     } else {
         None

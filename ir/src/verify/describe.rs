@@ -104,7 +104,7 @@ pub(crate) fn callee_name(m: &Module, c: Callee) -> String {
 pub(crate) fn value_name(f: &Function, v: Value) -> String {
     match f.values.get(v.index()) {
         None => format!("%<bad value {}>", v.0),
-        Some(d) => match (&d.def, &d.name) {
+        Some(d) => match (&d.def, f.value_name(v)) {
             (ValueDef::Const(c), _) => c.to_string(),
             (ValueDef::Null, _) => "null".to_string(),
             (_, Some(n)) => format!("%{n}"),

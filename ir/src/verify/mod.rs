@@ -9,7 +9,10 @@
 //! the types their positions need; results have the recorded types), [`ssa`]
 //! (phi entries match predecessor edges, the entry has no predecessors, every
 //! use is dominated by its definition in reachable code), and [`decls`]
-//! (module-level declarations).
+//! (module-level declarations). The dominance check of each instruction runs
+//! inside the typing walk (one read of the function's instructions for both);
+//! its errors are still reported after the other SSA checks, in reverse
+//! post-order, as if it were a walk of its own.
 
 mod decls;
 mod describe;
@@ -98,9 +101,16 @@ impl Verifier {
         };
         let mut cx = FnCtx::new(m, f, func, self);
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
-        typing::check(&mut cx);
         if sound {
-            ssa::check(&mut cx, &mut self.cfg, &mut self.idoms);
+            ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
+            let dom = ssa::Dominance {
+                cfg: &self.cfg,
+                idoms: &self.idoms,
+            };
+            let dominance = typing::check(&mut cx, Some(&dom));
+            ssa::check(&mut cx, &self.cfg, dominance);
+        } else {
+            typing::check(&mut cx, None);
         }
         self.placed = cx.placed;
         self.in_layout = cx.in_layout;
@@ -138,6 +148,9 @@ pub(crate) struct FnCtx<'a> {
     placed: Vec<Option<(Block, u32)>>,
     /// For every block in the arena: whether it is in the layout.
     in_layout: Vec<bool>,
+    /// Whether some block has a phi after a non-phi (reported by the
+    /// structure check); otherwise each block's phis are the run at its start.
+    misplaced_phis: bool,
 }
 
 impl<'a> FnCtx<'a> {
@@ -157,6 +170,7 @@ impl<'a> FnCtx<'a> {
             errors: Vec::new(),
             placed,
             in_layout,
+            misplaced_phis: false,
         }
     }
 

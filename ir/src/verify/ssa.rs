@@ -10,13 +10,18 @@ use crate::entities::{Block, Inst, Value};
 use crate::function::ValueDef;
 use crate::inst::InstKind;
 
-/// Run the CFG/SSA checks (the structure must be sound); `cfg` and `idoms`
-/// are reusable buffers, recomputed here.
-pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &mut Cfg, idoms: &mut Idoms) {
-    let f = cx.f;
-    cfg.recompute(f);
+/// Compute the CFG and dominator tree of `cx.f` (the structure must be
+/// sound) into the reusable buffers `cfg` and `idoms`.
+pub(super) fn prepare(cx: &FnCtx<'_>, cfg: &mut Cfg, idoms: &mut Idoms) {
+    cfg.recompute(cx.f);
     idoms.recompute(cfg);
-    let dom = Dominance { cfg, idoms };
+}
+
+/// Run the CFG/SSA checks but dominance (the structure must be sound;
+/// `cfg` and `idoms` from [`prepare`]); then report `dominance`, the errors
+/// [`check_dominance`] found during the typing walk.
+pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &Cfg, mut dominance: Vec<super::VerifyError>) {
+    let f = cx.f;
     if let Some(entry) = cfg.entry() {
         let preds = cfg.unique_preds(entry);
         if !preds.is_empty() {
@@ -30,20 +35,25 @@ pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &mut Cfg, idoms: &mut Idoms) {
     }
     for &b in &f.layout {
         for &i in &f.blocks[b.index()].insts {
-            if let InstKind::Phi(entries) = &f.insts[i.index()].kind {
-                check_phi_entries(cx, cfg, b, i, entries);
+            match &f.insts[i.index()].kind {
+                InstKind::Phi(entries) => check_phi_entries(cx, cfg, b, i, entries),
+                // Past the phis at the start of the block there are none,
+                // unless the structure check found one out of place.
+                _ if !cx.misplaced_phis => break,
+                _ => {}
             }
         }
     }
-    for &b in cfg.rpo() {
-        check_dominance(cx, &dom, b);
-    }
+    // The typing walk went in layout order; these checks report in reverse
+    // post-order (a stable sort keeps each block's own order).
+    dominance.sort_by_key(|e| e.block.and_then(|b| cfg.rpo_index(b)));
+    cx.errors.append(&mut dominance);
 }
 
 /// Dominance between the blocks of the CFG, from its immediate dominators.
-struct Dominance<'c> {
-    cfg: &'c Cfg,
-    idoms: &'c Idoms,
+pub(super) struct Dominance<'c> {
+    pub(super) cfg: &'c Cfg,
+    pub(super) idoms: &'c Idoms,
 }
 
 impl Dominance<'_> {
@@ -136,58 +146,62 @@ fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: 
     }
 }
 
-/// Every operand of every instruction of reachable block `b` is available where it is used.
-fn check_dominance(cx: &mut FnCtx<'_>, dom: &Dominance<'_>, b: Block) {
+/// Every operand of instruction `i`, at position `pos` of reachable block
+/// `b`, is available where it is used.
+#[inline]
+pub(super) fn check_dominance(
+    cx: &mut FnCtx<'_>,
+    dom: &Dominance<'_>,
+    b: Block,
+    pos: usize,
+    i: Inst,
+) {
     let cfg = dom.cfg;
     let f = cx.f;
-    for (pos, &i) in f.blocks[b.index()].insts.iter().enumerate() {
-        let kind = &f.insts[i.index()].kind;
-        if let InstKind::Phi(entries) = kind {
-            for &(p, v) in entries {
-                // Edges from unreachable blocks are never taken; non-predecessors were reported.
-                if !cfg.is_reachable(p) || !cfg.preds(b).contains(&p) {
-                    continue;
-                }
-                if let Some(db) = def_block(cx, v) {
-                    if !dom.dominates(db, p) {
-                        let msg = format!("{} (the entry for {}) is not available at the end of {}: its definition in block {} does not dominate it", cx.val(v), cx.label(p), cx.label(p), cx.label(db));
-                        cx.report(Some(b), Some(i), msg);
-                    }
-                }
+    let kind = &f.insts[i.index()].kind;
+    if let InstKind::Phi(entries) = kind {
+        for &(p, v) in entries {
+            // Edges from unreachable blocks are never taken; non-predecessors were reported.
+            if !cfg.is_reachable(p) || !cfg.preds(b).contains(&p) {
+                continue;
             }
-        } else {
-            // Collect the (rare) failing uses first, without allocating per instruction.
-            let mut bad: Vec<(Value, Block)> = Vec::new();
-            kind.for_each_operand(|v| {
-                let Some((db, dp)) = def_site(cx, v) else {
-                    return;
-                };
-                let ok = if db == b {
-                    (dp as usize) < pos
-                } else {
-                    dom.strictly_dominates(db, b)
-                };
-                if !ok {
-                    bad.push((v, db));
-                }
-            });
-            for (v, db) in bad {
-                {
-                    let msg = if db == b {
-                        format!(
-                            "use of {} before its definition in the same block",
-                            cx.val(v)
-                        )
-                    } else {
-                        format!(
-                            "use of {} is not dominated by its definition in block {}",
-                            cx.val(v),
-                            cx.label(db)
-                        )
-                    };
+            if let Some(db) = def_block(cx, v) {
+                if !dom.dominates(db, p) {
+                    let msg = format!("{} (the entry for {}) is not available at the end of {}: its definition in block {} does not dominate it", cx.val(v), cx.label(p), cx.label(p), cx.label(db));
                     cx.report(Some(b), Some(i), msg);
                 }
             }
+        }
+    } else {
+        // Collect the (rare) failing uses first, without allocating per instruction.
+        let mut bad: Vec<(Value, Block)> = Vec::new();
+        kind.for_each_operand(|v| {
+            let Some((db, dp)) = def_site(cx, v) else {
+                return;
+            };
+            let ok = if db == b {
+                (dp as usize) < pos
+            } else {
+                dom.strictly_dominates(db, b)
+            };
+            if !ok {
+                bad.push((v, db));
+            }
+        });
+        for (v, db) in bad {
+            let msg = if db == b {
+                format!(
+                    "use of {} before its definition in the same block",
+                    cx.val(v)
+                )
+            } else {
+                format!(
+                    "use of {} is not dominated by its definition in block {}",
+                    cx.val(v),
+                    cx.label(db)
+                )
+            };
+            cx.report(Some(b), Some(i), msg);
         }
     }
 }

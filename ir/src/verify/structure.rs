@@ -99,6 +99,7 @@ fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
         }
         if data.kind.is_phi() {
             if seen_non_phi {
+                cx.misplaced_phis = true;
                 cx.report(
                     Some(b),
                     Some(i),
@@ -115,16 +116,17 @@ fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
 /// Instructions whose `InstData.block` names a block that does not list them.
 fn check_claimed_blocks(cx: &mut FnCtx<'_>) {
     let f = cx.f;
-    for (idx, data) in f.insts.iter().enumerate() {
-        let Some(claimed) = data.block else { continue };
-        let i = Inst::new(idx);
-        let listed = cx.placed[idx].map(|(b, _)| b);
-        if listed == Some(claimed) {
+    // Only instructions no block lists can be wrong here (a listed one whose
+    // claim differs was reported by check_block), so the walk reads the small
+    // `placed` table and looks at an instruction only when it is unlisted.
+    for idx in 0..f.insts.len() {
+        if cx.placed[idx].is_some() {
             continue;
         }
-        if listed.is_some() {
-            continue; // already reported by check_block
-        }
+        let Some(claimed) = f.insts[idx].block else {
+            continue;
+        };
+        let i = Inst::new(idx);
         let msg = if cx.block_in_layout(claimed) {
             format!(
                 "InstData.block says block {}, but that block does not list the instruction",

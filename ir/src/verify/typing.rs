@@ -4,7 +4,7 @@
 //! result is recorded with the type the instruction produces.
 
 use super::describe::callee_name;
-use super::FnCtx;
+use super::{ssa, FnCtx, VerifyError};
 use crate::entities::{Block, Inst, Value};
 use crate::function::{Function, ValueDef};
 use crate::inst::{Addr, Callee, InstKind, UnOp};
@@ -22,22 +22,36 @@ enum Expect {
     Unknown,
 }
 
-/// Check every placed instruction, plus the function's signature.
-pub(super) fn check(cx: &mut FnCtx<'_>) {
+/// Check every placed instruction, plus the function's signature. With
+/// `dom` (a sound structure), each instruction of a reachable block also gets
+/// its dominance check in the same walk ([`ssa::check_dominance`]), so the
+/// function's instructions are read once for both; those errors are returned
+/// apart, for [`ssa::check`] to report after the other CFG checks.
+pub(super) fn check(cx: &mut FnCtx<'_>, dom: Option<&ssa::Dominance<'_>>) -> Vec<VerifyError> {
     check_signature(cx);
+    let mut dominance = Vec::new();
     // In layout order; each instruction once, where the structure check placed it.
     let f = cx.f;
     for &b in &f.layout {
         let Some(bd) = f.blocks.get(b.index()) else {
             continue;
         };
+        let dom = dom.filter(|d| d.cfg.is_reachable(b));
         for (pos, &i) in bd.insts.iter().enumerate() {
             if cx.placed.get(i.index()).copied().flatten() == Some((b, pos as u32)) {
                 let expect = check_inst(cx, b, i);
                 check_result(cx, b, i, expect);
+                if let Some(dom) = dom {
+                    let before = cx.errors.len();
+                    ssa::check_dominance(cx, dom, b, pos, i);
+                    if cx.errors.len() > before {
+                        dominance.extend(cx.errors.drain(before..));
+                    }
+                }
             }
         }
     }
+    dominance
 }
 
 /// Parameter values and types, and the return type.

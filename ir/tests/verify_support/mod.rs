@@ -104,7 +104,7 @@ impl<'m> Fb<'m> {
 
     /// Give `v` the source name `name` (so messages say `%name`).
     pub fn named(&mut self, v: Value, name: &str) -> Value {
-        self.b.func.values[v.index()].name = Some(name.to_string());
+        self.b.func.set_value_name(v, name);
         v
     }
 
@@ -144,12 +144,8 @@ pub fn blk(f: &Function, name: &str) -> Block {
 
 /// The value with source name `name` in `f`.
 pub fn val(f: &Function, name: &str) -> Value {
-    Value::new(
-        f.values
-            .iter()
-            .position(|d| d.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("no value %{name}")),
-    )
+    f.value_named(name)
+        .unwrap_or_else(|| panic!("no value %{name}"))
 }
 
 /// Add `f` to a copy of `m` and verify it.
