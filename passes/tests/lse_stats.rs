@@ -24,6 +24,13 @@ const CASES: &[(&str, &[(&str, u64)])] = &[
         "load_after_store_forwarded.ir",
         &[("loads_forwarded_local", 1)],
     ),
+    // One predecessor: the fact keeps its origin.
+    ("forward_across_jump.ir", &[("loads_forwarded_local", 1)]),
+    // Two predecessors that agree: a merge, no phi.
+    (
+        "join_same_value_forwarded.ir",
+        &[("loads_forwarded_merge", 1)],
+    ),
     (
         "join_different_values_phi.ir",
         &[("loads_forwarded_merge", 1), ("phis_created", 1)],
@@ -31,6 +38,11 @@ const CASES: &[(&str, &[(&str, u64)])] = &[
     (
         "loop_invariant_load.ir",
         &[("loads_forwarded_loop_invariant", 1)],
+    ),
+    // Two entries with different values, a loop that never writes: a phi.
+    (
+        "loop_invariant_phi_from_two_entries.ir",
+        &[("loads_forwarded_loop_invariant", 1), ("phis_created", 1)],
     ),
     (
         "loop_carried_promotion.ir",
