@@ -7,7 +7,7 @@
 use std::fmt;
 
 /// The names a directive may have.
-pub const DIRECTIVE_NAMES: [&str; 12] = [
+pub const DIRECTIVE_NAMES: [&str; 13] = [
     "test",
     "func",
     "fuel",
@@ -20,6 +20,7 @@ pub const DIRECTIVE_NAMES: [&str; 12] = [
     "passes",
     "check-asm",
     "peer",
+    "stats",
 ];
 
 /// What kind of test a file is (`; test: ...`).
@@ -117,6 +118,32 @@ pub struct TestFile {
     pub asm_checks: Vec<Located<String>>,
     /// `; peer: loadstar N, llvm M` of a peer test: the loads + stores each keeps.
     pub peer: Option<Located<String>>,
+    /// `; stats: PASS.RULE = N` lines of an opt test: the counters
+    /// `loadstar opt --emit stats` reports (every other counter of a pass
+    /// named here must be 0).
+    pub stats: Vec<Located<StatLine>>,
+}
+
+/// One `; stats: PASS.RULE = N` line.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct StatLine {
+    /// The pass (`lse`).
+    pub pass: String,
+    /// The counter (`loads_forwarded_local`).
+    pub rule: String,
+    /// Its expected value.
+    pub count: u64,
+}
+
+/// Parse `PASS.RULE = N`.
+fn parse_stat(value: &str) -> Option<StatLine> {
+    let (name, count) = value.split_once('=')?;
+    let (pass, rule) = name.trim().split_once('.')?;
+    Some(StatLine {
+        pass: pass.to_string(),
+        rule: rule.to_string(),
+        count: count.trim().parse().ok()?,
+    })
 }
 
 /// A malformed directive.
@@ -159,6 +186,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
     let mut plans = Vec::new();
     let mut asm_checks = Vec::new();
     let mut peer: Option<Located<String>> = None;
+    let mut stats = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let Some((name, value)) = split_directive(raw) else {
@@ -239,6 +267,14 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
                 line,
                 value: value.to_string(),
             }),
+            "stats" => match parse_stat(value) {
+                Some(st) => stats.push(Located { line, value: st }),
+                None => {
+                    return Err(err(format!(
+                        "`; stats:` wants PASS.RULE = N, found `{value}`"
+                    )))
+                }
+            },
             "peer" if peer.is_some() => {
                 return Err(err("a second `; peer:` line".into()));
             }
@@ -277,6 +313,7 @@ pub fn parse_directives(text: &str) -> Result<TestFile, DirectiveError> {
         plans,
         asm_checks,
         peer,
+        stats,
     })
 }
 

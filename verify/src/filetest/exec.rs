@@ -636,6 +636,7 @@ fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
         Ok(m) => m,
         Err(e) => return cx.fail(tf.kind_line, e),
     };
+    check_stats(cx, tf, &module, list);
     let printed = ir::print::print_module(&optimized);
     let check_failures = match_checks(&printed, &tf.checks);
     if !check_failures.is_empty() {
@@ -707,5 +708,48 @@ fn check_peer(cx: &mut Ctx, tf: &TestFile, list: &str) {
             ),
         ),
         Some(_) => {}
+    }
+}
+
+/// The `; stats:` lines of an opt test: each named counter has exactly its
+/// value after `list`, and every other counter of a pass named there is 0.
+fn check_stats(cx: &mut Ctx, tf: &TestFile, module: &Module, list: &str) {
+    if tf.stats.is_empty() {
+        return;
+    }
+    let mut m = module.clone();
+    let stats = match passes::PassManager::from_list(list).map(|pm| pm.run(&mut m)) {
+        Ok(Ok(stats)) => stats,
+        Ok(Err(e)) => return cx.fail(tf.kind_line, format!("`{list}` failed: {e}")),
+        Err(e) => return cx.fail(tf.kind_line, format!("{e}")),
+    };
+    for st in &tf.stats {
+        let got = stats.get(&st.value.pass, &st.value.rule);
+        if got != st.value.count {
+            cx.fail(
+                st.line,
+                format!(
+                    "{}.{} is {got}, expected {}",
+                    st.value.pass, st.value.rule, st.value.count
+                ),
+            );
+        }
+    }
+    for (pass, rules) in &stats.passes {
+        if !tf.stats.iter().any(|s| s.value.pass == *pass) {
+            continue;
+        }
+        for (rule, n) in rules {
+            let listed = tf
+                .stats
+                .iter()
+                .any(|s| s.value.pass == *pass && s.value.rule == *rule);
+            if *n != 0 && !listed {
+                cx.fail(
+                    tf.kind_line,
+                    format!("{pass}.{rule} is {n}, but no `; stats:` line expects it"),
+                );
+            }
+        }
     }
 }
