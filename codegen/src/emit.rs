@@ -1,16 +1,18 @@
 //! Emission: the whole module as one block of x86-64 code — the entry thunk,
-//! the trap stubs, then every function — assembled by iced, with a listing
+//! the trap stubs, then every function — built with iced's code assembler and
+//! encoded by [`crate::encode`], with a listing
 //! (each IR instruction as a comment above its code) for `--emit asm`.
 
 use crate::abi::{
     self, OFF_ARGS, OFF_DEPTH, OFF_FUEL, OFF_HEAP, OFF_NARGS, OFF_PENDING, OFF_RESULT,
     OFF_SAVED_RSP, OFF_TARGET, OFF_TRAP,
 };
+use crate::encode::{encode, Encoded};
 use crate::isel::select;
 use crate::lower::{bind, FuncEmitter, ModuleLabels};
 use crate::regalloc::{allocate, machine_env};
 use iced_x86::code_asm::*;
-use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, Formatter, NasmFormatter};
+use iced_x86::{Decoder, DecoderOptions, Formatter, NasmFormatter};
 use interp::TrapKind;
 use ir::Module;
 use std::fmt::Write;
@@ -62,6 +64,8 @@ pub fn compile(m: &Module) -> Result<Compiled, CodegenError> {
 /// [`compile`] with options.
 pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, CodegenError> {
     let mut a = CodeAssembler::new(64)?;
+    // Every branch is near (rel32); `encode` resolves the labels.
+    a.set_prefer_short_branch(false);
     let labels = ModuleLabels {
         funcs: m.funcs.iter().map(|_| a.create_label()).collect(),
         traps: TrapKind::ALL.iter().map(|_| a.create_label()).collect(),
@@ -69,7 +73,8 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
     };
     let mut comments: Vec<(usize, String)> = Vec::new();
     let mut entry = a.create_label();
-    comments.push((a.instructions().len(), "entry thunk".into()));
+    let entry_at = a.instructions().len();
+    comments.push((entry_at, "entry thunk".into()));
     entry_thunk(&mut a, &mut entry)?;
     comments.push((a.instructions().len(), "trap stubs".into()));
     trap_stubs(&mut a, &labels)?;
@@ -90,27 +95,18 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
             forward: Vec::new(),
             chaos: opts.chaos,
         };
-        let (label, frame) = fe.emit(k, &mut comments)?;
+        let (first, frame) = fe.emit(k, &mut comments)?;
         max_frame = max_frame.max(frame);
-        bound.push(label);
+        bound.push(first);
     }
-    let res = a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
-    let offsets = &res.inner.new_instruction_offsets;
-    let at = |idx: usize| -> usize {
-        offsets
-            .get(idx)
-            .map_or(res.inner.code_buffer.len(), |&o| o as usize)
-    };
-    let funcs = bound
-        .iter()
-        .map(|l| res.label_ip(l).map(|ip| ip as usize))
-        .collect::<Result<Vec<_>, _>>()?;
+    let Encoded { code, offsets } = encode(a.instructions())?;
+    let at = |idx: usize| -> usize { offsets.get(idx).map_or(code.len(), |&o| o as usize) };
     Ok(Compiled {
-        entry: res.label_ip(&entry)? as usize,
-        funcs,
+        entry: at(entry_at),
+        funcs: bound.iter().map(|&i| at(i)).collect(),
         max_frame,
         comments: comments.into_iter().map(|(i, t)| (at(i), t)).collect(),
-        code: res.inner.code_buffer,
+        code,
     })
 }
 

@@ -18,10 +18,13 @@ use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled}
 use crate::pool::{give_words, take_words, Stack};
 use crate::strict::{NativeHeap, StrictHeap};
 use interp::heap::{build_initial_in, fill_initial, validate_inputs, InputError};
-use interp::observe::{observe, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue};
+use interp::observe::{
+    observe_with, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue,
+};
 use interp::{Behaviour, Config, EnvContext, EnvInfo};
 use ir::{FuncId, InputSpec, Module, Type};
 use memmap2::{Mmap, MmapMut};
+use std::cell::RefCell;
 
 /// The result of one native execution.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -38,7 +41,34 @@ pub struct NativeProgram<'m> {
     compiled: Compiled,
     code: Mmap,
     env_info: EnvInfo,
+    /// The names of the module's heap entries (built once, shared by every run).
+    names: HeapNames,
     strict: bool,
+}
+
+thread_local! {
+    /// The observation's buffers, reused by every run of the thread (a strict
+    /// heap's span is long, and clearing a fresh table each run cost more
+    /// than the walk).
+    static SCRATCH: RefCell<ObserveScratch> = RefCell::new(ObserveScratch::default());
+}
+
+/// Observation tables beyond this many words are not kept between runs.
+const SCRATCH_KEEP_WORDS: usize = 1 << 22;
+
+/// [`observe_with`] with the thread's reused buffers.
+fn observe_reusing(
+    m: &Module,
+    layout: &interp::heap::Layout,
+    names: &HeapNames,
+    st: &FinalState,
+) -> Behaviour {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let b = observe_with(m, layout, names, &mut s, st);
+        s.trim(SCRATCH_KEEP_WORDS);
+        b
+    })
 }
 
 /// Bytes of machine stack kept for runtime calls (the environment step and
@@ -90,6 +120,7 @@ impl<'m> NativeProgram<'m> {
             compiled,
             code,
             env_info: EnvInfo::new(module),
+            names: HeapNames::new(module, std::iter::empty()),
             strict: opts.chaos.is_some(),
         })
     }
@@ -185,13 +216,8 @@ impl<'m> NativeProgram<'m> {
             Ok(h) => h,
             Err(trap) => {
                 // The inputs alone exceed the heap budget (as the interpreter reports it).
-                let behaviour = trapped_at_entry(
-                    m,
-                    layout,
-                    &HeapNames::new(m, std::iter::empty()),
-                    &mut ObserveScratch::default(),
-                    trap,
-                );
+                let behaviour =
+                    trapped_at_entry(m, layout, &self.names, &mut ObserveScratch::default(), trap);
                 return Ok(NativeExecution {
                     behaviour,
                     fuel_used: 0,
@@ -244,9 +270,10 @@ impl<'m> NativeProgram<'m> {
             _ => None,
         };
         let fuel_used = config.fuel - ctx.fuel;
-        let behaviour = observe(
+        let behaviour = observe_reusing(
             m,
             layout,
+            &self.names,
             &FinalState {
                 words: rt.heap.words(),
                 entry_roots: &env.entry_roots,

@@ -100,13 +100,15 @@ pub struct FuncEmitter<'a> {
 
 impl FuncEmitter<'_> {
     /// Emit function `fid`, adding listing comments (at assembler instruction
-    /// indices) to `comments`; returns its bound entry label and frame bytes.
+    /// indices) to `comments`; returns the assembler index of its first
+    /// instruction and its frame bytes.
     pub fn emit(
         &mut self,
         fid: usize,
         comments: &mut Vec<(usize, String)>,
-    ) -> Result<(CodeLabel, usize), IcedError> {
+    ) -> Result<(usize, usize), IcedError> {
         let mut entry = self.labels.funcs[fid];
+        let first = self.a.instructions().len();
         bind(self.a, &mut entry)?;
         let bytes = 8 + 8 * self.out.num_spillslots + 8 * self.code.max_out;
         let size = bytes.div_ceil(16) * 16;
@@ -182,7 +184,7 @@ impl FuncEmitter<'_> {
                 }
             }
         }
-        Ok((entry, size + 16))
+        Ok((first, size + 16))
     }
 
     fn mov(&mut self, from: Allocation, to: Allocation) -> R {
