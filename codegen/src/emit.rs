@@ -9,7 +9,7 @@ use crate::abi::{
 };
 use crate::encode::{encode, Encoded};
 use crate::isel::select;
-use crate::lower::{bind, FuncEmitter, ModuleLabels};
+use crate::lower::{bind, gpr64, FuncEmitter, ModuleLabels};
 use crate::regalloc::{allocate, machine_env};
 use iced_x86::code_asm::*;
 use iced_x86::{Decoder, DecoderOptions, Formatter, NasmFormatter};
@@ -94,6 +94,8 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
             blocks: Vec::new(),
             forward: Vec::new(),
             chaos: opts.chaos,
+            saved: Vec::new(),
+            frameless: false,
         };
         let (first, frame) = fe.emit(k, &mut comments)?;
         max_frame = max_frame.max(frame);
@@ -112,6 +114,9 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
 
 const SAVED: [AsmRegister64; 6] = [rbx, rbp, r12, r13, r14, r15];
 
+/// How many arguments module functions receive in registers.
+const REG_ARGS: usize = crate::isel::regs::ARGS.len();
+
 /// `fn(ctx: *mut NativeCtx, stack_top: *mut u8) -> u64`: switch to the
 /// execution's stack, copy the arguments, call the target, store the result.
 fn entry_thunk(a: &mut CodeAssembler, label: &mut CodeLabel) -> Result<(), IcedError> {
@@ -124,9 +129,12 @@ fn entry_thunk(a: &mut CodeAssembler, label: &mut CodeLabel) -> Result<(), IcedE
     a.mov(r15, qword_ptr(r14 + OFF_HEAP))?;
     a.mov(r13, qword_ptr(r14 + OFF_FUEL))?;
     a.mov(r12, qword_ptr(r14 + OFF_DEPTH))?;
-    // rsp = stack_top - align16(8 * nargs)
+    // rsp = stack_top - align16(8 * max(nargs, 6)): room for every argument
+    // word, and the six the register arguments are loaded from.
     a.mov(rcx, qword_ptr(r14 + OFF_NARGS))?;
-    a.mov(rax, rcx)?;
+    a.mov(eax, REG_ARGS as u32)?;
+    a.cmp(rcx, rax)?;
+    a.cmovae(rax, rcx)?;
     a.shl(rax, 3u32)?;
     a.add(rax, 15)?;
     a.and(rax, -16)?;
@@ -144,6 +152,11 @@ fn entry_thunk(a: &mut CodeAssembler, label: &mut CodeLabel) -> Result<(), IcedE
     a.add(rdx, 1)?;
     a.jmp(top)?;
     bind(a, &mut done)?;
+    // The first arguments go in registers (`isel::regs::ARGS`; words past
+    // `nargs` are zero and unused).
+    for (k, &r) in crate::isel::regs::ARGS.iter().enumerate() {
+        a.mov(gpr64(r), qword_ptr(rsp + 8 * k as i32))?;
+    }
     a.call(qword_ptr(r14 + OFF_TARGET))?;
     a.mov(qword_ptr(r14 + OFF_RESULT), rax)?;
     a.mov(qword_ptr(r14 + OFF_TRAP), 0)?;

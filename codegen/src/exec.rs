@@ -251,8 +251,10 @@ impl<'m> NativeProgram<'m> {
             rt: &mut rt,
             pending: 0,
         };
-        let stack_bytes =
-            config.max_depth * (self.compiled.max_frame + 64) + RUNTIME_STACK + 8 * params.len();
+        let stack_bytes = config.max_depth * (self.compiled.max_frame + 64)
+            + RUNTIME_STACK
+            + 8 * params.len().max(6)
+            + 16;
         let mut stack = Stack::take(stack_bytes)
             .unwrap_or_else(|e| panic!("cannot map a machine stack of {stack_bytes} bytes: {e}"));
         // SAFETY: `entry` is the entry thunk of this code, which follows the

@@ -16,7 +16,7 @@
 //! small hot functions (all generated programs stay far below the
 //! threshold) and little for huge straight-line ones.
 
-use crate::isel::{preferred, regs};
+use crate::isel::{non_preferred, preferred, regs};
 use crate::vcode::{VCode, VInst};
 use regalloc2::{
     Block, Function, Inst, InstRange, MachineEnv, Operand, Output, PRegSet, RegClass,
@@ -79,7 +79,7 @@ impl Function for VCode {
 pub fn machine_env() -> MachineEnv {
     MachineEnv {
         preferred_regs_by_class: [preferred(), vec![], vec![]],
-        non_preferred_regs_by_class: [vec![regs::RBX], vec![], vec![]],
+        non_preferred_regs_by_class: [non_preferred(), vec![], vec![]],
         scratch_by_class: [Some(regs::R11), None, None],
         fixed_stack_slots: vec![],
     }
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn huge_functions_get_the_single_pass_allocator_and_run_like_the_interpreter() {
-        let text = big_loop(3000);
+        let text = big_loop(3400);
         let (m, _) = ir::parse_module(&text, "big").unwrap();
         ir::verify_module(&m).unwrap();
         let main = m.func_by_name("main").unwrap();
