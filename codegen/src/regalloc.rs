@@ -85,6 +85,11 @@ pub fn machine_env() -> MachineEnv {
     }
 }
 
+thread_local! {
+    /// regalloc2's working memory, reused by every allocation of the thread.
+    static CTX: std::cell::RefCell<regalloc2::Ctx> = std::cell::RefCell::new(regalloc2::Ctx::default());
+}
+
 /// Functions with more machine instructions than this get the single-pass allocator.
 pub const SINGLE_PASS_ABOVE: usize = 4096;
 
@@ -101,7 +106,12 @@ pub fn allocate(code: &VCode, env: &MachineEnv, check: bool) -> Result<Output, S
         validate_ssa: check,
         algorithm,
     };
-    let out = regalloc2::run(code, env, &opts).map_err(|e| format!("regalloc2: {e:?}"))?;
+    let out = CTX.with(|ctx| {
+        let mut ctx = ctx.borrow_mut();
+        regalloc2::run_with_ctx(code, env, &opts, &mut ctx)
+            .map_err(|e| format!("regalloc2: {e:?}"))?;
+        Ok::<_, String>(std::mem::take(&mut ctx.output))
+    })?;
     if check {
         let mut checker = regalloc2::checker::Checker::new(code, env);
         checker.prepare(&out);
