@@ -1,5 +1,6 @@
 //! The native executor: maps a compiled module W^X (written, then flipped to
-//! read+execute; never both) and runs its functions on the interpreter's flat
+//! read+execute; never both; the mapping is reused per thread,
+//! [`crate::pool::CodeMap`]) and runs its functions on the interpreter's flat
 //! word heap, so that the final state is observed by the interpreter's own
 //! code ([`interp::observe::observe`]) and compares with `==`.
 //!
@@ -15,7 +16,7 @@
 
 use crate::abi::{trap_kind, NativeCtx, Runtime};
 use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
-use crate::pool::{give_words, take_words, Stack};
+use crate::pool::{give_words, take_words, CodeMap, Stack};
 use crate::strict::{NativeHeap, StrictHeap};
 use interp::heap::{build_initial_in, fill_initial, validate_inputs, InputError};
 use interp::observe::{
@@ -23,7 +24,6 @@ use interp::observe::{
 };
 use interp::{Behaviour, Config, EnvContext, EnvInfo};
 use ir::{FuncId, InputSpec, Module, Type};
-use memmap2::{Mmap, MmapMut};
 use std::cell::RefCell;
 
 /// The result of one native execution.
@@ -39,7 +39,7 @@ pub struct NativeExecution {
 pub struct NativeProgram<'m> {
     module: &'m Module,
     compiled: Compiled,
-    code: Mmap,
+    code: CodeMap,
     env_info: EnvInfo,
     /// The names of the module's heap entries (built once, shared by every run).
     names: HeapNames,
@@ -109,12 +109,8 @@ impl<'m> NativeProgram<'m> {
                 compiled.code[at..at + bytes.len()].copy_from_slice(bytes);
             }
         }
-        let mut map = MmapMut::map_anon(compiled.code.len().max(1))
-            .map_err(|e| CodegenError(format!("mapping code: {e}")))?;
-        map[..compiled.code.len()].copy_from_slice(&compiled.code);
-        let code = map
-            .make_exec()
-            .map_err(|e| CodegenError(format!("making code executable: {e}")))?;
+        let code =
+            CodeMap::new(&compiled.code).map_err(|e| CodegenError(format!("mapping code: {e}")))?;
         Ok(NativeProgram {
             module,
             compiled,

@@ -1,5 +1,6 @@
 //! Per-thread reuse of the big memory of a native execution: the strict
-//! heap's reservation, the machine stack and the dense heap's buffer.
+//! heap's reservation, the machine stack, the dense heap's buffer and the
+//! code mapping.
 //! Mapping and unmapping them for every execution cost most of a short run
 //! (README "Native code"); each thread keeps one of each instead and resets
 //! it between runs so that the next run starts from zeroed memory:
@@ -19,7 +20,9 @@
 //! - a stack comes back with its top pages zeroed in place and the rest of
 //!   its read+write part dropped; its PROT_NONE guard page stays at the same
 //!   distance below the top a fresh stack of the requested size would have;
-//! - a dense buffer comes back with the words of the arena zeroed.
+//! - a dense buffer comes back with the words of the arena zeroed;
+//! - a module's code mapping ([`CodeMap`]) comes back read+execute and is
+//!   made read+write (never both) to take the next module's code.
 //!
 //! A reset that fails unmaps the memory instead of pooling it. Nothing here
 //! is ever executable. The pools are thread-local, so a forked worker
@@ -120,6 +123,9 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
+        if self.len == 0 {
+            return;
+        }
         // SAFETY: the mapping is ours and nothing points into it any more.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
     }
@@ -129,6 +135,8 @@ thread_local! {
     static HEAPS: RefCell<Option<HeapMap>> = const { RefCell::new(None) };
     static STACKS: RefCell<Option<Reservation>> = const { RefCell::new(None) };
     static DENSE: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    /// A code mapping (read+execute) and how many of its bytes were written.
+    static CODE: RefCell<Option<(Reservation, usize)>> = const { RefCell::new(None) };
 }
 
 /// Take the pooled reservation of `pool` if it holds at least `len` bytes.
@@ -353,6 +361,91 @@ impl Drop for Stack {
     }
 }
 
+/// Machine code mapped read+execute, never writable while executable: it
+/// is written while read+write, then flipped (W^X). When dropped, the
+/// mapping goes back to the thread's pool, and the next module's code is
+/// written into it after flipping it back to read+write (two `mprotect`s
+/// instead of mapping, faulting in and unmapping fresh pages per module).
+pub struct CodeMap {
+    res: Reservation,
+    /// Bytes written so far (zero past them).
+    written: usize,
+}
+
+// SAFETY: the mapping is owned and, once sealed, never written: sharing
+// read+execute memory between threads is sound.
+unsafe impl Send for CodeMap {}
+// SAFETY: as above; `&CodeMap` only reads the code's address.
+unsafe impl Sync for CodeMap {}
+
+impl CodeMap {
+    /// `code` mapped read+execute (the thread's pooled mapping if it is
+    /// large enough, else a fresh one).
+    pub fn new(code: &[u8]) -> io::Result<CodeMap> {
+        let len = page_up(code.len().max(1));
+        let pooled = CODE
+            .try_with(|p| {
+                let mut p = p.borrow_mut();
+                if p.as_ref().is_some_and(|(r, _)| r.len >= len) {
+                    p.take()
+                } else {
+                    None
+                }
+            })
+            .ok()
+            .flatten();
+        let mut map = match pooled {
+            Some((res, written)) => CodeMap { res, written },
+            None => CodeMap {
+                res: Reservation::map(len)?,
+                written: 0,
+            },
+        };
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        map.res.protect(0, map.res.len, rw)?;
+        // SAFETY: the mapping is read+write now (and not executable), owned
+        // by `map`; old code past the new one is zeroed.
+        unsafe {
+            std::ptr::copy_nonoverlapping(code.as_ptr(), map.res.ptr, code.len());
+            if map.written > code.len() {
+                std::ptr::write_bytes(map.res.ptr.add(code.len()), 0, map.written - code.len());
+            }
+        }
+        map.written = code.len();
+        map.res
+            .protect(0, map.res.len, libc::PROT_READ | libc::PROT_EXEC)?;
+        Ok(map)
+    }
+
+    /// The address of the first byte.
+    pub fn as_ptr(&self) -> *const u8 {
+        self.res.ptr
+    }
+}
+
+impl Drop for CodeMap {
+    fn drop(&mut self) {
+        let res = std::mem::replace(
+            &mut self.res,
+            Reservation {
+                ptr: std::ptr::null_mut(),
+                len: 0,
+            },
+        );
+        if res.len == 0 {
+            return;
+        }
+        // (A reservation the pool does not take is unmapped.)
+        let entry = (res, self.written);
+        let _ = CODE.try_with(move |p| {
+            let mut p = p.borrow_mut();
+            if p.as_ref().is_none_or(|(q, _)| q.len < entry.0.len) {
+                *p = Some(entry);
+            }
+        });
+    }
+}
+
 /// An empty buffer with capacity for at least `words` words (the thread's
 /// pooled one if it is large enough; its words are zero).
 pub fn take_words(words: usize) -> Vec<u64> {
@@ -446,6 +539,34 @@ mod tests {
         let big = take_heap(64 * PAGE).unwrap();
         assert_ne!(big.ptr(), at);
         assert_eq!(big.len(), 64 * PAGE);
+    }
+
+    #[test]
+    fn a_code_map_is_reused_runs_and_is_never_writable() {
+        // mov eax, 7; ret
+        let seven = [0xb8, 7, 0, 0, 0, 0xc3];
+        let c = CodeMap::new(&seven).unwrap();
+        let at = c.as_ptr();
+        // SAFETY: the bytes are a complete function returning 7.
+        let f: extern "C" fn() -> u32 = unsafe { std::mem::transmute(c.as_ptr()) };
+        assert_eq!(f(), 7);
+        drop(c);
+        // mov eax, 9; ret (shorter code after longer: the rest reads zero)
+        let c = CodeMap::new(&[0xb8, 9, 0, 0, 0, 0xc3, 0x90]).unwrap();
+        assert_eq!(c.as_ptr(), at, "the mapping is reused");
+        // SAFETY: as above.
+        let f: extern "C" fn() -> u32 = unsafe { std::mem::transmute(c.as_ptr()) };
+        assert_eq!(f(), 9);
+        drop(c);
+        let c = CodeMap::new(&[0xc3]).unwrap();
+        // SAFETY: reading the (readable) code bytes.
+        let rest = unsafe { std::slice::from_raw_parts(c.as_ptr().add(1), 7) };
+        assert!(rest.iter().all(|&b| b == 0), "{rest:?}");
+        let p = c.as_ptr() as usize;
+        assert!(segfaults(|| {
+            // SAFETY: deliberately writing executable code (in a worker).
+            unsafe { std::ptr::write_volatile(p as *mut u8, 0x90) };
+        }));
     }
 
     #[test]
