@@ -972,3 +972,96 @@ pub fn preferred() -> Vec<PReg> {
 pub fn non_preferred() -> Vec<PReg> {
     regs::CALLEE_SAVED.to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOOP: &str = "
+func @mix(%x: i64, %y: i64) -> i64 {
+entry:
+  %t = mul %x, 3
+  %u = add %t, %y
+  ret %u
+}
+
+func @main(%a: [i64], %n: i64) -> i64 {
+entry:
+  jmp loop
+loop:
+  %i = phi [entry: 0], [loop: %i2]
+  %idx = and %i, 3
+  %m = call @mix(%i, %n)
+  %old = load %a[%idx]
+  %new = add %old, %m
+  store %a[%idx], %new
+  %other = load %a[%i]
+  %i2 = add %i, %other
+  %more = slt %i2, %n
+  br %more, loop, done
+done:
+  ret 0
+}
+";
+
+    fn module() -> Module {
+        let (m, _) = ir::parse_module(LOOP, "loop").expect("parses");
+        ir::verify_module(&m).expect("verifies");
+        m
+    }
+
+    #[test]
+    fn only_the_first_access_of_an_element_in_a_block_is_bounds_checked() {
+        let m = module();
+        let main = m.func(m.func_by_name("main").expect("main"));
+        let code = select(&m, main, false);
+        let elems: Vec<bool> = code
+            .insts
+            .iter()
+            .filter_map(|d| match d.inst {
+                VInst::LoadElem { in_bounds, .. } | VInst::StoreElem { in_bounds, .. } => {
+                    Some(in_bounds)
+                }
+                _ => None,
+            })
+            .collect();
+        // load a[idx] checked, store a[idx] not, load a[i] (another index) checked.
+        assert_eq!(elems, [false, true, false]);
+    }
+
+    #[test]
+    fn calls_to_module_functions_keep_the_callee_saved_registers() {
+        let m = module();
+        let main = m.func(m.func_by_name("main").expect("main"));
+        let code = select(&m, main, false);
+        let call = code
+            .insts
+            .iter()
+            .find(|d| matches!(d.inst, VInst::Call { .. }))
+            .expect("a call");
+        for r in regs::CALLEE_SAVED {
+            assert!(!call.clobbers.contains(r), "{r:?}");
+        }
+        assert!(call.clobbers.contains(regs::RCX) && call.clobbers.contains(regs::RDX));
+        let fixed: Vec<_> = call
+            .operands
+            .iter()
+            .filter(|o| o.kind() == regalloc2::OperandKind::Use)
+            .map(|o| o.constraint())
+            .collect();
+        assert_eq!(
+            fixed,
+            [
+                regalloc2::OperandConstraint::FixedReg(regs::RCX),
+                regalloc2::OperandConstraint::FixedReg(regs::RDX)
+            ]
+        );
+        // The leaf @mix has no frame; @main saves what it writes.
+        let c = crate::compile(&m).expect("compiles");
+        let text = crate::listing(&c);
+        let (mix, main) = text.split_once("func @main").expect("both functions");
+        let mix = mix.split("func @mix").nth(1).expect("@mix");
+        assert!(!mix.contains("push rbp") && !mix.contains("rsp,"), "{mix}");
+        assert!(main.contains("push rbp"), "{main}");
+    }
+}
