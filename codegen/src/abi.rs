@@ -8,9 +8,13 @@
 //! * `r14` — the [`NativeCtx`] of the execution;
 //! * `r13` — fuel left (IR.md §7: every taken branch and every call costs one);
 //! * `r12` — further frames allowed before `stack_overflow`;
-//! * `rbp` — frame pointer; argument `i` of a module function is at
+//! * `rbp` — frame pointer (a leaf without stack slots has no frame);
+//! * arguments 0–5 of a module function come in `rcx`, `rdx`, `rsi`, `rdi`,
+//!   `r8`, `r9` (`isel::regs::ARGS`); argument `i` ≥ 6 is at
 //!   `[rbp + 16 + 8*i]`, and the caller writes it at `[rsp + 8*i]`;
-//! * the result comes back in `rax`; every other register is caller-saved.
+//! * the result comes back in `rax`; a call to a module function may change
+//!   `rax`, `rcx`, `rdx`, `r11` and keeps `rbx`, `rsi`, `rdi`, `r8`–`r10`
+//!   (the callee saves those it writes); a runtime call follows SysV.
 //!
 //! All four reserved registers are callee-saved in the SysV ABI, so runtime
 //! calls preserve them.

@@ -1,16 +1,18 @@
 //! Emission: the whole module as one block of x86-64 code — the entry thunk,
-//! the trap stubs, then every function — assembled by iced, with a listing
+//! the trap stubs, then every function — built with iced's code assembler and
+//! encoded by [`crate::encode`], with a listing
 //! (each IR instruction as a comment above its code) for `--emit asm`.
 
 use crate::abi::{
     self, OFF_ARGS, OFF_DEPTH, OFF_FUEL, OFF_HEAP, OFF_NARGS, OFF_PENDING, OFF_RESULT,
     OFF_SAVED_RSP, OFF_TARGET, OFF_TRAP,
 };
+use crate::encode::{encode, Encoded};
 use crate::isel::select;
-use crate::lower::{bind, FuncEmitter, ModuleLabels};
+use crate::lower::{bind, gpr64, FuncEmitter, ModuleLabels};
 use crate::regalloc::{allocate, machine_env};
 use iced_x86::code_asm::*;
-use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, Formatter, NasmFormatter};
+use iced_x86::{Decoder, DecoderOptions, Formatter, NasmFormatter};
 use interp::TrapKind;
 use ir::Module;
 use std::fmt::Write;
@@ -62,6 +64,8 @@ pub fn compile(m: &Module) -> Result<Compiled, CodegenError> {
 /// [`compile`] with options.
 pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, CodegenError> {
     let mut a = CodeAssembler::new(64)?;
+    // Every branch is near (rel32); `encode` resolves the labels.
+    a.set_prefer_short_branch(false);
     let labels = ModuleLabels {
         funcs: m.funcs.iter().map(|_| a.create_label()).collect(),
         traps: TrapKind::ALL.iter().map(|_| a.create_label()).collect(),
@@ -69,7 +73,8 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
     };
     let mut comments: Vec<(usize, String)> = Vec::new();
     let mut entry = a.create_label();
-    comments.push((a.instructions().len(), "entry thunk".into()));
+    let entry_at = a.instructions().len();
+    comments.push((entry_at, "entry thunk".into()));
     entry_thunk(&mut a, &mut entry)?;
     comments.push((a.instructions().len(), "trap stubs".into()));
     trap_stubs(&mut a, &labels)?;
@@ -89,32 +94,28 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
             blocks: Vec::new(),
             forward: Vec::new(),
             chaos: opts.chaos,
+            saved: Vec::new(),
+            frameless: false,
         };
-        let (label, frame) = fe.emit(k, &mut comments)?;
+        let (first, frame) = fe.emit(k, &mut comments)?;
         max_frame = max_frame.max(frame);
-        bound.push(label);
+        bound.push(first);
     }
-    let res = a.assemble_options(0, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)?;
-    let offsets = &res.inner.new_instruction_offsets;
-    let at = |idx: usize| -> usize {
-        offsets
-            .get(idx)
-            .map_or(res.inner.code_buffer.len(), |&o| o as usize)
-    };
-    let funcs = bound
-        .iter()
-        .map(|l| res.label_ip(l).map(|ip| ip as usize))
-        .collect::<Result<Vec<_>, _>>()?;
+    let Encoded { code, offsets } = encode(a.instructions())?;
+    let at = |idx: usize| -> usize { offsets.get(idx).map_or(code.len(), |&o| o as usize) };
     Ok(Compiled {
-        entry: res.label_ip(&entry)? as usize,
-        funcs,
+        entry: at(entry_at),
+        funcs: bound.iter().map(|&i| at(i)).collect(),
         max_frame,
         comments: comments.into_iter().map(|(i, t)| (at(i), t)).collect(),
-        code: res.inner.code_buffer,
+        code,
     })
 }
 
 const SAVED: [AsmRegister64; 6] = [rbx, rbp, r12, r13, r14, r15];
+
+/// How many arguments module functions receive in registers.
+const REG_ARGS: usize = crate::isel::regs::ARGS.len();
 
 /// `fn(ctx: *mut NativeCtx, stack_top: *mut u8) -> u64`: switch to the
 /// execution's stack, copy the arguments, call the target, store the result.
@@ -128,9 +129,12 @@ fn entry_thunk(a: &mut CodeAssembler, label: &mut CodeLabel) -> Result<(), IcedE
     a.mov(r15, qword_ptr(r14 + OFF_HEAP))?;
     a.mov(r13, qword_ptr(r14 + OFF_FUEL))?;
     a.mov(r12, qword_ptr(r14 + OFF_DEPTH))?;
-    // rsp = stack_top - align16(8 * nargs)
+    // rsp = stack_top - align16(8 * max(nargs, 6)): room for every argument
+    // word, and the six the register arguments are loaded from.
     a.mov(rcx, qword_ptr(r14 + OFF_NARGS))?;
-    a.mov(rax, rcx)?;
+    a.mov(eax, REG_ARGS as u32)?;
+    a.cmp(rcx, rax)?;
+    a.cmovae(rax, rcx)?;
     a.shl(rax, 3u32)?;
     a.add(rax, 15)?;
     a.and(rax, -16)?;
@@ -148,6 +152,11 @@ fn entry_thunk(a: &mut CodeAssembler, label: &mut CodeLabel) -> Result<(), IcedE
     a.add(rdx, 1)?;
     a.jmp(top)?;
     bind(a, &mut done)?;
+    // The first arguments go in registers (`isel::regs::ARGS`; words past
+    // `nargs` are zero and unused).
+    for (k, &r) in crate::isel::regs::ARGS.iter().enumerate() {
+        a.mov(gpr64(r), qword_ptr(rsp + 8 * k as i32))?;
+    }
     a.call(qword_ptr(r14 + OFF_TARGET))?;
     a.mov(qword_ptr(r14 + OFF_RESULT), rax)?;
     a.mov(qword_ptr(r14 + OFF_TRAP), 0)?;

@@ -1,5 +1,6 @@
 //! The native executor: maps a compiled module W^X (written, then flipped to
-//! read+execute; never both) and runs its functions on the interpreter's flat
+//! read+execute; never both; the mapping is reused per thread,
+//! [`crate::pool::CodeMap`]) and runs its functions on the interpreter's flat
 //! word heap, so that the final state is observed by the interpreter's own
 //! code ([`interp::observe::observe`]) and compares with `==`.
 //!
@@ -15,13 +16,15 @@
 
 use crate::abi::{trap_kind, NativeCtx, Runtime};
 use crate::emit::{compile_with, listing, CodegenError, CompileOptions, Compiled};
-use crate::pool::{give_words, take_words, Stack};
+use crate::pool::{give_words, take_words, CodeMap, Stack};
 use crate::strict::{NativeHeap, StrictHeap};
 use interp::heap::{build_initial_in, fill_initial, validate_inputs, InputError};
-use interp::observe::{observe, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue};
+use interp::observe::{
+    observe_with, trapped_at_entry, FinalState, HeapNames, ObserveScratch, RawValue,
+};
 use interp::{Behaviour, Config, EnvContext, EnvInfo};
 use ir::{FuncId, InputSpec, Module, Type};
-use memmap2::{Mmap, MmapMut};
+use std::cell::RefCell;
 
 /// The result of one native execution.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -36,9 +39,36 @@ pub struct NativeExecution {
 pub struct NativeProgram<'m> {
     module: &'m Module,
     compiled: Compiled,
-    code: Mmap,
+    code: CodeMap,
     env_info: EnvInfo,
+    /// The names of the module's heap entries (built once, shared by every run).
+    names: HeapNames,
     strict: bool,
+}
+
+thread_local! {
+    /// The observation's buffers, reused by every run of the thread (a strict
+    /// heap's span is long, and clearing a fresh table each run cost more
+    /// than the walk).
+    static SCRATCH: RefCell<ObserveScratch> = RefCell::new(ObserveScratch::default());
+}
+
+/// Observation tables beyond this many words are not kept between runs.
+const SCRATCH_KEEP_WORDS: usize = 1 << 22;
+
+/// [`observe_with`] with the thread's reused buffers.
+fn observe_reusing(
+    m: &Module,
+    layout: &interp::heap::Layout,
+    names: &HeapNames,
+    st: &FinalState,
+) -> Behaviour {
+    SCRATCH.with(|s| {
+        let mut s = s.borrow_mut();
+        let b = observe_with(m, layout, names, &mut s, st);
+        s.trim(SCRATCH_KEEP_WORDS);
+        b
+    })
 }
 
 /// Bytes of machine stack kept for runtime calls (the environment step and
@@ -79,17 +109,14 @@ impl<'m> NativeProgram<'m> {
                 compiled.code[at..at + bytes.len()].copy_from_slice(bytes);
             }
         }
-        let mut map = MmapMut::map_anon(compiled.code.len().max(1))
-            .map_err(|e| CodegenError(format!("mapping code: {e}")))?;
-        map[..compiled.code.len()].copy_from_slice(&compiled.code);
-        let code = map
-            .make_exec()
-            .map_err(|e| CodegenError(format!("making code executable: {e}")))?;
+        let code =
+            CodeMap::new(&compiled.code).map_err(|e| CodegenError(format!("mapping code: {e}")))?;
         Ok(NativeProgram {
             module,
             compiled,
             code,
             env_info: EnvInfo::new(module),
+            names: HeapNames::new(module, std::iter::empty()),
             strict: opts.chaos.is_some(),
         })
     }
@@ -185,13 +212,8 @@ impl<'m> NativeProgram<'m> {
             Ok(h) => h,
             Err(trap) => {
                 // The inputs alone exceed the heap budget (as the interpreter reports it).
-                let behaviour = trapped_at_entry(
-                    m,
-                    layout,
-                    &HeapNames::new(m, std::iter::empty()),
-                    &mut ObserveScratch::default(),
-                    trap,
-                );
+                let behaviour =
+                    trapped_at_entry(m, layout, &self.names, &mut ObserveScratch::default(), trap);
                 return Ok(NativeExecution {
                     behaviour,
                     fuel_used: 0,
@@ -225,8 +247,10 @@ impl<'m> NativeProgram<'m> {
             rt: &mut rt,
             pending: 0,
         };
-        let stack_bytes =
-            config.max_depth * (self.compiled.max_frame + 64) + RUNTIME_STACK + 8 * params.len();
+        let stack_bytes = config.max_depth * (self.compiled.max_frame + 64)
+            + RUNTIME_STACK
+            + 8 * params.len().max(6)
+            + 16;
         let mut stack = Stack::take(stack_bytes)
             .unwrap_or_else(|e| panic!("cannot map a machine stack of {stack_bytes} bytes: {e}"));
         // SAFETY: `entry` is the entry thunk of this code, which follows the
@@ -244,9 +268,10 @@ impl<'m> NativeProgram<'m> {
             _ => None,
         };
         let fuel_used = config.fuel - ctx.fuel;
-        let behaviour = observe(
+        let behaviour = observe_reusing(
             m,
             layout,
+            &self.names,
             &FinalState {
                 words: rt.heap.words(),
                 entry_roots: &env.entry_roots,

@@ -11,7 +11,9 @@
 //!   `MIN % -1 = 0`, without `idiv`, which would fault).
 //! * A base an earlier access of the same block already null-checked is not
 //!   checked again (SSA values never change, and the earlier check trapped
-//!   if it was null); nor is the result of `new`/`newarray`.
+//!   if it was null); nor is the result of `new`/`newarray`. Likewise an
+//!   element access whose array and index an earlier access of the block
+//!   bounds-checked is not checked again (array lengths never change).
 //! * Fuel is charged before every taken `jmp`/`br` edge and every call.
 //! * Phis become block parameters; each `br` edge gets a block of its own
 //!   (no critical edges), where the allocator puts the edge's parallel copy.
@@ -47,8 +49,18 @@ pub mod regs {
     pub const R10: PReg = PReg::new(10, RegClass::Int);
     /// `r11`: the allocator's scratch register, never allocated.
     pub const R11: PReg = PReg::new(11, RegClass::Int);
-    /// The caller-saved registers the allocator hands out.
+    /// The registers a runtime call (the SysV ABI) may change.
     pub const CALLER_SAVED: [PReg; 9] = [RAX, RCX, RDX, RSI, RDI, R8, R9, R10, R11];
+    /// The registers a call to a module function may change: module
+    /// functions keep every other allocatable register (`rbx`, `rsi`,
+    /// `rdi`, `r8`–`r10`), saving in their prologue those they write.
+    pub const MODULE_CALL_CLOBBERS: [PReg; 4] = [RAX, RCX, RDX, R11];
+    /// The allocatable registers module functions preserve for their callers.
+    pub const CALLEE_SAVED: [PReg; 6] = [RBX, RSI, RDI, R8, R9, R10];
+    /// Where a module function receives its first arguments (the rest on
+    /// the stack). A callee that writes one of the callee-saved ones saves
+    /// and restores it like any other, so the caller's value survives.
+    pub const ARGS: [PReg; 6] = [RCX, RDX, RSI, RDI, R8, R9];
 }
 
 fn compare_cc(op: BinOp) -> Option<Cc> {
@@ -73,10 +85,17 @@ fn compare_cc(op: BinOp) -> Option<Cc> {
     })
 }
 
-/// Every caller-saved register except those in `except` (a call's clobbers).
+/// Every register a runtime call may change except those in `except` (a
+/// call's clobbers).
 fn call_clobbers(except: &[PReg]) -> PRegSet {
+    abi_clobbers(&regs::CALLER_SAVED, except)
+}
+
+/// Every register of `abi` (what a kind of call may change) except those in
+/// `except` (the call's clobbers).
+fn abi_clobbers(abi: &[PReg], except: &[PReg]) -> PRegSet {
     let mut s = PRegSet::empty();
-    for r in regs::CALLER_SAVED {
+    for &r in abi {
         let kept = if zoo!(NativeCallClobberRdx) {
             except.contains(&r) || r == regs::RDX
         } else {
@@ -104,6 +123,9 @@ struct Selector<'a> {
     non_null_in: Vec<u32>,
     /// The stamp of the block being lowered (never 0).
     stamp: u32,
+    /// (array, index) pairs an earlier element access of this block
+    /// bounds-checked.
+    in_bounds: Vec<(Value, Value)>,
 }
 
 fn vr(v: Value) -> VReg {
@@ -130,6 +152,7 @@ pub fn select(m: &Module, f: &Function, comments: bool) -> VCode {
         names: comments.then(|| ir::Names::new(f)),
         non_null_in: vec![0; f.values.len()],
         stamp: 0,
+        in_bounds: Vec::new(),
     };
     let order = s.reachable_layout();
     let mut n = 0u32;
@@ -243,8 +266,20 @@ impl Selector<'_> {
         known
     }
 
+    /// Whether `base[index]` is known in bounds in this block (an earlier
+    /// access checked the same array and index: lengths never change and SSA
+    /// values never do); from now on it is.
+    fn bounds_checked_before(&mut self, base: Value, index: Value) -> bool {
+        if self.in_bounds.contains(&(base, index)) {
+            return true;
+        }
+        self.in_bounds.push((base, index));
+        false
+    }
+
     fn lower_block(&mut self, b: Block, is_entry: bool) {
         self.stamp += 1;
+        self.in_bounds.clear();
         let f = self.f;
         let vb = self.vblock[b.index()].expect("reachable") as usize;
         self.code.blocks[vb].start = self.code.insts.len();
@@ -255,7 +290,30 @@ impl Selector<'_> {
             ));
         }
         if is_entry {
-            for (k, &p) in f.params.iter().enumerate() {
+            // One instruction defines every register parameter at once, so
+            // the allocator never moves one into a register that still holds
+            // another; the rest are loaded from the caller's outgoing area.
+            // Each is then copied into the parameter's own virtual register,
+            // which the allocator places freely (a parameter left in its
+            // fixed register made the allocator shuffle it around loops).
+            let n = f.params.len().min(regs::ARGS.len());
+            let arrived: Vec<VReg> = (0..n).map(|_| self.fresh()).collect();
+            let in_regs = arrived
+                .iter()
+                .zip(regs::ARGS)
+                .map(|(&t, r)| Operand::reg_fixed_def(t, r))
+                .collect();
+            if n > 0 {
+                self.push(VInst::RegParams, in_regs, PRegSet::empty());
+            }
+            for (&p, t) in f.params.iter().zip(arrived) {
+                self.push(
+                    VInst::Move,
+                    vec![Operand::reg_use(t), Operand::reg_def(vr(p))],
+                    PRegSet::empty(),
+                );
+            }
+            for (k, &p) in f.params.iter().enumerate().skip(regs::ARGS.len()) {
                 self.push(
                     VInst::Param { idx: k as u32 },
                     vec![Operand::reg_def(vr(p))],
@@ -443,8 +501,9 @@ impl Selector<'_> {
                                 let x = self.reg(index);
                                 let t = self.fresh();
                                 let checked = self.checked_before(base);
+                                let in_bounds = self.bounds_checked_before(base, index);
                                 self.push(
-                                    VInst::LoadElem { checked },
+                                    VInst::LoadElem { checked, in_bounds },
                                     vec![
                                         Operand::reg_use(o),
                                         Operand::reg_use(x),
@@ -504,8 +563,9 @@ impl Selector<'_> {
                                 let v = self.reg(*value);
                                 let t = self.fresh();
                                 let checked = self.checked_before(base);
+                                let in_bounds = self.bounds_checked_before(base, index);
                                 self.push(
-                                    VInst::StoreElem { checked },
+                                    VInst::StoreElem { checked, in_bounds },
                                     vec![
                                         Operand::reg_use(o),
                                         Operand::reg_use(x),
@@ -539,15 +599,47 @@ impl Selector<'_> {
                 );
             }
             InstKind::Call { callee, args } => {
-                for (k, &v) in args.iter().enumerate() {
-                    self.store_arg(k, v);
-                }
-                let (ops, clobbers) = match d {
-                    Some(d) => (
-                        vec![Operand::reg_fixed_def(d, regs::RAX)],
-                        call_clobbers(&[regs::RAX]),
-                    ),
-                    None => (vec![], call_clobbers(&[])),
+                let mut ops = Vec::new();
+                let abi: &[PReg] = match callee {
+                    Callee::Func(_) => {
+                        // The first arguments in registers, the rest at
+                        // `[rsp + 8k]` (k counts every argument).
+                        let mut used: Vec<VReg> = Vec::new();
+                        for (k, &v) in args.iter().enumerate() {
+                            match regs::ARGS.get(k) {
+                                Some(&r) => {
+                                    let mut a = self.reg(v);
+                                    if used.contains(&a) {
+                                        // One value in two argument registers: a copy.
+                                        let c = self.fresh();
+                                        self.push(
+                                            VInst::Move,
+                                            vec![Operand::reg_use(a), Operand::reg_def(c)],
+                                            PRegSet::empty(),
+                                        );
+                                        a = c;
+                                    }
+                                    used.push(a);
+                                    ops.push(Operand::reg_fixed_use(a, r));
+                                }
+                                None => self.store_arg(k, v),
+                            }
+                        }
+                        &regs::MODULE_CALL_CLOBBERS
+                    }
+                    Callee::Extern(_) => {
+                        for (k, &v) in args.iter().enumerate() {
+                            self.store_arg(k, v);
+                        }
+                        &regs::CALLER_SAVED
+                    }
+                };
+                let clobbers = match d {
+                    Some(d) => {
+                        ops.push(Operand::reg_fixed_def(d, regs::RAX));
+                        abi_clobbers(abi, &[regs::RAX])
+                    }
+                    None => abi_clobbers(abi, &[]),
                 };
                 let inst = match *callee {
                     Callee::Func(g) => VInst::Call { func: g.0 },
@@ -867,17 +959,109 @@ impl Selector<'_> {
     }
 }
 
-/// The caller-saved registers the allocator hands out first (`r11` is its
-/// scratch register; `rbx`, saved by every function, comes last).
+/// The registers the allocator hands out first: those no call preserves, so
+/// a function that keeps its values there saves nothing (`r11` is its
+/// scratch register). The callee-saved ones come after them
+/// ([`non_preferred`]).
 pub fn preferred() -> Vec<PReg> {
-    vec![
-        regs::RAX,
-        regs::RCX,
-        regs::RDX,
-        regs::RSI,
-        regs::RDI,
-        regs::R8,
-        regs::R9,
-        regs::R10,
-    ]
+    vec![regs::RAX, regs::RCX, regs::RDX]
+}
+
+/// The allocatable registers module functions preserve (saved in the
+/// prologue of a function that writes them): where values live across calls.
+pub fn non_preferred() -> Vec<PReg> {
+    regs::CALLEE_SAVED.to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOOP: &str = "
+func @mix(%x: i64, %y: i64) -> i64 {
+entry:
+  %t = mul %x, 3
+  %u = add %t, %y
+  ret %u
+}
+
+func @main(%a: [i64], %n: i64) -> i64 {
+entry:
+  jmp loop
+loop:
+  %i = phi [entry: 0], [loop: %i2]
+  %idx = and %i, 3
+  %m = call @mix(%i, %n)
+  %old = load %a[%idx]
+  %new = add %old, %m
+  store %a[%idx], %new
+  %other = load %a[%i]
+  %i2 = add %i, %other
+  %more = slt %i2, %n
+  br %more, loop, done
+done:
+  ret 0
+}
+";
+
+    fn module() -> Module {
+        let (m, _) = ir::parse_module(LOOP, "loop").expect("parses");
+        ir::verify_module(&m).expect("verifies");
+        m
+    }
+
+    #[test]
+    fn only_the_first_access_of_an_element_in_a_block_is_bounds_checked() {
+        let m = module();
+        let main = m.func(m.func_by_name("main").expect("main"));
+        let code = select(&m, main, false);
+        let elems: Vec<bool> = code
+            .insts
+            .iter()
+            .filter_map(|d| match d.inst {
+                VInst::LoadElem { in_bounds, .. } | VInst::StoreElem { in_bounds, .. } => {
+                    Some(in_bounds)
+                }
+                _ => None,
+            })
+            .collect();
+        // load a[idx] checked, store a[idx] not, load a[i] (another index) checked.
+        assert_eq!(elems, [false, true, false]);
+    }
+
+    #[test]
+    fn calls_to_module_functions_keep_the_callee_saved_registers() {
+        let m = module();
+        let main = m.func(m.func_by_name("main").expect("main"));
+        let code = select(&m, main, false);
+        let call = code
+            .insts
+            .iter()
+            .find(|d| matches!(d.inst, VInst::Call { .. }))
+            .expect("a call");
+        for r in regs::CALLEE_SAVED {
+            assert!(!call.clobbers.contains(r), "{r:?}");
+        }
+        assert!(call.clobbers.contains(regs::RCX) && call.clobbers.contains(regs::RDX));
+        let fixed: Vec<_> = call
+            .operands
+            .iter()
+            .filter(|o| o.kind() == regalloc2::OperandKind::Use)
+            .map(|o| o.constraint())
+            .collect();
+        assert_eq!(
+            fixed,
+            [
+                regalloc2::OperandConstraint::FixedReg(regs::RCX),
+                regalloc2::OperandConstraint::FixedReg(regs::RDX)
+            ]
+        );
+        // The leaf @mix has no frame; @main saves what it writes.
+        let c = crate::compile(&m).expect("compiles");
+        let text = crate::listing(&c);
+        let (mix, main) = text.split_once("func @main").expect("both functions");
+        let mix = mix.split("func @mix").nth(1).expect("@mix");
+        assert!(!mix.contains("push rbp") && !mix.contains("rsp,"), "{mix}");
+        assert!(main.contains("push rbp"), "{main}");
+    }
 }

@@ -25,6 +25,7 @@ macro_rules! zoo {
 
 pub mod abi;
 pub mod emit;
+pub mod encode;
 pub mod exec;
 pub mod isel;
 pub mod isolate;

@@ -1,18 +1,22 @@
 //! Final lowering of one function: its [`VCode`] with the allocator's
 //! registers, spill slots and moves becomes iced instructions.
 //!
-//! Frame: `push rbp; mov rbp, rsp; sub rsp, N`; `[rbp - 8]` saves `rbx`
-//! (the one callee-saved register the allocator hands out), spill slot `k`
-//! is `[rbp - 16 - 8k]`, outgoing arguments are at `[rsp + 8i]`, incoming
-//! ones at `[rbp + 16 + 8i]`. Every runtime call happens with `rsp` 16-byte
-//! aligned.
+//! Frame: `push rbp; mov rbp, rsp; sub rsp, N`; below `rbp` the
+//! callee-saved registers the function writes (`isel::regs::CALLEE_SAVED`:
+//! `rbx`, `rsi`, `rdi`, `r8`–`r10`, which module functions preserve for
+//! their callers), then the spill slots; outgoing arguments are at
+//! `[rsp + 8i]`, incoming ones at `[rbp + 16 + 8i]`. A leaf that needs no
+//! stack slot and writes no callee-saved register has no frame (incoming
+//! arguments at `[rsp + 8 + 8i]`). Every runtime call happens with `rsp`
+//! 16-byte aligned.
 
 use crate::abi::{self, OFF_ENV};
+use crate::isel::regs::{CALLEE_SAVED, CALLER_SAVED, MODULE_CALL_CLOBBERS};
 use crate::vcode::{Alu, Cc, Shift, VCode, VInst};
 use iced_x86::code_asm::*;
 use interp::env::VOLATILE;
 use interp::TrapKind;
-use regalloc2::{Allocation, Edit, Inst, InstPosition, Output};
+use regalloc2::{Allocation, Edit, Inst, InstPosition, Output, PReg, PRegSet};
 
 /// Labels shared by every function of a module.
 pub struct ModuleLabels {
@@ -48,6 +52,11 @@ const GPR8: [AsmRegister8; 16] = [
     al, cl, dl, bl, spl, bpl, sil, dil, r8b, r9b, r10b, r11b, r12b, r13b, r14b, r15b,
 ];
 
+/// The iced register of `r`.
+pub(crate) fn gpr64(r: PReg) -> AsmRegister64 {
+    GPR64[r.hw_enc()]
+}
+
 fn reg64(a: Allocation) -> AsmRegister64 {
     GPR64[a
         .as_reg()
@@ -73,10 +82,6 @@ fn const_elem_disp(c: i32) -> i32 {
     16 + scaled
 }
 
-fn spill(slot: usize) -> AsmMemoryOperand {
-    qword_ptr(rbp - (16 + 8 * slot as i32))
-}
-
 /// Emits one allocated function.
 pub struct FuncEmitter<'a> {
     /// The assembler of the module.
@@ -96,24 +101,92 @@ pub struct FuncEmitter<'a> {
     /// (and the flags) with pseudo-random values from this seed, so code that
     /// relies on what the calling convention does not preserve goes wrong.
     pub chaos: Option<u64>,
+    /// The callee-saved registers this function writes (saved below `rbp`
+    /// in this order; filled by `emit`).
+    pub saved: Vec<PReg>,
+    /// A leaf without spill slots or saved registers: no frame at all, its
+    /// parameters read relative to `rsp` (filled by `emit`).
+    pub frameless: bool,
+}
+
+/// Whether `inst` calls a module function or the runtime.
+fn is_call(inst: &VInst) -> bool {
+    matches!(
+        inst,
+        VInst::New { .. }
+            | VInst::NewArray { .. }
+            | VInst::Call { .. }
+            | VInst::CallExtern { .. }
+            | VInst::Volatile { .. }
+            | VInst::Escape { .. }
+    )
 }
 
 impl FuncEmitter<'_> {
+    /// The callee-saved registers (`isel::regs::CALLEE_SAVED`) the function
+    /// may write: every one an instruction defines (temporaries included) or
+    /// clobbers (a runtime call), or a move of the allocator writes. (The
+    /// lowering writes registers beyond an instruction's operands only
+    /// where they are clobbers: the runtime calls' argument registers.)
+    fn saved_registers(&self) -> Vec<PReg> {
+        let mut seen = PRegSet::empty();
+        for (i, d) in self.code.insts.iter().enumerate() {
+            seen.union_from(d.clobbers);
+            if d.inst == VInst::RegParams {
+                // Names the registers the arguments arrived in; writes none.
+                continue;
+            }
+            let allocs = self.out.inst_allocs(Inst::new(i));
+            for (op, a) in d.operands.iter().zip(allocs) {
+                if let (regalloc2::OperandKind::Def, Some(r)) = (op.kind(), a.as_reg()) {
+                    seen.add(r);
+                }
+            }
+        }
+        for (_, Edit::Move { to, .. }) in &self.out.edits {
+            if let Some(r) = to.as_reg() {
+                seen.add(r);
+            }
+        }
+        CALLEE_SAVED
+            .iter()
+            .copied()
+            .filter(|&r| seen.contains(r))
+            .collect()
+    }
+
+    /// The stack slot of spill slot `slot` (below the saved registers).
+    fn spill(&self, slot: usize) -> AsmMemoryOperand {
+        qword_ptr(rbp - (8 * (self.saved.len() as i32 + 1) + 8 * slot as i32))
+    }
+
     /// Emit function `fid`, adding listing comments (at assembler instruction
-    /// indices) to `comments`; returns its bound entry label and frame bytes.
+    /// indices) to `comments`; returns the assembler index of its first
+    /// instruction and its frame bytes.
     pub fn emit(
         &mut self,
         fid: usize,
         comments: &mut Vec<(usize, String)>,
-    ) -> Result<(CodeLabel, usize), IcedError> {
+    ) -> Result<(usize, usize), IcedError> {
         let mut entry = self.labels.funcs[fid];
+        let first = self.a.instructions().len();
         bind(self.a, &mut entry)?;
-        let bytes = 8 + 8 * self.out.num_spillslots + 8 * self.code.max_out;
+        self.saved = self.saved_registers();
+        let nsaved = self.saved.len();
+        let bytes = 8 * nsaved + 8 * self.out.num_spillslots + 8 * self.code.max_out;
         let size = bytes.div_ceil(16) * 16;
-        self.a.push(rbp)?;
-        self.a.mov(rbp, rsp)?;
-        self.a.sub(rsp, size as i32)?;
-        self.a.mov(qword_ptr(rbp - 8), rbx)?;
+        self.frameless = size == 0 && !self.code.insts.iter().any(|d| is_call(&d.inst));
+        if !self.frameless {
+            self.a.push(rbp)?;
+            self.a.mov(rbp, rsp)?;
+            if size > 0 {
+                self.a.sub(rsp, size as i32)?;
+            }
+            for k in 0..nsaved {
+                let r = GPR64[self.saved[k].hw_enc()];
+                self.a.mov(qword_ptr(rbp - 8 * (k as i32 + 1)), r)?;
+            }
+        }
         self.blocks = (0..self.code.blocks.len())
             .map(|_| self.a.create_label())
             .collect();
@@ -182,7 +255,7 @@ impl FuncEmitter<'_> {
                 }
             }
         }
-        Ok((entry, size + 16))
+        Ok((first, if self.frameless { 8 } else { size + 16 }))
     }
 
     fn mov(&mut self, from: Allocation, to: Allocation) -> R {
@@ -193,12 +266,19 @@ impl FuncEmitter<'_> {
                 }
                 Ok(())
             }
-            (Some(_), None) => self.a.mov(spill(to.index()), reg64(from)),
-            (None, Some(_)) => self.a.mov(reg64(to), spill(from.index())),
+            (Some(_), None) => {
+                let m = self.spill(to.index());
+                self.a.mov(m, reg64(from))
+            }
+            (None, Some(_)) => {
+                let m = self.spill(from.index());
+                self.a.mov(reg64(to), m)
+            }
             (None, None) => {
                 // regalloc2 never emits stack-to-stack moves; go through the scratch anyway.
-                self.a.mov(r11, spill(from.index()))?;
-                self.a.mov(spill(to.index()), r11)
+                let (f, t) = (self.spill(from.index()), self.spill(to.index()));
+                self.a.mov(r11, f)?;
+                self.a.mov(t, r11)
             }
         }
     }
@@ -277,41 +357,46 @@ impl FuncEmitter<'_> {
     /// Jump to block `target` unless it is emitted right after block `cur`.
     fn goto(&mut self, target: u32, cur: usize) -> R {
         let target = self.resolve(target);
-        let next = (cur + 1..self.forward.len()).find(|&k| self.forward[k].is_none());
-        if next != Some(target as usize) {
+        if self.next_block(cur) != Some(target) {
             let l = self.blocks[target as usize];
             self.a.jmp(l)?;
         }
         Ok(())
     }
 
-    /// A conditional branch on `cc` to `t`, else to `e`.
+    /// The block emitted right after block `cur`.
+    fn next_block(&self, cur: usize) -> Option<u32> {
+        (cur + 1..self.forward.len())
+            .find(|&k| self.forward[k].is_none())
+            .map(|k| k as u32)
+    }
+
+    /// A conditional branch on `cc` to `t`, else to `e`; when `t` is emitted
+    /// next, the branch goes to `e` on the opposite condition and falls through.
     fn branch(&mut self, cc: Cc, t: u32, e: u32, cur: usize) -> R {
-        let lt = self.blocks[self.resolve(t) as usize];
+        let (rt, re) = (self.resolve(t), self.resolve(e));
+        if self.next_block(cur) == Some(rt) && rt != re {
+            let le = self.blocks[re as usize];
+            return self.jcc(cc.inverse(), le);
+        }
+        let lt = self.blocks[rt as usize];
         self.jcc(cc, lt)?;
         self.goto(e, cur)
     }
 
     fn inst(&mut self, i: usize, cur: usize) -> R {
         self.inst_only(i, cur)?;
-        let is_call = matches!(
-            self.code.insts[i].inst,
-            VInst::New { .. }
-                | VInst::NewArray { .. }
-                | VInst::Call { .. }
-                | VInst::CallExtern { .. }
-                | VInst::Volatile { .. }
-                | VInst::Escape { .. }
-        );
         match self.chaos {
-            Some(seed) if is_call => self.scramble(seed, i),
+            Some(seed) if is_call(&self.code.insts[i].inst) => self.scramble(seed, i),
             _ => Ok(()),
         }
     }
 
     /// Random values in the registers instruction `i` clobbers, random flags.
-    /// A caller-saved register the call neither clobbers nor defines (the
-    /// allocator was told it survives, the ABI says it does not) gets 0: the
+    /// A register the call's ABI lets it change (a module call: `rax`, `rcx`,
+    /// `rdx`, `r11`; a runtime call: every SysV caller-saved one) that the
+    /// call neither clobbers nor defines (the allocator was told it
+    /// survives, the ABI says it does not) gets 0: the
     /// code then misbehaves deterministically, and a reference kept there
     /// becomes null (a trap) rather than a wild heap address (a crash).
     fn scramble(&mut self, seed: u64, i: usize) -> R {
@@ -332,7 +417,11 @@ impl FuncEmitter<'_> {
             h ^= h >> 29;
             h
         };
-        for r in crate::isel::regs::CALLER_SAVED {
+        let abi: &[PReg] = match self.code.insts[i].inst {
+            VInst::Call { .. } => &MODULE_CALL_CLOBBERS,
+            _ => &CALLER_SAVED,
+        };
+        for &r in abi {
             if clobbers.contains(r) {
                 let v = next();
                 self.a.mov(GPR64[r.hw_enc()], v)?;
@@ -349,7 +438,15 @@ impl FuncEmitter<'_> {
         let r = |k: usize| reg64(allocs[k]);
         let inst = &self.code.insts[i].inst;
         match *inst {
-            VInst::Param { idx } => self.a.mov(r(0), qword_ptr(rbp + (16 + 8 * idx as i32))),
+            VInst::RegParams => Ok(()),
+            VInst::Param { idx } => {
+                let at = if self.frameless {
+                    qword_ptr(rsp + (8 + 8 * idx as i32))
+                } else {
+                    qword_ptr(rbp + (16 + 8 * idx as i32))
+                };
+                self.a.mov(r(0), at)
+            }
             VInst::Const { imm } => {
                 // `mov r32, imm32` zero-extends the upper half (5-6 bytes);
                 // anything else takes the 10-byte imm64 form.
@@ -465,13 +562,17 @@ impl FuncEmitter<'_> {
                 }
                 Ok(())
             }
-            VInst::LoadElem { checked } => {
-                self.bounds(r(0), r(1), checked)?;
+            VInst::LoadElem { checked, in_bounds } => {
+                if !in_bounds {
+                    self.bounds(r(0), r(1), checked)?;
+                }
                 self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
                 self.a.mov(r(2), qword_ptr(r15 + r(3) * 8 + 16))
             }
-            VInst::StoreElem { checked } => {
-                self.bounds(r(0), r(1), checked)?;
+            VInst::StoreElem { checked, in_bounds } => {
+                if !in_bounds {
+                    self.bounds(r(0), r(1), checked)?;
+                }
                 self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
                 self.a.mov(qword_ptr(r15 + r(3) * 8 + 16), r(2))
             }
@@ -568,8 +669,13 @@ impl FuncEmitter<'_> {
                 self.branch(cc, t, e, cur)
             }
             VInst::Ret => {
-                self.a.mov(rbx, qword_ptr(rbp - 8))?;
-                self.a.leave()?;
+                if !self.frameless {
+                    for k in 0..self.saved.len() {
+                        let r = GPR64[self.saved[k].hw_enc()];
+                        self.a.mov(r, qword_ptr(rbp - 8 * (k as i32 + 1)))?;
+                    }
+                    self.a.leave()?;
+                }
                 self.a.ret()
             }
             VInst::Trap { kind } => {

@@ -16,7 +16,7 @@
 //! small hot functions (all generated programs stay far below the
 //! threshold) and little for huge straight-line ones.
 
-use crate::isel::{preferred, regs};
+use crate::isel::{non_preferred, preferred, regs};
 use crate::vcode::{VCode, VInst};
 use regalloc2::{
     Block, Function, Inst, InstRange, MachineEnv, Operand, Output, PRegSet, RegClass,
@@ -79,10 +79,15 @@ impl Function for VCode {
 pub fn machine_env() -> MachineEnv {
     MachineEnv {
         preferred_regs_by_class: [preferred(), vec![], vec![]],
-        non_preferred_regs_by_class: [vec![regs::RBX], vec![], vec![]],
+        non_preferred_regs_by_class: [non_preferred(), vec![], vec![]],
         scratch_by_class: [Some(regs::R11), None, None],
         fixed_stack_slots: vec![],
     }
+}
+
+thread_local! {
+    /// regalloc2's working memory, reused by every allocation of the thread.
+    static CTX: std::cell::RefCell<regalloc2::Ctx> = std::cell::RefCell::new(regalloc2::Ctx::default());
 }
 
 /// Functions with more machine instructions than this get the single-pass allocator.
@@ -101,7 +106,12 @@ pub fn allocate(code: &VCode, env: &MachineEnv, check: bool) -> Result<Output, S
         validate_ssa: check,
         algorithm,
     };
-    let out = regalloc2::run(code, env, &opts).map_err(|e| format!("regalloc2: {e:?}"))?;
+    let out = CTX.with(|ctx| {
+        let mut ctx = ctx.borrow_mut();
+        regalloc2::run_with_ctx(code, env, &opts, &mut ctx)
+            .map_err(|e| format!("regalloc2: {e:?}"))?;
+        Ok::<_, String>(std::mem::take(&mut ctx.output))
+    })?;
     if check {
         let mut checker = regalloc2::checker::Checker::new(code, env);
         checker.prepare(&out);
@@ -148,7 +158,7 @@ mod tests {
 
     #[test]
     fn huge_functions_get_the_single_pass_allocator_and_run_like_the_interpreter() {
-        let text = big_loop(3000);
+        let text = big_loop(3400);
         let (m, _) = ir::parse_module(&text, "big").unwrap();
         ir::verify_module(&m).unwrap();
         let main = m.func_by_name("main").unwrap();

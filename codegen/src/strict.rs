@@ -25,12 +25,16 @@
 //! objects through a slice over the span: they only visit words of reachable
 //! objects, never the gaps.
 //!
-//! The reservation comes from the thread's pool ([`crate::pool`]): when the
-//! heap is dropped, the prefix it made read+write is made PROT_NONE again and
-//! its pages dropped, so the next heap starts from the state of a fresh
-//! mapping.
+//! The reservation comes from the thread's pool ([`crate::pool::HeapMap`]),
+//! which remembers each page's protection: placing an object sets exactly
+//! the protections below its guard page (object pages read+write, guard
+//! pages PROT_NONE), with an `mprotect` only where the last run's layout
+//! differs, and when the heap is dropped its read+write pages are zeroed.
+//! Pages past the current run's last guard page may still be read+write
+//! (zero) from an earlier run with more objects until this run places
+//! objects there; the guard page after every object is always PROT_NONE.
 
-use crate::pool::{give_reservation, take_reservation, Reservation};
+use crate::pool::{give_heap, take_heap, HeapMap};
 use interp::heap::{array_header, struct_header, Arena, Heap, GLOBALS_BASE};
 use interp::{TrapKind, MAX_ARRAY_LEN};
 use ir::{StructId, Type};
@@ -47,13 +51,15 @@ fn page_up(b: usize) -> usize {
 /// A heap whose objects end against PROT_NONE guard pages.
 pub struct StrictHeap {
     /// The reservation (PROT_NONE except the pages of objects).
-    res: Option<Reservation>,
+    res: Option<HeapMap>,
     /// Its first byte.
     map: *mut u8,
     /// The bytes this heap may use (the pooled reservation may be larger).
     map_len: usize,
-    /// End (byte offset) of the highest page ever made read+write.
-    dirty: usize,
+    /// End (byte offset) of the last guard page placed (globals, objects,
+    /// packed area): every page below has exactly the protection the layout
+    /// needs.
+    frontier: usize,
     /// Byte offset of word 0 in the reservation.
     base: usize,
     /// Byte offset (from `map`) where the next object may start.
@@ -83,13 +89,13 @@ impl StrictHeap {
         let head = page_up(8 * size);
         // Every guarded object wastes under two pages; one more guard at the end.
         let map_len = head + page_up(8 * budget) + (2 * GUARDED_OBJECTS + 2) * PAGE;
-        let res = take_reservation(map_len)
+        let res = take_heap(map_len)
             .unwrap_or_else(|e| panic!("cannot reserve a strict heap of {map_len} bytes: {e}"));
         let mut h = StrictHeap {
             map: res.ptr(),
             res: Some(res),
             map_len,
-            dirty: 0,
+            frontier: 0,
             base: head - 8 * size,
             cursor: head + PAGE,
             end: head,
@@ -98,18 +104,21 @@ impl StrictHeap {
             budget,
             guarded: 0,
         };
-        h.protect_rw(0, head);
+        h.place(0, head);
         Ok(h)
     }
 
-    fn protect_rw(&mut self, from: usize, to: usize) {
-        if to <= from {
-            return;
-        }
-        assert!(to <= self.map_len, "outside the strict heap");
-        self.dirty = self.dirty.max(to);
-        let res = self.res.as_ref().expect("a live heap");
-        if let Err(e) = res.protect_rw(from, to) {
+    /// Make bytes `from..to` read+write and the page after them a PROT_NONE
+    /// guard page (only pages whose protection differs from what the pooled
+    /// reservation's last run left are changed).
+    fn place(&mut self, from: usize, to: usize) {
+        assert!(to + PAGE <= self.map_len, "outside the strict heap");
+        self.frontier = self.frontier.max(to + PAGE);
+        let res = self.res.as_mut().expect("a live heap");
+        if let Err(e) = res
+            .set(from, to, true)
+            .and_then(|()| res.set(to, to + PAGE, false))
+        {
             panic!("mprotect of the strict heap failed: {e}");
         }
     }
@@ -141,7 +150,7 @@ impl StrictHeap {
             self.guarded += 1;
             let end = page_up(self.cursor + 8 * size);
             let start = end - 8 * size;
-            self.protect_rw(start / PAGE * PAGE, end);
+            self.place(start / PAGE * PAGE, end);
             self.cursor = end + PAGE;
             if self.guarded == GUARDED_OBJECTS {
                 self.rw_end = self.cursor;
@@ -153,7 +162,7 @@ impl StrictHeap {
             self.cursor += 8 * size;
             let want = page_up(self.cursor);
             if want > self.rw_end {
-                self.protect_rw(self.rw_end, want);
+                self.place(self.rw_end, want);
                 self.rw_end = want;
             }
             self.end = self.cursor;
@@ -199,7 +208,7 @@ impl StrictHeap {
 impl Drop for StrictHeap {
     fn drop(&mut self) {
         if let Some(r) = self.res.take() {
-            give_reservation(r, self.dirty);
+            give_heap(r, self.frontier);
         }
     }
 }

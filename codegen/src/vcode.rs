@@ -60,12 +60,33 @@ pub enum Cc {
     Ae,
 }
 
+impl Cc {
+    /// The condition that holds exactly when `self` does not.
+    pub fn inverse(self) -> Cc {
+        match self {
+            Cc::E => Cc::Ne,
+            Cc::Ne => Cc::E,
+            Cc::L => Cc::Ge,
+            Cc::Ge => Cc::L,
+            Cc::Le => Cc::G,
+            Cc::G => Cc::Le,
+            Cc::B => Cc::Ae,
+            Cc::Ae => Cc::B,
+            Cc::Be => Cc::A,
+            Cc::A => Cc::Be,
+        }
+    }
+}
+
 /// A machine instruction (group). Operand order is given per variant; `d` is
 /// the defined register, `t` a temporary.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum VInst {
     /// `[def d]`: parameter `idx` from the caller's outgoing area.
     Param { idx: u32 },
+    /// `[def p0 = rcx, def p1 = rdx, ...]`: the parameters passed in
+    /// registers (`isel::regs::ARGS`), already there: no code.
+    RegParams,
     /// `[def d]`: a constant.
     Const { imm: i64 },
     /// `[use a, use b, def d = a]`.
@@ -96,12 +117,12 @@ pub enum VInst {
     /// `[use base, use v]`; `checked` as for `LoadField`.
     StoreField { disp: i32, checked: bool },
     /// `[use base, use index, def d, temp t]`; `checked`: the base is known
-    /// non-null (the bounds check stays).
-    LoadElem { checked: bool },
+    /// non-null; `in_bounds`: the index is known in bounds (no check at all).
+    LoadElem { checked: bool, in_bounds: bool },
     /// `[use base, def d]`: constant index `c` in `0..=65536`.
     LoadElemConst { c: i32 },
-    /// `[use base, use index, use v, temp t]`; `checked` as for `LoadElem`.
-    StoreElem { checked: bool },
+    /// `[use base, use index, use v, temp t]`; `checked`, `in_bounds` as for `LoadElem`.
+    StoreElem { checked: bool, in_bounds: bool },
     /// `[use base, use v]`.
     StoreElemConst { c: i32 },
     /// `[use base]`: a constant index that is always out of bounds.
@@ -118,7 +139,8 @@ pub enum VInst {
     New { sid: u32, nfields: u32 },
     /// `[use len = rdx, def d = rax]`: runtime `newarray`.
     NewArray { header: u64 },
-    /// `[def d = rax]?`: call a module function (arguments stored before).
+    /// `[use a0 = rcx, use a1 = rdx, ..., def d = rax]`: call a module
+    /// function (arguments past the sixth stored before).
     Call { func: u32 },
     /// `[def d = rax]?`: an environment step for an extern.
     CallExtern { ext: u32, nargs: u32 },
