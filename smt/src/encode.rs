@@ -372,7 +372,7 @@ impl<'a> Encoder<'a> {
                 Some(c.ite(&v(*a, st)?, &v(*b, st)?))
             }
             InstKind::New(s) => {
-                let id = self.fresh_id(fr, inst);
+                let id = fresh_id(fr, inst, st);
                 for fld in &mut st.heap.fields[s.index()] {
                     *fld = fld.store(&id, &bv(0));
                 }
@@ -384,7 +384,7 @@ impl<'a> Encoder<'a> {
                 let bad = Bool::or(&[n.bvslt(bv(0)), n.bvsgt(bv(MAX_LEN))]);
                 pc = self.trap(&pc, bad, BAD_LENGTH, st);
                 let ei = self.elem(*elem)?;
-                let id = self.fresh_id(fr, inst);
+                let id = fresh_id(fr, inst, st);
                 st.heap.lens[ei] = st.heap.lens[ei].store(&id, &n);
                 let zeros = Array::const_array(&crate::shared::word(), &bv(0));
                 st.heap.elems[ei] = st.heap.elems[ei].store(&id, &zeros);
@@ -483,7 +483,9 @@ impl<'a> Encoder<'a> {
             // The path is dead from here; its result is never observed.
             return Ok((Bool::from_bool(false), Some(BV::fresh_const("dead", 64))));
         }
-        let ctx = mix(mix(fr.ctx, site_key(fr.f, inst)), fr.d as u64);
+        // The static chain of call sites: objects are told apart by their
+        // count per site (see [`fresh_id`]), not by the iteration.
+        let ctx = mix(fr.ctx, site_key(fr.f, inst));
         let saved = std::mem::take(&mut st.vals);
         let entry = State {
             vals: FxHashMap::default(),
@@ -669,14 +671,22 @@ impl<'a> Encoder<'a> {
             None => Err("element access through a non-reference type".to_string()),
         }
     }
+}
 
-    /// The identity of the object allocated by `inst` at this node: the fresh
-    /// bit, the allocation site (within the inlining context) and the
-    /// iteration depth, so the same allocation gets the same identity on both sides.
-    fn fresh_id(&self, fr: &Frame<'_>, inst: ir::Inst) -> BV {
-        let site = mix(fr.ctx, site_key(fr.f, inst)) & ((1 << 43) - 1);
-        BV::from_u64(FRESH_BIT | (site << 20) | (fr.d as u64 & 0xFFFFF), 64)
-    }
+/// The identity of the object `inst` allocates in state `st`: the fresh bit,
+/// the allocation site (within the inlining context) and how many objects the
+/// site allocated before on this path, so the n-th object of a site gets the
+/// same identity on both sides. (Counting retreating edges instead depends on
+/// the depth-first search of each side's CFG: once a pass folded a branch
+/// into the loop, the two sides named the same object differently, a false
+/// alarm; `corpus/smt/right_alloc_in_loop_entered_by_folded_branch.smt`.)
+fn fresh_id(fr: &Frame<'_>, inst: ir::Inst, st: &mut State) -> BV {
+    let site = mix(fr.ctx, site_key(fr.f, inst)) & ((1 << 43) - 1);
+    let n = st.alloc_counts.get(&site).cloned().unwrap_or_else(|| bv(0));
+    st.alloc_counts.insert(site, n.bvadd(bv(1)).simplify());
+    BV::from_u64(FRESH_BIT | (site << 20), 64)
+        .bvadd(&n)
+        .simplify()
 }
 
 /// Where the encoder is: the function, its node depth, the inlining context.

@@ -45,8 +45,12 @@ pub struct State {
     pub step_counts: Vec<u64>,
     /// Step log: one array per column (name id, arguments), step number → word.
     pub step_log: Vec<Array>,
-    /// The identities allocated so far on some path here (constants), with what they are.
+    /// The identities allocated so far on some path here, with what they are.
     pub allocated: Vec<(BV, Alloc)>,
+    /// Per allocation site (within its inlining context): how many objects it
+    /// allocated so far on this path (absent: none). The n-th object of a site
+    /// gets the same identity on both sides whatever the shape of the CFG.
+    pub alloc_counts: FxHashMap<u64, BV>,
 }
 
 /// What an allocated identity is: an object of a struct, or an array of an element slot.
@@ -80,6 +84,7 @@ impl State {
                 .map(|_| Array::const_array(&w, &zero))
                 .collect(),
             allocated: Vec::new(),
+            alloc_counts: FxHashMap::default(),
         }
     }
 
@@ -116,6 +121,7 @@ impl State {
             },
             step_log: zip_ite(c, &a.step_log, &b.step_log),
             allocated: union(&a.allocated, &b.allocated),
+            alloc_counts: merge_counts(c, &a.alloc_counts, &b.alloc_counts),
         }
     }
 
@@ -142,6 +148,20 @@ fn union(a: &[(BV, Alloc)], b: &[(BV, Alloc)]) -> Vec<(BV, Alloc)> {
         if !out.iter().any(|y| y.0.get_z3_ast() == x.0.get_z3_ast()) {
             out.push(x.clone());
         }
+    }
+    out
+}
+
+/// The allocation counts under `if c then a else b` (a site absent on one side counted 0).
+fn merge_counts(c: &Bool, a: &FxHashMap<u64, BV>, b: &FxHashMap<u64, BV>) -> FxHashMap<u64, BV> {
+    let zero = BV::from_u64(0, 64);
+    let mut out = FxHashMap::default();
+    for k in a.keys().chain(b.keys()) {
+        if out.contains_key(k) {
+            continue;
+        }
+        let (x, y) = (a.get(k).unwrap_or(&zero), b.get(k).unwrap_or(&zero));
+        out.insert(*k, ite(c, x, y));
     }
     out
 }
