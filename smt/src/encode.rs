@@ -244,8 +244,8 @@ impl<'a> Encoder<'a> {
                 }
                 InstKind::Br(c, t, e) => {
                     let c = nonzero(&val(f, &st, *c)?).simplify();
-                    let taken = Bool::and(&[pc.clone(), c.clone()]);
-                    let not_taken = Bool::and(&[pc, c.not()]);
+                    let taken = and2(&pc, &c);
+                    let not_taken = and2(&pc, &c.not());
                     self.edge(fr, un, pending, b, *t, taken, &st)?;
                     self.edge(fr, un, pending, b, *e, not_taken, &st)?;
                     return Ok(());
@@ -326,18 +326,21 @@ impl<'a> Encoder<'a> {
 
     /// Record a trap exit under `pc && cond`; the path condition that continues.
     fn trap(&mut self, pc: &Bool, cond: Bool, code: u64, st: &State) -> Bool {
+        // Decided here when it can be (a null check of an allocated object,
+        // a division by a nonzero constant): fewer exits and merges.
+        let cond = cond.simplify();
         if cond.as_bool() == Some(false) {
             return pc.clone();
         }
         let mut state = st.clone();
         state.vals.clear();
         self.exits.push(Exit {
-            cond: Bool::and(&[pc.clone(), cond.clone()]),
+            cond: and2(pc, &cond),
             code,
             ret: None,
             state,
         });
-        Bool::and(&[pc.clone(), cond.not()])
+        and2(pc, &cond.not())
     }
 
     /// One non-terminator instruction: the new path condition and its result.
@@ -736,6 +739,15 @@ pub fn val(f: &Function, st: &State, v: Value) -> Result<BV, String> {
             .get(&v)
             .cloned()
             .ok_or_else(|| format!("value {v:?} of @{} used where it is not defined", f.name)),
+    }
+}
+
+/// `a && b`, without a node when either is a constant.
+fn and2(a: &Bool, b: &Bool) -> Bool {
+    match (a.as_bool(), b.as_bool()) {
+        (Some(false), _) | (_, Some(true)) => a.clone(),
+        (_, Some(false)) | (Some(true), _) => b.clone(),
+        _ => Bool::and(&[a.clone(), b.clone()]),
     }
 }
 

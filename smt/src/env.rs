@@ -364,8 +364,7 @@ pub fn env_step(
                 let mut arr = new;
                 for (id, a) in &old.allocated {
                     if *a == Alloc::Struct(s) {
-                        let keep = hidden(id, &old).ite(&select(cur, id), &select(&arr, id));
-                        arr = arr.store(id, &keep);
+                        arr = keep_hidden(&arr, id, &old, select(cur, id), select);
                     }
                 }
                 st.heap.fields[s][fi] = arr;
@@ -386,9 +385,7 @@ pub fn env_step(
                 let cur = &old.heap.elems[ei];
                 for (id, a) in &old.allocated {
                     if *a == Alloc::Array(ei) {
-                        let keep =
-                            hidden(id, &old).ite(&select_arr(cur, id), &select_arr(&arr, id));
-                        arr = arr.store(id, &keep);
+                        arr = keep_hidden(&arr, id, &old, select_arr(cur, id), select_arr);
                     }
                 }
                 st.heap.elems[ei] = arr;
@@ -417,6 +414,24 @@ pub fn env_step(
         paired,
     });
     result
+}
+
+/// `arr` with object `id`'s slot set back to `old_slot` when `id` is hidden
+/// in `old` (the environment cannot touch it), decided here when the
+/// exposed set says so without the solver.
+fn keep_hidden<T: Ast>(
+    arr: &Array,
+    id: &BV,
+    old: &State,
+    old_slot: T,
+    at: impl Fn(&Array, &BV) -> T,
+) -> Array {
+    let h = hidden(id, old).simplify();
+    match h.as_bool() {
+        Some(false) => arr.clone(),
+        Some(true) => arr.store(id, &old_slot),
+        None => arr.store(id, &h.ite(&old_slot, &at(arr, id))),
+    }
 }
 
 fn same_terms(a: &[BV], b: &[BV]) -> bool {

@@ -125,9 +125,33 @@ impl State {
         }
     }
 
-    /// Mark reference `r` as exposed.
+    /// Mark reference `r` as exposed. Only fresh identities are ever asked
+    /// about, so a reference that is surely initial (null, a parameter, a
+    /// global's initial value: [`Shared::new`] assumes them not fresh) is
+    /// left out, which keeps the array to the identities that matter.
     pub fn expose(&mut self, r: &BV) {
-        self.heap.exposed = self.heap.exposed.store(r, &Bool::from_bool(true));
+        if !surely_initial(r) {
+            self.heap.exposed = self.heap.exposed.store(r, &Bool::from_bool(true));
+        }
+    }
+}
+
+/// Whether `r` is null, a shared input (`param#i`, `@g`) or a choice
+/// between such terms.
+fn surely_initial(r: &BV) -> bool {
+    if let Some(v) = r.as_u64() {
+        return v & crate::shared::FRESH_BIT == 0;
+    }
+    let Ok(d) = r.safe_decl() else { return false };
+    let name = d.name();
+    match r.num_children() {
+        0 => name.starts_with("param#") || name.starts_with('@'),
+        3 if name == "if" || name == "ite" => r
+            .children()
+            .iter()
+            .skip(1)
+            .all(|c| c.as_bv().is_some_and(|c| surely_initial(&c))),
+        _ => false,
     }
 }
 
