@@ -568,7 +568,9 @@ impl<'a> Encoder<'a> {
                 let o = val(f, st, *base)?;
                 pc = self.trap(&pc, o.eq(bv(0)), NULL_DEREF, st);
                 let arr = &st.heap.fields[field.ty.index()][field.index as usize];
-                let r = select(arr, &o);
+                // Simplified, like the heap after a store: a load of a slot
+                // both sides stored is then the very same term on both.
+                let r = select(arr, &o).simplify();
                 let is_ref = self.m.field(*field).ty.is_ref();
                 if is_ref {
                     let init = select(&self.sh.fields0[field.ty.index()][field.index as usize], &o);
@@ -588,7 +590,7 @@ impl<'a> Encoder<'a> {
                 let n = self.len_of(ei, &a, st);
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
-                let r = select(&select_arr(&st.heap.elems[ei], &a), &i);
+                let r = select(&select_arr(&st.heap.elems[ei], &a), &i).simplify();
                 let is_ref = self.sh.elem_types[ei].is_ref();
                 if is_ref {
                     let init = select(&select_arr(&self.sh.elems0[ei], &a), &i);
@@ -628,7 +630,7 @@ impl<'a> Encoder<'a> {
                 let o = val(f, st, *base)?;
                 pc = self.trap(&pc, o.eq(bv(0)), NULL_DEREF, st);
                 let arr = &mut st.heap.fields[field.ty.index()][field.index as usize];
-                *arr = arr.store(&o, &x);
+                *arr = arr.store(&o, &x).simplify();
             }
             Addr::Elem { base, index } => {
                 let a = val(f, st, *base)?;
@@ -641,7 +643,7 @@ impl<'a> Encoder<'a> {
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
                 let row = select_arr(&st.heap.elems[ei], &a).store(&i, &x);
-                st.heap.elems[ei] = st.heap.elems[ei].store(&a, &row);
+                st.heap.elems[ei] = st.heap.elems[ei].store(&a, &row).simplify();
             }
         }
         Ok(pc)
