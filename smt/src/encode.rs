@@ -244,8 +244,8 @@ impl<'a> Encoder<'a> {
                 }
                 InstKind::Br(c, t, e) => {
                     let c = nonzero(&val(f, &st, *c)?).simplify();
-                    let taken = Bool::and(&[pc.clone(), c.clone()]);
-                    let not_taken = Bool::and(&[pc, c.not()]);
+                    let taken = and2(&pc, &c);
+                    let not_taken = and2(&pc, &c.not());
                     self.edge(fr, un, pending, b, *t, taken, &st)?;
                     self.edge(fr, un, pending, b, *e, not_taken, &st)?;
                     return Ok(());
@@ -326,18 +326,21 @@ impl<'a> Encoder<'a> {
 
     /// Record a trap exit under `pc && cond`; the path condition that continues.
     fn trap(&mut self, pc: &Bool, cond: Bool, code: u64, st: &State) -> Bool {
+        // Decided here when it can be (a null check of an allocated object,
+        // a division by a nonzero constant): fewer exits and merges.
+        let cond = cond.simplify();
         if cond.as_bool() == Some(false) {
             return pc.clone();
         }
         let mut state = st.clone();
         state.vals.clear();
         self.exits.push(Exit {
-            cond: Bool::and(&[pc.clone(), cond.clone()]),
+            cond: and2(pc, &cond),
             code,
             ret: None,
             state,
         });
-        Bool::and(&[pc.clone(), cond.not()])
+        and2(pc, &cond.not())
     }
 
     /// One non-terminator instruction: the new path condition and its result.
@@ -372,7 +375,7 @@ impl<'a> Encoder<'a> {
                 Some(c.ite(&v(*a, st)?, &v(*b, st)?))
             }
             InstKind::New(s) => {
-                let id = self.fresh_id(fr, inst);
+                let id = fresh_id(fr, inst, st);
                 for fld in &mut st.heap.fields[s.index()] {
                     *fld = fld.store(&id, &bv(0));
                 }
@@ -384,7 +387,7 @@ impl<'a> Encoder<'a> {
                 let bad = Bool::or(&[n.bvslt(bv(0)), n.bvsgt(bv(MAX_LEN))]);
                 pc = self.trap(&pc, bad, BAD_LENGTH, st);
                 let ei = self.elem(*elem)?;
-                let id = self.fresh_id(fr, inst);
+                let id = fresh_id(fr, inst, st);
                 st.heap.lens[ei] = st.heap.lens[ei].store(&id, &n);
                 let zeros = Array::const_array(&crate::shared::word(), &bv(0));
                 st.heap.elems[ei] = st.heap.elems[ei].store(&id, &zeros);
@@ -483,7 +486,9 @@ impl<'a> Encoder<'a> {
             // The path is dead from here; its result is never observed.
             return Ok((Bool::from_bool(false), Some(BV::fresh_const("dead", 64))));
         }
-        let ctx = mix(mix(fr.ctx, site_key(fr.f, inst)), fr.d as u64);
+        // The static chain of call sites: objects are told apart by their
+        // count per site (see [`fresh_id`]), not by the iteration.
+        let ctx = mix(fr.ctx, site_key(fr.f, inst));
         let saved = std::mem::take(&mut st.vals);
         let entry = State {
             vals: FxHashMap::default(),
@@ -563,7 +568,9 @@ impl<'a> Encoder<'a> {
                 let o = val(f, st, *base)?;
                 pc = self.trap(&pc, o.eq(bv(0)), NULL_DEREF, st);
                 let arr = &st.heap.fields[field.ty.index()][field.index as usize];
-                let r = select(arr, &o);
+                // Simplified, like the heap after a store: a load of a slot
+                // both sides stored is then the very same term on both.
+                let r = select(arr, &o).simplify();
                 let is_ref = self.m.field(*field).ty.is_ref();
                 if is_ref {
                     let init = select(&self.sh.fields0[field.ty.index()][field.index as usize], &o);
@@ -583,7 +590,7 @@ impl<'a> Encoder<'a> {
                 let n = self.len_of(ei, &a, st);
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
-                let r = select(&select_arr(&st.heap.elems[ei], &a), &i);
+                let r = select(&select_arr(&st.heap.elems[ei], &a), &i).simplify();
                 let is_ref = self.sh.elem_types[ei].is_ref();
                 if is_ref {
                     let init = select(&select_arr(&self.sh.elems0[ei], &a), &i);
@@ -623,7 +630,7 @@ impl<'a> Encoder<'a> {
                 let o = val(f, st, *base)?;
                 pc = self.trap(&pc, o.eq(bv(0)), NULL_DEREF, st);
                 let arr = &mut st.heap.fields[field.ty.index()][field.index as usize];
-                *arr = arr.store(&o, &x);
+                *arr = arr.store(&o, &x).simplify();
             }
             Addr::Elem { base, index } => {
                 let a = val(f, st, *base)?;
@@ -636,7 +643,7 @@ impl<'a> Encoder<'a> {
                 let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
                 pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
                 let row = select_arr(&st.heap.elems[ei], &a).store(&i, &x);
-                st.heap.elems[ei] = st.heap.elems[ei].store(&a, &row);
+                st.heap.elems[ei] = st.heap.elems[ei].store(&a, &row).simplify();
             }
         }
         Ok(pc)
@@ -669,14 +676,22 @@ impl<'a> Encoder<'a> {
             None => Err("element access through a non-reference type".to_string()),
         }
     }
+}
 
-    /// The identity of the object allocated by `inst` at this node: the fresh
-    /// bit, the allocation site (within the inlining context) and the
-    /// iteration depth, so the same allocation gets the same identity on both sides.
-    fn fresh_id(&self, fr: &Frame<'_>, inst: ir::Inst) -> BV {
-        let site = mix(fr.ctx, site_key(fr.f, inst)) & ((1 << 43) - 1);
-        BV::from_u64(FRESH_BIT | (site << 20) | (fr.d as u64 & 0xFFFFF), 64)
-    }
+/// The identity of the object `inst` allocates in state `st`: the fresh bit,
+/// the allocation site (within the inlining context) and how many objects the
+/// site allocated before on this path, so the n-th object of a site gets the
+/// same identity on both sides. (Counting retreating edges instead depends on
+/// the depth-first search of each side's CFG: once a pass folded a branch
+/// into the loop, the two sides named the same object differently, a false
+/// alarm; `corpus/smt/right_alloc_in_loop_entered_by_folded_branch.smt`.)
+fn fresh_id(fr: &Frame<'_>, inst: ir::Inst, st: &mut State) -> BV {
+    let site = mix(fr.ctx, site_key(fr.f, inst)) & ((1 << 43) - 1);
+    let n = st.alloc_counts.get(&site).cloned().unwrap_or_else(|| bv(0));
+    st.alloc_counts.insert(site, n.bvadd(bv(1)).simplify());
+    BV::from_u64(FRESH_BIT | (site << 20), 64)
+        .bvadd(&n)
+        .simplify()
 }
 
 /// Where the encoder is: the function, its node depth, the inlining context.
@@ -723,6 +738,15 @@ pub fn val(f: &Function, st: &State, v: Value) -> Result<BV, String> {
             .get(&v)
             .cloned()
             .ok_or_else(|| format!("value {v:?} of @{} used where it is not defined", f.name)),
+    }
+}
+
+/// `a && b`, without a node when either is a constant.
+fn and2(a: &Bool, b: &Bool) -> Bool {
+    match (a.as_bool(), b.as_bool()) {
+        (Some(false), _) | (_, Some(true)) => a.clone(),
+        (_, Some(false)) | (Some(true), _) => b.clone(),
+        _ => Bool::and(&[a.clone(), b.clone()]),
     }
 }
 

@@ -7,6 +7,7 @@
 //! a step); every step is logged (name and arguments), and the two logs are
 //! compared, so a different sequence of steps is a difference.
 
+use crate::diff::exists_diff;
 use crate::encode::{select, select_arr};
 use crate::shared::{bv, is_fresh, word, Shared};
 use crate::state::Alloc;
@@ -142,18 +143,25 @@ impl Slot {
         };
         match (self, other) {
             (Slot::Word(a), Slot::Word(b)) => a.eq(b).not(),
-            (Slot::Words(a, ea), Slot::Words(b, eb)) => {
-                let w = BV::fresh_const("w!env", 64);
-                Bool::and(&[seen(&w, ea, eb), select(a, &w).eq(select(b, &w)).not()])
-            }
-            (Slot::Rows(a, ea), Slot::Rows(b, eb)) => {
-                let (w, i) = (BV::fresh_const("w!env", 64), BV::fresh_const("w!envi", 64));
-                let (va, vb) = (
-                    select(&select_arr(a, &w), &i),
-                    select(&select_arr(b, &w), &i),
-                );
-                Bool::and(&[seen(&w, ea, eb), va.eq(vb).not()])
-            }
+            (Slot::Words(a, ea), Slot::Words(b, eb)) => exists_diff(
+                a,
+                b,
+                "w!env",
+                |w| seen(w, ea, eb),
+                |x: &BV, y: &BV| x.eq(y).not(),
+                select,
+            ),
+            (Slot::Rows(a, ea), Slot::Rows(b, eb)) => exists_diff(
+                a,
+                b,
+                "w!env",
+                |w| seen(w, ea, eb),
+                |x: &Array, y: &Array| {
+                    let i = BV::fresh_const("w!envi", 64);
+                    select(x, &i).eq(select(y, &i)).not()
+                },
+                select_arr,
+            ),
             _ => Bool::from_bool(true),
         }
     }
@@ -166,6 +174,16 @@ impl Slot {
                 a.get_z3_ast() == b.get_z3_ast() && ea.get_z3_ast() == eb.get_z3_ast()
             }
             _ => false,
+        }
+    }
+
+    /// `if c then self else other` (two slots of one kind).
+    pub fn choose(&self, c: &Bool, other: &Slot) -> Slot {
+        match (self, other) {
+            (Slot::Word(a), Slot::Word(b)) => Slot::Word(c.ite(a, b)),
+            (Slot::Words(a, e), Slot::Words(b, _)) => Slot::Words(c.ite(a, b), e.clone()),
+            (Slot::Rows(a, e), Slot::Rows(b, _)) => Slot::Rows(c.ite(a, b), e.clone()),
+            _ => other.clone(),
         }
     }
 
@@ -194,8 +212,14 @@ pub struct StepRecord {
     pub args: Vec<BV>,
     /// The leaves it reads, as it sees them.
     pub inputs: Vec<Slot>,
-    /// Its result and the new contents of the leaves it writes (fresh constants).
+    /// Its result and the new contents of the leaves it writes (fresh
+    /// constants, or chosen from the partner's).
     pub outputs: Vec<Slot>,
+    /// A number for the step, unique within its side.
+    pub id: usize,
+    /// The other side's step whose outputs this one's were built from (its
+    /// pairing is in the outputs already).
+    pub paired: Option<usize>,
 }
 
 /// The environment is deterministic: a step of the original and a step of the
@@ -206,13 +230,14 @@ pub struct StepRecord {
 pub fn pair_steps(a: &[StepRecord], b: &[StepRecord]) -> Vec<Bool> {
     let mut out = Vec::new();
     for x in a {
-        for y in b.iter().filter(|y| y.name == x.name) {
+        for y in b
+            .iter()
+            .filter(|y| y.name == x.name && y.paired != Some(x.id))
+        {
             if !x.k_values.iter().any(|i| y.k_values.contains(i)) {
                 continue; // the step numbers cannot be equal: nothing to pair
             }
-            let mut differ = vec![x.k.eq(&y.k).not()];
-            differ.extend(x.args.iter().zip(&y.args).map(|(p, q)| p.eq(q).not()));
-            differ.extend(x.inputs.iter().zip(&y.inputs).map(|(p, q)| p.differs(q)));
+            let mut differ = inputs_differ(x, &y.k, &y.args, &y.inputs);
             let same: Vec<Bool> = x
                 .outputs
                 .iter()
@@ -224,6 +249,15 @@ pub fn pair_steps(a: &[StepRecord], b: &[StepRecord]) -> Vec<Bool> {
         }
     }
     out
+}
+
+/// The ways step `x` and a step with number `k`, arguments `args` and
+/// visible heap `inputs` can differ (the step's name is the same).
+fn inputs_differ(x: &StepRecord, k: &BV, args: &[BV], inputs: &[Slot]) -> Vec<Bool> {
+    let mut differ = vec![x.k.eq(k).not()];
+    differ.extend(x.args.iter().zip(args).map(|(p, q)| p.eq(q).not()));
+    differ.extend(x.inputs.iter().zip(inputs).map(|(p, q)| p.differs(q)));
+    differ
 }
 
 /// Take one environment step from `st` under path condition `pc`: log it,
@@ -264,9 +298,36 @@ pub fn env_step(
             && r.inputs.len() == inputs.len()
             && r.inputs.iter().zip(&inputs).all(|(a, b)| a.same_terms(b))
     });
-    let mut reused = twin.map(|r| r.outputs.iter());
-    let mut next = |fresh: &dyn Fn() -> Slot| match reused.as_mut().and_then(|it| it.next()) {
-        Some(s) => s.clone(),
+    // Otherwise the other side's step at the same place (same name, same
+    // possible step numbers) is the likely partner: this step's outputs are
+    // `if inputs equal then its outputs else fresh`, which says exactly what
+    // the pairing constraint of the two would, but keeps the two heaps one
+    // term apart from the partner's instead of two unrelated arrays.
+    let partner = match twin {
+        Some(r) => Some((r, None)),
+        None => earlier
+            .iter()
+            .find(|r| {
+                r.name == spec.name
+                    && r.k_values == k_values
+                    && r.args.len() == args.len()
+                    && r.inputs.len() == inputs.len()
+            })
+            .map(|r| {
+                (
+                    r,
+                    Some(Bool::or(&inputs_differ(r, &k, &args, &inputs)).not()),
+                )
+            }),
+    };
+    let paired = partner.as_ref().map(|(r, _)| r.id);
+    let mut reused = partner.map(|(r, m)| (r.outputs.iter(), m));
+    let mut next = |fresh: &dyn Fn() -> Slot| match reused.as_mut() {
+        Some((it, m)) => match (it.next(), m) {
+            (Some(s), None) => s.clone(),
+            (Some(s), Some(m)) => s.choose(m, &fresh()),
+            (None, _) => fresh(),
+        },
         None => fresh(),
     };
     let mut outputs = Vec::new();
@@ -303,8 +364,7 @@ pub fn env_step(
                 let mut arr = new;
                 for (id, a) in &old.allocated {
                     if *a == Alloc::Struct(s) {
-                        let keep = hidden(id, &old).ite(&select(cur, id), &select(&arr, id));
-                        arr = arr.store(id, &keep);
+                        arr = keep_hidden(&arr, id, &old, select(cur, id), select);
                     }
                 }
                 st.heap.fields[s][fi] = arr;
@@ -325,9 +385,7 @@ pub fn env_step(
                 let cur = &old.heap.elems[ei];
                 for (id, a) in &old.allocated {
                     if *a == Alloc::Array(ei) {
-                        let keep =
-                            hidden(id, &old).ite(&select_arr(cur, id), &select_arr(&arr, id));
-                        arr = arr.store(id, &keep);
+                        arr = keep_hidden(&arr, id, &old, select_arr(cur, id), select_arr);
                     }
                 }
                 st.heap.elems[ei] = arr;
@@ -344,6 +402,7 @@ pub fn env_step(
             }
         }
     }
+    let id = records.len();
     records.push(StepRecord {
         name: spec.name.clone(),
         k,
@@ -351,8 +410,28 @@ pub fn env_step(
         args,
         inputs,
         outputs,
+        id,
+        paired,
     });
     result
+}
+
+/// `arr` with object `id`'s slot set back to `old_slot` when `id` is hidden
+/// in `old` (the environment cannot touch it), decided here when the
+/// exposed set says so without the solver.
+fn keep_hidden<T: Ast>(
+    arr: &Array,
+    id: &BV,
+    old: &State,
+    old_slot: T,
+    at: impl Fn(&Array, &BV) -> T,
+) -> Array {
+    let h = hidden(id, old).simplify();
+    match h.as_bool() {
+        Some(false) => arr.clone(),
+        Some(true) => arr.store(id, &old_slot),
+        None => arr.store(id, &h.ite(&old_slot, &at(arr, id))),
+    }
 }
 
 fn same_terms(a: &[BV], b: &[BV]) -> bool {

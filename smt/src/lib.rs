@@ -6,6 +6,7 @@
 pub mod cex;
 pub mod check;
 pub mod compare;
+pub mod diff;
 pub mod encode;
 pub mod env;
 pub mod reach;

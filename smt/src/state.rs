@@ -45,8 +45,12 @@ pub struct State {
     pub step_counts: Vec<u64>,
     /// Step log: one array per column (name id, arguments), step number → word.
     pub step_log: Vec<Array>,
-    /// The identities allocated so far on some path here (constants), with what they are.
+    /// The identities allocated so far on some path here, with what they are.
     pub allocated: Vec<(BV, Alloc)>,
+    /// Per allocation site (within its inlining context): how many objects it
+    /// allocated so far on this path (absent: none). The n-th object of a site
+    /// gets the same identity on both sides whatever the shape of the CFG.
+    pub alloc_counts: FxHashMap<u64, BV>,
 }
 
 /// What an allocated identity is: an object of a struct, or an array of an element slot.
@@ -80,6 +84,7 @@ impl State {
                 .map(|_| Array::const_array(&w, &zero))
                 .collect(),
             allocated: Vec::new(),
+            alloc_counts: FxHashMap::default(),
         }
     }
 
@@ -116,12 +121,37 @@ impl State {
             },
             step_log: zip_ite(c, &a.step_log, &b.step_log),
             allocated: union(&a.allocated, &b.allocated),
+            alloc_counts: merge_counts(c, &a.alloc_counts, &b.alloc_counts),
         }
     }
 
-    /// Mark reference `r` as exposed.
+    /// Mark reference `r` as exposed. Only fresh identities are ever asked
+    /// about, so a reference that is surely initial (null, a parameter, a
+    /// global's initial value: [`Shared::new`] assumes them not fresh) is
+    /// left out, which keeps the array to the identities that matter.
     pub fn expose(&mut self, r: &BV) {
-        self.heap.exposed = self.heap.exposed.store(r, &Bool::from_bool(true));
+        if !surely_initial(r) {
+            self.heap.exposed = self.heap.exposed.store(r, &Bool::from_bool(true));
+        }
+    }
+}
+
+/// Whether `r` is null, a shared input (`param#i`, `@g`) or a choice
+/// between such terms.
+fn surely_initial(r: &BV) -> bool {
+    if let Some(v) = r.as_u64() {
+        return v & crate::shared::FRESH_BIT == 0;
+    }
+    let Ok(d) = r.safe_decl() else { return false };
+    let name = d.name();
+    match r.num_children() {
+        0 => name.starts_with("param#") || name.starts_with('@'),
+        3 if name == "if" || name == "ite" => r
+            .children()
+            .iter()
+            .skip(1)
+            .all(|c| c.as_bv().is_some_and(|c| surely_initial(&c))),
+        _ => false,
     }
 }
 
@@ -142,6 +172,20 @@ fn union(a: &[(BV, Alloc)], b: &[(BV, Alloc)]) -> Vec<(BV, Alloc)> {
         if !out.iter().any(|y| y.0.get_z3_ast() == x.0.get_z3_ast()) {
             out.push(x.clone());
         }
+    }
+    out
+}
+
+/// The allocation counts under `if c then a else b` (a site absent on one side counted 0).
+fn merge_counts(c: &Bool, a: &FxHashMap<u64, BV>, b: &FxHashMap<u64, BV>) -> FxHashMap<u64, BV> {
+    let zero = BV::from_u64(0, 64);
+    let mut out = FxHashMap::default();
+    for k in a.keys().chain(b.keys()) {
+        if out.contains_key(k) {
+            continue;
+        }
+        let (x, y) = (a.get(k).unwrap_or(&zero), b.get(k).unwrap_or(&zero));
+        out.insert(*k, ite(c, x, y));
     }
     out
 }
