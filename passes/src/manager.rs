@@ -115,6 +115,7 @@ pub fn expand_pass_list(list: &str) -> Result<Vec<String>, PassError> {
 }
 
 /// Runs a list of passes, verifying after each.
+#[derive(Clone, Debug)]
 pub struct PassManager {
     names: Vec<String>,
     seed: u64,
@@ -338,9 +339,7 @@ mod tests {
 
     #[test]
     fn unknown_pass_names_are_a_clear_error() {
-        let err = PassManager::from_list("dce,frobnicate")
-            .err()
-            .expect("error");
+        let err = PassManager::from_list("dce,frobnicate").expect_err("error");
         let msg = err.to_string();
         assert!(msg.contains("unknown pass 'frobnicate'"), "{msg}");
         assert!(msg.contains("dce"), "{msg}");

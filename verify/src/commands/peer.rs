@@ -5,8 +5,8 @@
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::load::{load_file, Diagnostic};
 use crate::peer::reduce::{peer_test_text, reduce_missed};
-use crate::peer::survey::PeerSurvey;
-use crate::peer::{compare, compare_many, PeerError, Standing};
+use crate::peer::survey::{Compared, PeerBatcher, PeerSurvey};
+use crate::peer::{compare, PeerError, Standing};
 use passes::PassManager;
 use std::fmt::Write;
 use std::path::Path;
@@ -42,18 +42,40 @@ pub fn peer_file(
     Ok((out, report.standing()))
 }
 
+/// Write a compared program to `out` when one side keeps fewer:
+/// `missed-SEED.ir` (LLVM) or `won-SEED.ir` (loadstar).
+fn write_standing(out: Option<&Path>, passes: &str, (sd, module, r): &Compared) {
+    let (file, why) = match r.standing() {
+        Standing::More => (
+            "missed",
+            "missed optimization: llvm -O2 keeps fewer loads+stores",
+        ),
+        Standing::Fewer => ("won", "loadstar keeps fewer loads+stores than llvm -O2"),
+        Standing::Same => return,
+    };
+    if let Some(dir) = out {
+        let text = format!(
+            "; {why} (seed {sd})\n; {}\n{}",
+            r.render(passes).trim_end().replace('\n', "\n; "),
+            ir::print::print_module(module)
+        );
+        let _ = std::fs::write(dir.join(format!("{file}-{sd}.ir")), text);
+    }
+}
+
 /// `peer FILE --reduce`: the reduced missed optimization as a `; test: peer`
 /// text test, or `None` when LLVM does not keep fewer on the file.
 pub fn peer_reduce(file: &str, passes: &str, seconds: f64) -> Result<Option<String>, Diagnostic> {
     let loaded = load_file(file)?;
     let pm = PassManager::from_list(passes).map_err(|e| Diagnostic(format!("error: {e}")))?;
-    // A translator or tool problem is an error, not "nothing to reduce".
-    compare(&loaded.module, &pm).map_err(|e| Diagnostic(format!("{file}: {e}")))?;
     let limits = crate::reduce::Limits {
         time: Some(std::time::Duration::from_secs_f64(seconds.max(0.0))),
         max_checks: None,
     };
-    Ok(reduce_missed(&loaded.module, &pm, &limits).map(|r| peer_test_text(&r, &pm)))
+    // A translator or tool problem is an error, not "nothing to reduce".
+    let reduced = reduce_missed(&loaded.module, &pm, &limits)
+        .map_err(|e| Diagnostic(format!("{file}: {e}")))?;
+    Ok(reduced.map(|r| peer_test_text(&r, &pm)))
 }
 
 /// Compare `n` generated programs (seeds `seed..seed+n`, ~`size` instructions)
@@ -75,49 +97,38 @@ pub fn peer_survey(
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| PeerError::Passes(e.to_string()))?;
     }
-    // Programs go to `opt` in batches: one process start per batch.
-    const BATCH: u64 = 32;
     let next = AtomicU64::new(0);
     let survey = Mutex::new(PeerSurvey::default());
     let error = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let first = next.fetch_add(BATCH, Ordering::Relaxed);
-                if first >= n || error.lock().unwrap().is_some() {
-                    return;
-                }
-                let seeds: Vec<u64> = (first..n.min(first + BATCH)).map(|k| seed + k).collect();
-                let programs: Vec<_> = seeds
-                    .iter()
-                    .map(|&sd| generate_from_seed(sd, &cfg))
-                    .collect();
-                let modules: Vec<&ir::Module> = programs.iter().map(|g| &g.module).collect();
-                match compare_many(&modules, &pm) {
-                    Ok(reports) => {
-                        for ((sd, g), r) in seeds.iter().zip(&programs).zip(&reports) {
-                            let name = match r.standing() {
-                                Standing::More => Some((
-                                    "missed",
-                                    "missed optimization: llvm -O2 keeps fewer loads+stores",
-                                )),
-                                Standing::Fewer => {
-                                    Some(("won", "loadstar keeps fewer loads+stores than llvm -O2"))
-                                }
-                                Standing::Same => None,
-                            };
-                            if let (Some(dir), Some((file, why))) = (out, name) {
-                                let text = format!(
-                                    "; {why} (seed {sd})\n; {}\n{}",
-                                    r.render(passes).trim_end().replace('\n', "\n; "),
-                                    ir::print::print_module(&g.module)
-                                );
-                                let _ = std::fs::write(dir.join(format!("{file}-{sd}.ir")), text);
-                            }
-                            survey.lock().unwrap().add(*sd, r);
-                        }
+            s.spawn(|| {
+                // Programs go to `opt` in batches: one process start per batch.
+                let mut batcher = PeerBatcher::new(pm.clone());
+                let mut last = seed;
+                let step = |done: Result<Vec<Compared>, PeerError>, sd: u64| match done {
+                    Ok(done) => {
+                        done.iter().for_each(|c| write_standing(out, passes, c));
+                        true
                     }
-                    Err(e) => *error.lock().unwrap() = Some((seeds[0], e)),
+                    Err(e) => {
+                        *error.lock().unwrap() = Some((sd, e));
+                        false
+                    }
+                };
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    if k >= n || error.lock().unwrap().is_some() {
+                        break;
+                    }
+                    last = seed + k;
+                    let g = generate_from_seed(last, &cfg);
+                    if !step(batcher.push(last, g.module), last) {
+                        return;
+                    }
+                }
+                if step(batcher.flush(), last) {
+                    survey.lock().unwrap().merge(&batcher.survey);
                 }
             });
         }

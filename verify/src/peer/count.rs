@@ -33,29 +33,11 @@ impl Accesses {
     }
 }
 
-/// The loads and stores in the reachable blocks of a loadstar function.
-pub fn count_function(f: &Function) -> Accesses {
-    let cfg = Cfg::new(f);
-    let mut n = Accesses::default();
-    for &b in &f.layout {
-        if !cfg.is_reachable(b) {
-            continue;
-        }
-        for &i in &f.blocks[b.index()].insts {
-            match f.insts[i.index()].kind {
-                InstKind::Load { .. } => n.loads += 1,
-                InstKind::Store { .. } => n.stores += 1,
-                _ => {}
-            }
-        }
-    }
-    n
-}
-
-/// The loads in the reachable blocks of `f` whose result nothing uses: kept
-/// only for the trap they may raise (LLVM, whose null and bounds checks are
-/// separate instructions, deletes such a load and keeps the check).
-pub fn unused_loads(f: &Function) -> usize {
+/// The loads and stores in the reachable blocks of a loadstar function, and
+/// how many of those loads nothing uses: kept only for the trap they may
+/// raise (LLVM, whose null and bounds checks are separate instructions,
+/// deletes such a load and keeps the check).
+pub fn count_function(f: &Function) -> (Accesses, usize) {
     let cfg = Cfg::new(f);
     let mut used = vec![false; f.values.len()];
     for &b in &f.layout {
@@ -65,25 +47,22 @@ pub fn unused_loads(f: &Function) -> usize {
                 .for_each_operand(|v| used[v.index()] = true);
         }
     }
-    let mut n = 0;
-    for &b in &f.layout {
-        if !cfg.is_reachable(b) {
-            continue;
-        }
+    let (mut n, mut unused) = (Accesses::default(), 0);
+    for &b in f.layout.iter().filter(|&&b| cfg.is_reachable(b)) {
         for &i in &f.blocks[b.index()].insts {
             let d = &f.insts[i.index()];
-            if let (
-                InstKind::Load {
-                    volatile: false, ..
-                },
-                Some(r),
-            ) = (&d.kind, d.result)
-            {
-                n += usize::from(!used[r.index()]);
+            match d.kind {
+                InstKind::Load { volatile, .. } => {
+                    n.loads += 1;
+                    let result_unused = d.result.is_some_and(|r| !used[r.index()]);
+                    unused += usize::from(!volatile && result_unused);
+                }
+                InstKind::Store { .. } => n.stores += 1,
+                _ => {}
             }
         }
     }
-    n
+    (n, unused)
 }
 
 /// The TBAA access tags (metadata ids) whose type node is the array length's.

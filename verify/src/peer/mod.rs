@@ -113,7 +113,7 @@ pub struct FuncPeer {
     pub loadstar: Accesses,
     /// Accesses after `opt -O2`.
     pub llvm: Accesses,
-    /// Loads loadstar keeps whose result nothing uses (see [`count::unused_loads`]).
+    /// Loads loadstar keeps whose result nothing uses (see [`count::count_function`]).
     pub unused_loads: usize,
 }
 
@@ -208,15 +208,18 @@ fn func_peers(
         .funcs
         .iter()
         .zip(&optimized.funcs)
-        .map(|(o, p)| FuncPeer {
-            name: o.name.clone(),
-            original: count_function(o),
-            loadstar: count_function(p),
-            unused_loads: count::unused_loads(p),
-            llvm: llvm
-                .get(&format!("{prefix}{}", o.name))
-                .copied()
-                .unwrap_or_default(),
+        .map(|(o, p)| {
+            let (loadstar, unused_loads) = count_function(p);
+            FuncPeer {
+                name: o.name.clone(),
+                original: count_function(o).0,
+                loadstar,
+                unused_loads,
+                llvm: llvm
+                    .get(&format!("{prefix}{}", o.name))
+                    .copied()
+                    .unwrap_or_default(),
+            }
         })
         .collect())
 }

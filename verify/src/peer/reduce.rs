@@ -3,7 +3,7 @@
 //! fewer loads and stores than loadstar", and the result as a `; test: peer`
 //! text test (docs/filetests.md).
 
-use super::{compare, Standing};
+use super::{compare, PeerError, Standing};
 use crate::oracle::{Finding, FindingKind};
 use crate::reduce::{reduce_with, Candidate, Limits, Reduction};
 use ir::{FuncId, Module};
@@ -28,20 +28,27 @@ pub fn missed_finding(module: &Module, passes: &str, detail: String) -> Finding 
 }
 
 /// Shrink `module` while LLVM's `opt -O2` still keeps fewer loads and stores
-/// than loadstar's `pm`; `None` when it does not to begin with.
-pub fn reduce_missed(module: &Module, pm: &PassManager, limits: &Limits) -> Option<Reduction> {
+/// than loadstar's `pm`; `Ok(None)` when it does not to begin with, an error
+/// when the first comparison cannot be made (candidates that cannot be
+/// compared are simply not kept).
+pub fn reduce_missed(
+    module: &Module,
+    pm: &PassManager,
+    limits: &Limits,
+) -> Result<Option<Reduction>, PeerError> {
     let passes = pm.names().join(",");
-    let missed = |m: &Module| {
-        compare(m, pm)
-            .ok()
-            .filter(|r| r.standing() == Standing::More)
-    };
-    let first = missed(module)?;
+    let first = compare(module, pm)?;
+    if first.standing() != Standing::More {
+        return Ok(None);
+    }
     let finding = missed_finding(module, &passes, first.render(&passes));
     let mut recheck = |c: &Candidate| {
-        missed(&c.module).map(|r| missed_finding(&c.module, &passes, r.render(&passes)))
+        compare(&c.module, pm)
+            .ok()
+            .filter(|r| r.standing() == Standing::More)
+            .map(|r| missed_finding(&c.module, &passes, r.render(&passes)))
     };
-    Some(reduce_with(&finding, &mut recheck, limits))
+    Ok(Some(reduce_with(&finding, &mut recheck, limits)))
 }
 
 /// The reduced module as a `; test: peer` text test that pins both counts.

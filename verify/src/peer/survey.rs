@@ -117,8 +117,12 @@ impl PeerSurvey {
     }
 }
 
-/// Programs waiting for one `opt` run (a sweep thread's share of the peer
-/// oracle), what they showed so far, and the first missed ones kept whole.
+/// One program a batch compared: its seed, the module and the comparison.
+pub type Compared = (u64, ir::Module, ModulePeer);
+
+/// Programs waiting for one `opt` run (one thread's share of a survey or of
+/// the sweep's peer oracle), what they showed so far, and the first missed
+/// ones kept whole.
 pub struct PeerBatcher {
     pm: passes::PassManager,
     pending: Vec<(u64, ir::Module)>,
@@ -144,29 +148,36 @@ impl PeerBatcher {
         }
     }
 
-    /// Queue one program; a full batch is compared at once.
-    pub fn push(&mut self, seed: u64, module: ir::Module) -> Result<(), super::PeerError> {
+    /// Queue one program; a full batch is compared at once and returned
+    /// (empty while the batch fills).
+    pub fn push(
+        &mut self,
+        seed: u64,
+        module: ir::Module,
+    ) -> Result<Vec<Compared>, super::PeerError> {
         self.pending.push((seed, module));
         if self.pending.len() >= Self::BATCH {
-            self.flush()?;
+            return self.flush();
         }
-        Ok(())
+        Ok(Vec::new())
     }
 
-    /// Compare every queued program.
-    pub fn flush(&mut self) -> Result<(), super::PeerError> {
+    /// Compare every queued program, count it, and return the comparisons.
+    pub fn flush(&mut self) -> Result<Vec<Compared>, super::PeerError> {
         if self.pending.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let batch = std::mem::take(&mut self.pending);
         let modules: Vec<&ir::Module> = batch.iter().map(|(_, m)| m).collect();
         let reports = super::compare_many(&modules, &self.pm)?;
-        for ((seed, module), r) in batch.iter().zip(&reports) {
-            self.survey.add(*seed, r);
+        let mut done = Vec::with_capacity(batch.len());
+        for ((seed, module), r) in batch.into_iter().zip(reports) {
+            self.survey.add(seed, &r);
             if r.standing() == Standing::More && self.missed.len() < Self::KEEP {
-                self.missed.push((*seed, module.clone()));
+                self.missed.push((seed, module.clone()));
             }
+            done.push((seed, module, r));
         }
-        Ok(())
+        Ok(done)
     }
 }

@@ -244,12 +244,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         for _ in 0..opts.jobs.max(1) {
             s.spawn(|| {
                 let mut local = Totals::default();
-                let mut peer = peer_pm.as_ref().map(|pm| {
-                    PeerBatcher::new(
-                        passes::PassManager::from_list(&pm.names().join(","))
-                            .expect("the pass list parsed once already"),
-                    )
-                });
+                let mut peer = peer_pm.clone().map(PeerBatcher::new);
                 let taken = checkers.lock().unwrap_or_else(|e| e.into_inner()).pop();
                 let mut checker = taken.unwrap_or_else(|| ProgramChecker::new(opts));
                 loop {
@@ -265,7 +260,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                     if let Some(b) = peer.as_mut() {
                         let pseed = program_seed(opts.seed, opts.shard.0, k);
                         let g = generate_from_seed(pseed, &opts.gen);
-                        if let Err(e) = b.push(pseed, g.module) {
+                        if let Err(e) = b.push(pseed, g.module).map(drop) {
                             *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
                                 Some(std::io::Error::other(e));
                             break;
@@ -291,7 +286,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                 local.worker_restarts += checker.restarts;
                 drop(checker);
                 if let Some(mut b) = peer {
-                    if let Err(e) = b.flush() {
+                    if let Err(e) = b.flush().map(drop) {
                         *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
                             Some(std::io::Error::other(e));
                     }
@@ -384,7 +379,9 @@ fn write_missed(
         max_checks: None,
     };
     for (seed, module) in missed {
-        if let Some(r) = crate::peer::reduce::reduce_missed(&module, pm, &limits) {
+        // The batch already compared it: an error now is a passing failure of
+        // `opt`, and the program is left out rather than the report.
+        if let Ok(Some(r)) = crate::peer::reduce::reduce_missed(&module, pm, &limits) {
             let text = crate::peer::reduce::peer_test_text(&r, pm);
             store::write_atomically(&dir.join(format!("missed-{seed}.ir")), text.as_bytes())?;
         }
