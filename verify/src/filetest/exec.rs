@@ -402,9 +402,16 @@ fn bless_case(cx: &mut Ctx, tf: &TestFile, case: &Case, actual: &Lines) {
     cx.edits.push(Edit::replace(&old, after, new));
 }
 
-/// Optimize a copy of `module` with each pass of `list` in turn, verifying after each.
-fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result<Module, String> {
+/// Optimize a copy of `module` with each pass of `list` in turn, verifying
+/// after each; the optimized module and the passes' counters.
+fn optimize(
+    module: &Module,
+    map: &SourceMap,
+    label: &str,
+    list: &str,
+) -> Result<(Module, passes::Stats), String> {
     let mut m = module.clone();
+    let mut stats = passes::Stats::default();
     let (names, seed) = match list.split_once('#') {
         Some((names, seed)) => (
             names,
@@ -419,8 +426,10 @@ fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result
             .map_err(|e| format!("{e}"))?
             .with_seed(seed)
             .with_invariant_checks(passes::peeps::CheckMode::FixedPoint);
-        pm.run(&mut m)
+        let run = pm
+            .run(&mut m)
             .map_err(|e| format!("pass `{name}` failed: {e}"))?;
+        stats.merge(&run);
         if let Err(errs) = ir::verify::verify_module(&m) {
             let rendered = crate::load::verify_error_lines(&errs, map, label).join("\n  ");
             return Err(format!(
@@ -445,7 +454,7 @@ fn optimize(module: &Module, map: &SourceMap, label: &str, list: &str) -> Result
             ))
         }
     }
-    Ok(m)
+    Ok((m, stats))
 }
 
 /// Whether the instructions of `a` and `b`, in layout order, have results of
@@ -558,7 +567,7 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
         .chain(tf.plans.iter().cloned())
     {
         let optimized = match optimize(&module, &map, cx.label, &list) {
-            Ok(m) => m,
+            Ok((m, _)) => m,
             Err(e) => {
                 cx.fail(tf.kind_line, format!("differential `{list}`: {e}"));
                 continue;
@@ -632,11 +641,11 @@ fn check_opt(cx: &mut Ctx, tf: &TestFile, list: &str) {
     let Some((module, map, func)) = load(cx, tf) else {
         return;
     };
-    let optimized = match optimize(&module, &map, cx.label, list) {
-        Ok(m) => m,
+    let (optimized, stats) = match optimize(&module, &map, cx.label, list) {
+        Ok(done) => done,
         Err(e) => return cx.fail(tf.kind_line, e),
     };
-    check_stats(cx, tf, &module, list);
+    check_stats(cx, tf, &stats);
     let printed = ir::print::print_module(&optimized);
     let check_failures = match_checks(&printed, &tf.checks);
     if !check_failures.is_empty() {
@@ -712,17 +721,9 @@ fn check_peer(cx: &mut Ctx, tf: &TestFile, list: &str) {
 }
 
 /// The `; stats:` lines of an opt test: each named counter has exactly its
-/// value after `list`, and every other counter of a pass named there is 0.
-fn check_stats(cx: &mut Ctx, tf: &TestFile, module: &Module, list: &str) {
-    if tf.stats.is_empty() {
-        return;
-    }
-    let mut m = module.clone();
-    let stats = match passes::PassManager::from_list(list).map(|pm| pm.run(&mut m)) {
-        Ok(Ok(stats)) => stats,
-        Ok(Err(e)) => return cx.fail(tf.kind_line, format!("`{list}` failed: {e}")),
-        Err(e) => return cx.fail(tf.kind_line, format!("{e}")),
-    };
+/// value in `stats` (the run of the pass list), and every other counter of a
+/// pass named there is 0.
+fn check_stats(cx: &mut Ctx, tf: &TestFile, stats: &passes::Stats) {
     for st in &tf.stats {
         let got = stats.get(&st.value.pass, &st.value.rule);
         if got != st.value.count {
