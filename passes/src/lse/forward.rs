@@ -221,6 +221,9 @@ fn fresh_zeros(func: &mut Function) -> Option<(Value, Value)> {
             } => fields = true,
             _ => {}
         }
+        if news && fields {
+            break;
+        }
     }
     (news && fields).then(|| (func.iconst(0), func.null()))
 }
