@@ -1,6 +1,9 @@
 //! `loadstar verify --generated N`: validate a pass list with the SMT checker
 //! over N generated programs (the sweep's generator) and report the verdict
-//! rates and the time per function (median and 95th percentile).
+//! rates and the time per function (median and 95th percentile), over all
+//! programs and again without the generator's size tail (the 150–400
+//! instruction programs, about one in twenty: `GenConfig::tail_chance`), so
+//! the figures for "~40-instruction programs" are read off the same run.
 
 use crate::commands::smt_verify::{verify_modules, FuncReport};
 use crate::gen::{generate_from_seed, GenConfig};
@@ -24,6 +27,9 @@ pub struct Survey {
     pub unconfirmed: usize,
     /// Solver gave up.
     pub unknown: usize,
+    /// Of those, how many hit the wall-clock backstop rather than the
+    /// resource count (too little CPU on a loaded machine).
+    pub unknown_wall: usize,
     /// The encoder could not express the function.
     pub unsupported: usize,
     /// Loop-free functions (no back edge, no call cut by the bound), and how many were fully proved.
@@ -32,10 +38,28 @@ pub struct Survey {
     pub times: Vec<Duration>,
     /// One line per finding or unsupported reason (program seed, function, verdict).
     pub notes: Vec<String>,
+    /// Programs of the size tail among those checked.
+    pub tail_programs: usize,
+    /// The same counts over the programs outside the size tail only.
+    pub without_tail: Option<Box<Survey>>,
 }
 
 impl Survey {
-    fn add(&mut self, seed: u64, r: &FuncReport) {
+    /// Count `r` (of program `seed`), and again in [`Survey::without_tail`]
+    /// when the program is not of the size tail.
+    fn add(&mut self, seed: u64, tail: bool, loop_free: bool, r: &FuncReport) {
+        self.count(seed, tail, loop_free, r);
+        if !tail {
+            let small = self.without_tail.get_or_insert_with(Box::default);
+            small.count(seed, false, loop_free, r);
+        }
+    }
+
+    fn count(&mut self, seed: u64, tail: bool, loop_free: bool, r: &FuncReport) {
+        if loop_free {
+            self.loop_free.0 += 1;
+            self.loop_free.1 += usize::from(r.verdict == Verdict::Proved);
+        }
         self.functions += 1;
         self.times.push(r.time);
         match (&r.verdict, r.confirmed) {
@@ -43,11 +67,15 @@ impl Survey {
             (Verdict::ProvedBounded(_), _) => self.bounded += 1,
             (Verdict::Counterexample { .. }, Some(true)) => self.counterexamples += 1,
             (Verdict::Counterexample { .. }, _) => self.unconfirmed += 1,
-            (Verdict::Unknown(_), _) => self.unknown += 1,
+            (Verdict::Unknown(why), _) => {
+                self.unknown += 1;
+                self.unknown_wall += usize::from(why == smt::check::WALL_CLOCK_TIMEOUT);
+            }
             (Verdict::Unsupported(_), _) => self.unsupported += 1,
         }
         if !matches!(r.verdict, Verdict::Proved | Verdict::ProvedBounded(_)) {
-            let mut note = format!("seed {seed} @{}: {}", r.name, r.label());
+            let tail = if tail { " (size tail)" } else { "" };
+            let mut note = format!("seed {seed}{tail} @{}: {}", r.name, r.label());
             if let Some(t) = &r.input_text {
                 let _ = write!(note, "\n  counterexample: {t}");
             }
@@ -55,8 +83,28 @@ impl Survey {
         }
     }
 
-    /// The summary lines.
+    /// The summary lines: the counts over every program, the same without
+    /// the size tail, then the notes.
     pub fn render(&self) -> String {
+        let mut out = self.counts();
+        if let Some(small) = &self.without_tail {
+            let _ = writeln!(
+                out,
+                "without the size tail ({} of the programs left out):",
+                self.tail_programs
+            );
+            for line in small.counts().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "{note}");
+        }
+        out
+    }
+
+    /// The verdict rates, the loop-free share and the times.
+    fn counts(&self) -> String {
         let mut t: Vec<f64> = self.times.iter().map(|d| d.as_secs_f64() * 1e3).collect();
         t.sort_by(f64::total_cmp);
         let pct = |p: f64| {
@@ -69,7 +117,7 @@ impl Survey {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "functions: {}; proved {} ({:.1} %), bounded {} ({:.1} %), counterexample {}, smt-unconfirmed {}, unknown {} ({:.1} %), unsupported {} ({:.1} %)",
+            "functions: {}; proved {} ({:.1} %), bounded {} ({:.1} %), counterexample {}, smt-unconfirmed {}, unknown {} ({:.1} %; {} at the wall-clock backstop), unsupported {} ({:.1} %)",
             self.functions,
             self.proved,
             rate(self.proved),
@@ -79,6 +127,7 @@ impl Survey {
             self.unconfirmed,
             self.unknown,
             rate(self.unknown),
+            self.unknown_wall,
             self.unsupported,
             rate(self.unsupported)
         );
@@ -95,9 +144,6 @@ impl Survey {
             pct(0.95),
             t.last().copied().unwrap_or(0.0)
         );
-        for note in &self.notes {
-            let _ = writeln!(out, "{note}");
-        }
         out
     }
 }
@@ -122,6 +168,7 @@ pub fn survey(
     for i in 0..n {
         let program_seed = seed.wrapping_add(i);
         let g = generate_from_seed(program_seed, &cfg);
+        s.tail_programs += usize::from(g.tail);
         let mut opt = g.module.clone();
         if let Err(e) = pm.run(&mut opt) {
             s.notes
@@ -148,11 +195,7 @@ pub fn survey(
                 && g.module
                     .func_by_name(&r.name)
                     .is_some_and(|f| !smt::unroll::Unrolling::new(g.module.func(f)).has_loops());
-            if loop_free {
-                s.loop_free.0 += 1;
-                s.loop_free.1 += usize::from(r.verdict == Verdict::Proved);
-            }
-            s.add(program_seed, &r);
+            s.add(program_seed, g.tail, loop_free, &r);
         }
     }
     Ok(s)

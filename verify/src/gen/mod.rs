@@ -85,6 +85,8 @@ pub struct Generated {
     pub module: Module,
     /// The function to run (`@main`).
     pub main: FuncId,
+    /// Whether it is a large program of the size tail ([`GenConfig::tail_chance`]).
+    pub tail: bool,
 }
 
 /// Build a module from `u`'s bytes. Never fails; always well-formed.
@@ -136,7 +138,7 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
         g.b.finish()
     };
     let main = module.add_func(main);
-    Generated { module, main }
+    Generated { module, main, tail }
 }
 
 fn build_helper(
