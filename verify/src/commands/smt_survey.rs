@@ -1,9 +1,10 @@
 //! `loadstar verify --generated N`: validate a pass list with the SMT checker
 //! over N generated programs (the sweep's generator) and report the verdict
 //! rates and the time per function (median and 95th percentile), over all
-//! programs and again without the generator's size tail (the 150–400
-//! instruction programs, about one in twenty: `GenConfig::tail_chance`), so
-//! the figures for "~40-instruction programs" are read off the same run.
+//! programs and again without the generator's size tail (programs with a
+//! budget of 150–400 instructions, about one in twenty:
+//! `GenConfig::tail_chance`), so the figures for "~40-instruction programs"
+//! are read off the same run.
 
 use crate::commands::smt_verify::{verify_modules, FuncReport};
 use crate::gen::{generate_from_seed, GenConfig};
@@ -199,4 +200,54 @@ pub fn survey(
         }
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(verdict: Verdict) -> FuncReport {
+        FuncReport {
+            name: "main".to_string(),
+            verdict,
+            confirmed: None,
+            input_text: None,
+            replay: None,
+            behaviours: None,
+            time: Duration::from_millis(3),
+        }
+    }
+
+    /// A tail program's unknown counts over all programs but not in the
+    /// figures without the tail; a wall-clock unknown is counted apart.
+    #[test]
+    fn the_tail_is_counted_apart() {
+        let mut s = Survey::default();
+        s.add(1, false, true, &report(Verdict::Proved));
+        s.add(2, false, false, &report(Verdict::ProvedBounded(2)));
+        let wall = smt::check::WALL_CLOCK_TIMEOUT.to_string();
+        s.add(3, true, false, &report(Verdict::Unknown(wall)));
+        s.add(4, true, false, &report(Verdict::Unknown("timeout".into())));
+        s.tail_programs = 2;
+        assert_eq!((s.functions, s.unknown, s.unknown_wall), (4, 2, 1));
+        let small = s.without_tail.as_ref().expect("programs outside the tail");
+        assert_eq!(
+            (small.functions, small.unknown, small.loop_free),
+            (2, 0, (1, 1))
+        );
+        let text = s.render();
+        assert!(
+            text.contains("unknown 2 (50.0 %; 1 at the wall-clock backstop)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("without the size tail (2 of the programs left out):"),
+            "{text}"
+        );
+        assert!(text.contains("  functions: 2; proved 1 (50.0 %)"), "{text}");
+        assert!(
+            text.contains("seed 3 (size tail) @main: unknown (timeout, wall clock)"),
+            "{text}"
+        );
+    }
 }
