@@ -159,7 +159,7 @@ pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Mod
         let id = FuncId::new(i);
         sm.funcs.insert(id, f.pos);
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
-        let func = FuncResolver::new(&d, &m, func, id, &mut sm, f).resolve(f)?;
+        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f)?;
         m.funcs[i] = func;
     }
     Ok((m, sm))
@@ -206,6 +206,8 @@ fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<Fi
 struct FuncResolver<'a> {
     d: &'a Decls<'a>,
     m: &'a Module,
+    /// The syntax tree (its instructions and side vectors).
+    ast: &'a AstModule<'a>,
     func: Function,
     id: FuncId,
     sm: &'a mut SourceMap,
@@ -225,6 +227,7 @@ impl<'a> FuncResolver<'a> {
     fn new(
         d: &'a Decls<'a>,
         m: &'a Module,
+        ast: &'a AstModule<'a>,
         func: Function,
         id: FuncId,
         sm: &'a mut SourceMap,
@@ -233,6 +236,7 @@ impl<'a> FuncResolver<'a> {
         FuncResolver {
             d,
             m,
+            ast,
             func,
             id,
             sm,
@@ -247,6 +251,16 @@ impl<'a> FuncResolver<'a> {
     /// The text of value name `n`.
     fn vname(&self, n: &Local<'_>) -> &'a str {
         self.value_names[n.id as usize]
+    }
+
+    /// The written type `t`.
+    fn texpr(&self, t: TypeIdx) -> &'a TypeExpr {
+        &self.ast.types[t.0 as usize]
+    }
+
+    /// The instructions of block `b`.
+    fn insts(&self, b: &AstBlock<'_>) -> &'a [AstInst<'a>] {
+        &self.ast.insts[b.insts.range()]
     }
 
     /// The text of label `n`.
@@ -267,7 +281,7 @@ impl<'a> FuncResolver<'a> {
             }
         }
         self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
-        let n_insts: usize = f.blocks.iter().map(|b| b.insts.len()).sum();
+        let n_insts: usize = f.blocks.iter().map(|b| b.insts.len as usize).sum();
         self.sm.insts[self.id.index()].reserve_exact(n_insts);
         self.func.insts.reserve_exact(n_insts);
         self.func.values.reserve(n_insts);
@@ -275,7 +289,7 @@ impl<'a> FuncResolver<'a> {
             let id = self.func.add_block(self.lname(&b.label));
             self.func.blocks[id.index()]
                 .insts
-                .reserve_exact(b.insts.len());
+                .reserve_exact(b.insts.len as usize);
             if self.blocks[b.label.id as usize].replace(id).is_some() {
                 return Err(self.err(
                     b.label.pos,
@@ -287,7 +301,7 @@ impl<'a> FuncResolver<'a> {
         let mut placed = Vec::with_capacity(n_insts);
         for (bi, b) in f.blocks.iter().enumerate() {
             let block = self.func.layout[bi];
-            for inst in &b.insts {
+            for inst in self.insts(b) {
                 let produces = self.produces_value(inst)?;
                 match (&inst.result, produces) {
                     (Some(r), false) => {
@@ -295,7 +309,7 @@ impl<'a> FuncResolver<'a> {
                             r.pos,
                             format!(
                                 "'{}' produces no value, so it cannot be assigned to %{}",
-                                inst.mnemonic,
+                                inst.op.mnemonic(),
                                 self.vname(r)
                             ),
                         ))
@@ -305,7 +319,8 @@ impl<'a> FuncResolver<'a> {
                             inst.pos,
                             format!(
                                 "'{}' produces a value: write '%name = {} ...'",
-                                inst.mnemonic, inst.mnemonic
+                                inst.op.mnemonic(),
+                                inst.op.mnemonic()
                             ),
                         ))
                     }
@@ -412,10 +427,10 @@ impl<'a> FuncResolver<'a> {
     fn check_operand(&self, o: &Operand<'_>) -> PResult<()> {
         match o {
             Operand::Value(n) => self.value(n).map(drop),
-            Operand::TypedNull(t) => match self.d.resolve_type(t)? {
+            Operand::TypedNull(t) => match self.d.resolve_type(self.texpr(*t))? {
                 ty if ty.is_ref() => Ok(()),
                 ty => Err(self.err(
-                    t.pos,
+                    self.texpr(*t).pos,
                     format!("'(null: {})' needs a reference type", self.m.type_name(ty)),
                 )),
             },
@@ -426,7 +441,7 @@ impl<'a> FuncResolver<'a> {
     fn check_base(&self, b: &AddrBase<'_>) -> PResult<()> {
         match b {
             AddrBase::Value(n) => self.value(n).map(drop),
-            AddrBase::Null(t) => self.d.resolve_type(t).map(drop),
+            AddrBase::Null(t, _) => self.d.resolve_type(self.texpr(*t)).map(drop),
         }
     }
 
@@ -457,11 +472,17 @@ impl<'a> FuncResolver<'a> {
                 self.check_addr(addr)?;
                 ops(&[v])
             }
-            AstOp::Call(_, args) => args.iter().try_for_each(|o| self.check_operand(o)),
-            AstOp::Phi(entries) => entries.iter().try_for_each(|(l, v)| {
-                self.block(l)?;
-                self.check_operand(v)
-            }),
+            AstOp::Call(_, args) => self.ast.args[args.range()]
+                .iter()
+                .try_for_each(|o| self.check_operand(o)),
+            AstOp::Phi(entries) => {
+                self.ast.phi_entries[entries.range()]
+                    .iter()
+                    .try_for_each(|(l, v)| {
+                        self.block(l)?;
+                        self.check_operand(v)
+                    })
+            }
             AstOp::Jmp(l) => self.block(l).map(drop),
             AstOp::Br(c, t, e) => {
                 self.check_operand(c)?;
@@ -477,7 +498,7 @@ impl<'a> FuncResolver<'a> {
         match o {
             Operand::Int(_) => Some(Type::I64),
             Operand::Null => Some(Type::NULL),
-            Operand::TypedNull(t) => self.d.resolve_type(t).ok(),
+            Operand::TypedNull(t) => self.d.resolve_type(self.texpr(*t)).ok(),
             Operand::Value(n) => self
                 .values
                 .get(n.id as usize)
@@ -505,7 +526,7 @@ impl<'a> FuncResolver<'a> {
     fn base_type(&self, base: &AddrBase<'_>) -> PResult<Option<Type>> {
         match base {
             AddrBase::Value(n) => Ok(self.known[self.value(n)?.index()]),
-            AddrBase::Null(t) => Ok(Some(self.d.resolve_type(t)?)),
+            AddrBase::Null(t, _) => Ok(Some(self.d.resolve_type(self.texpr(*t))?)),
         }
     }
 
@@ -513,7 +534,7 @@ impl<'a> FuncResolver<'a> {
     fn base_text(&self, base: &AddrBase<'_>, ty: Type) -> String {
         match base {
             AddrBase::Value(n) => format!("%{}", self.vname(n)),
-            AddrBase::Null(_) => format!("(null: {})", self.m.type_name(ty)),
+            AddrBase::Null(..) => format!("(null: {})", self.m.type_name(ty)),
         }
     }
 
@@ -554,7 +575,7 @@ impl<'a> FuncResolver<'a> {
     fn base_value(&mut self, base: &AddrBase<'_>) -> PResult<Value> {
         match base {
             AddrBase::Value(n) => self.value(n),
-            AddrBase::Null(_) => Ok(self.func.null()),
+            AddrBase::Null(..) => Ok(self.func.null()),
         }
     }
 
@@ -571,9 +592,11 @@ impl<'a> FuncResolver<'a> {
         Ok(match op {
             AstOp::Unary(UnOp::Copy, a) => self.merge_type([a].into_iter()),
             AstOp::Select(_, a, b) => self.merge_type([a, b].into_iter()),
-            AstOp::Phi(entries) => self.merge_type(entries.iter().map(|(_, v)| v)),
+            AstOp::Phi(entries) => {
+                self.merge_type(self.ast.phi_entries[entries.range()].iter().map(|(_, v)| v))
+            }
             AstOp::New(name) => Some(Type::object(self.new_struct(name)?)),
-            AstOp::NewArray(t, _) => Some(self.d.resolve_type(t)?.array_of()),
+            AstOp::NewArray(t, _) => Some(self.d.resolve_type(self.texpr(*t))?.array_of()),
             AstOp::Load(AstAddr::Field(b, f), _) => {
                 self.base_struct(b, f)?.map(|f| self.m.field(f).ty)
             }
@@ -672,7 +695,9 @@ impl<'a> FuncResolver<'a> {
                 operand(a);
                 operand(b);
             }
-            AstOp::Phi(entries) => entries.iter().for_each(|(_, v)| operand(v)),
+            AstOp::Phi(entries) => self.ast.phi_entries[entries.range()]
+                .iter()
+                .for_each(|(_, v)| operand(v)),
             AstOp::Load(
                 AstAddr::Field(AddrBase::Value(n), _) | AstAddr::Elem(AddrBase::Value(n), _),
                 _,
@@ -781,7 +806,7 @@ impl<'a> FuncResolver<'a> {
             }
             AstOp::New(n) => InstKind::New(self.new_struct(n)?),
             AstOp::NewArray(t, n) => InstKind::NewArray {
-                elem: self.d.resolve_type(t)?,
+                elem: self.d.resolve_type(self.texpr(*t))?,
                 len: self.operand(n)?,
             },
             AstOp::Load(a, volatile) => InstKind::Load {
@@ -796,7 +821,7 @@ impl<'a> FuncResolver<'a> {
             AstOp::Len(a) => InstKind::Len(self.operand(a)?),
             AstOp::Call(c, args) => InstKind::Call {
                 callee: self.callee(c)?.0,
-                args: args
+                args: self.ast.args[args.range()]
                     .iter()
                     .map(|a| self.operand(a))
                     .collect::<PResult<_>>()?,
@@ -804,7 +829,7 @@ impl<'a> FuncResolver<'a> {
             AstOp::Escape(a) => InstKind::Escape(self.operand(a)?),
             AstOp::Guard(a) => InstKind::Guard(self.operand(a)?),
             AstOp::Phi(entries) => InstKind::Phi(
-                entries
+                self.ast.phi_entries[entries.range()]
                     .iter()
                     .map(|(l, v)| Ok((self.block(l)?, self.operand(v)?)))
                     .collect::<PResult<_>>()?,
