@@ -65,8 +65,15 @@ impl<'a> Decls<'a> {
     }
 }
 
-/// Resolve a syntax tree into a module and its source map.
-pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Module, SourceMap)> {
+/// Resolve a syntax tree into a module and its source map, calling
+/// `resolved` on each function as soon as its body is in the module (every
+/// function's signature already is): a check that reads the function then
+/// finds it still in the cache.
+pub fn resolve_module<'a>(
+    ast: &'a AstModule<'a>,
+    file: &'a str,
+    mut resolved: impl FnMut(&Module, FuncId),
+) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
         file,
@@ -125,6 +132,11 @@ pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Mod
             effects: None,
         });
     }
+    // Sized once: a module of many small functions grows none of these.
+    m.funcs.reserve_exact(ast.funcs.len());
+    d.func_rets.reserve_exact(ast.funcs.len());
+    d.at_names
+        .reserve(ast.globals.len() + ast.externs.len() + ast.funcs.len());
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
         let mut func = Function::new(f.name.text, ret);
@@ -155,12 +167,14 @@ pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Mod
         insts: vec![Vec::new(); ast.funcs.len()],
         ..SourceMap::default()
     };
+    sm.funcs.reserve(ast.funcs.len());
     for (i, f) in ast.funcs.iter().enumerate() {
         let id = FuncId::new(i);
         sm.funcs.insert(id, f.pos);
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
         let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f)?;
         m.funcs[i] = func;
+        resolved(&m, id);
     }
     Ok((m, sm))
 }
