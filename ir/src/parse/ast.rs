@@ -277,3 +277,20 @@ pub struct AstInst<'s> {
     /// What it does.
     pub op: AstOp<'s>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instruction_node_stays_small() {
+        // The syntax tree of a big module is written once and read back by
+        // the resolver: its size is memory traffic per instruction.
+        assert!(
+            std::mem::size_of::<AstInst>() <= 88,
+            "{} bytes",
+            std::mem::size_of::<AstInst>()
+        );
+        assert!(std::mem::size_of::<Operand>() <= 16);
+    }
+}
