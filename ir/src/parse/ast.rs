@@ -112,6 +112,12 @@ pub struct AstModule<'s> {
     pub externs: Vec<AstExtern<'s>>,
     /// `func` definitions.
     pub funcs: Vec<AstFunc<'s>>,
+    /// The blocks of every function, in order (each function a run).
+    pub blocks: Vec<AstBlock<'s>>,
+    /// The distinct value names of every function (each function a run).
+    pub value_names: Vec<&'s str>,
+    /// The distinct labels of every function (each function a run).
+    pub label_names: Vec<&'s str>,
     /// The instructions of every function, in order (each block a run).
     pub insts: Vec<AstInst<'s>>,
     /// The types written in instructions (`(null: T)`, `newarray T`).
@@ -177,12 +183,12 @@ pub struct AstFunc<'s> {
     pub params: Vec<(Local<'s>, TypeExpr)>,
     /// Return type.
     pub ret: Option<TypeExpr>,
-    /// Blocks in order.
-    pub blocks: Vec<AstBlock<'s>>,
-    /// The distinct value names, by [`Local`] id.
-    pub value_names: Vec<&'s str>,
-    /// The distinct labels, by [`Local`] id.
-    pub label_names: Vec<&'s str>,
+    /// Blocks in order: a run of [`AstModule::blocks`].
+    pub blocks: Span,
+    /// The distinct value names, by [`Local`] id: a run of [`AstModule::value_names`].
+    pub value_names: Span,
+    /// The distinct labels, by [`Local`] id: a run of [`AstModule::label_names`].
+    pub label_names: Span,
 }
 
 /// `label:` and its instructions.

@@ -36,8 +36,12 @@ pub(crate) struct Interner<'s> {
     short: FxHashMap<[u64; 2], u32>,
     /// Longer names.
     long: FxHashMap<&'s str, u32>,
-    /// The distinct names, by id (the next id is its length).
+    /// The distinct names of every function so far, by id from `base` on
+    /// for the current one (whose next id is their number): kept, so that
+    /// the syntax tree takes them all at once instead of a copy per function.
     names: Vec<&'s str>,
+    /// Where the current function's names start in `names`.
+    base: usize,
 }
 
 /// `name` (at most 16 bytes) zero-padded into two words. Names are made of
@@ -81,7 +85,7 @@ impl<'s> Interner<'s> {
     #[inline]
     pub fn id(&mut self, name: &'s str) -> u32 {
         if let Some((prefix, n)) = numbered(name) {
-            let next = self.names.len() as u32;
+            let next = self.count() as u32;
             let series = self.series_of(prefix);
             if let Some(&id) = self.series[series].get(n).filter(|&&id| id != NONE) {
                 return id;
@@ -95,9 +99,10 @@ impl<'s> Interner<'s> {
             }
             // The series grows to `n` while all series together hold at most
             // a few slots per name (and a few thousand to start with).
+            let budget = 4 * self.count() + 4096;
             let ids = &mut self.series[series];
             let grow = (n + 1).saturating_sub(ids.len());
-            if self.slots + grow <= 4 * self.names.len() + 4096 {
+            if self.slots + grow <= budget {
                 if grow > 0 {
                     ids.resize(n + 1, NONE);
                     self.slots += grow;
@@ -110,7 +115,7 @@ impl<'s> Interner<'s> {
         } else if let Some(id) = self.other(name) {
             return id;
         }
-        let next = self.names.len() as u32;
+        let next = self.count() as u32;
         if name.len() <= 16 {
             self.short.insert(pack(name), next);
         } else {
@@ -154,13 +159,30 @@ impl<'s> Interner<'s> {
         s
     }
 
-    /// The distinct names seen, by id (taken out: the interner keeps its
-    /// tables but no longer knows them by id).
-    pub fn take_names(&mut self) -> Vec<&'s str> {
+    /// The number of distinct names of the current function.
+    fn count(&self) -> usize {
+        self.names.len() - self.base
+    }
+
+    /// The distinct names of the current function, by id.
+    pub fn names(&self) -> &[&'s str] {
+        &self.names[self.base..]
+    }
+
+    /// Where the current function's names start in [`Interner::all_names`].
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// The names of every function so far, one function after the other
+    /// (taken out: the interner starts again empty).
+    pub fn all_names(&mut self) -> Vec<&'s str> {
+        self.base = 0;
         std::mem::take(&mut self.names)
     }
 
-    /// Forget every name (keeping the tables' memory for the next function).
+    /// Forget every name (keeping the tables' memory for the next function;
+    /// the names stay in [`Interner::all_names`]).
     pub fn clear(&mut self) {
         self.prefixes.clear();
         for s in &mut self.series[..self.series_used] {
@@ -172,7 +194,7 @@ impl<'s> Interner<'s> {
         self.diverted = false;
         self.short.clear();
         self.long.clear();
-        self.names.clear();
+        self.base = self.names.len();
     }
 }
 
@@ -191,12 +213,16 @@ mod tests {
         assert_eq!(i.id("exactly_16_bytes"), 3);
         assert_eq!(i.id(long), 2);
         assert_eq!(i.id("exactly_16_byte"), 4);
-        let names = i.take_names();
+        let names = i.names();
         assert_eq!(names.len(), 5);
         assert_eq!(names[2], long);
         assert_eq!(names[4], "exactly_16_byte");
         i.clear();
         assert_eq!(i.id("x1"), 0);
+        // The next function's names follow the first's in the module-wide list.
+        assert_eq!((i.base(), i.names()), (5, &["x1"][..]));
+        let all = i.all_names();
+        assert_eq!((all.len(), all[5]), (6, "x1"));
     }
 
     #[test]
@@ -225,7 +251,7 @@ mod tests {
         for (k, n) in names.iter().enumerate().rev() {
             assert_eq!(i.id(n), k as u32, "{n}");
         }
-        assert_eq!(i.take_names(), names);
+        assert_eq!(i.names(), names);
         i.clear();
         assert_eq!(i.id("v10"), 0);
         assert_eq!(i.id("v1"), 1);

@@ -142,7 +142,10 @@ pub fn resolve_module<'a>(
         let mut func = Function::new(f.name.text, ret);
         for (p, ty) in &f.params {
             let ty = d.resolve_type(ty)?;
-            func.add_param(Some(f.value_names[p.id as usize]), ty);
+            func.add_param(
+                Some(ast.value_names[f.value_names.range()][p.id as usize]),
+                ty,
+            );
         }
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
@@ -257,8 +260,8 @@ impl<'a> FuncResolver<'a> {
             values: Vec::new(),
             blocks: Vec::new(),
             known: Vec::new(),
-            value_names: &f.value_names,
-            label_names: &f.label_names,
+            value_names: &ast.value_names[f.value_names.range()],
+            label_names: &ast.label_names[f.label_names.range()],
         }
     }
 
@@ -287,19 +290,20 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn resolve(mut self, f: &AstFunc<'a>) -> PResult<Function> {
-        self.values = vec![None; f.value_names.len()];
-        self.blocks = vec![None; f.label_names.len()];
+        self.values = vec![None; self.value_names.len()];
+        self.blocks = vec![None; self.label_names.len()];
         for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
             if self.values[p.id as usize].replace(v).is_some() {
                 return Err(self.err(p.pos, format!("value %{} is defined twice", self.vname(p))));
             }
         }
         self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
-        let n_insts: usize = f.blocks.iter().map(|b| b.insts.len as usize).sum();
+        let blocks = &self.ast.blocks[f.blocks.range()];
+        let n_insts: usize = blocks.iter().map(|b| b.insts.len as usize).sum();
         self.sm.insts[self.id.index()].reserve_exact(n_insts);
         self.func.insts.reserve_exact(n_insts);
         self.func.values.reserve(n_insts);
-        for b in &f.blocks {
+        for b in blocks {
             let id = self.func.add_block(self.lname(&b.label));
             self.func.blocks[id.index()]
                 .insts
@@ -313,7 +317,7 @@ impl<'a> FuncResolver<'a> {
         }
         // Step 1: place every instruction and name every result.
         let mut placed = Vec::with_capacity(n_insts);
-        for (bi, b) in f.blocks.iter().enumerate() {
+        for (bi, b) in blocks.iter().enumerate() {
             let block = self.func.layout[bi];
             for inst in self.insts(b) {
                 let produces = self.produces_value(inst)?;

@@ -54,6 +54,7 @@ fn expect_global<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
 struct Sink<'s> {
     values: Interner<'s>,
     labels: Interner<'s>,
+    blocks: Vec<AstBlock<'s>>,
     insts: Vec<AstInst<'s>>,
     types: Vec<TypeExpr>,
     args: Vec<Operand<'s>>,
@@ -128,6 +129,9 @@ pub fn parse_module_syntax<'s>(c: &mut Cursor<'s>) -> PResult<AstModule<'s>> {
         let t = *c.peek();
         match t.tok {
             Tok::Eof => {
+                m.blocks = names.blocks;
+                m.value_names = names.values.all_names();
+                m.label_names = names.labels.all_names();
                 m.insts = names.insts;
                 m.types = names.types;
                 m.args = names.args;
@@ -267,7 +271,7 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
     }
     let ret = parse_ret(c)?;
     c.expect_punct('{', "to open the function body")?;
-    let mut blocks: Vec<AstBlock> = Vec::new();
+    let first_block = names.blocks.len();
     loop {
         let t = *c.peek();
         match t.tok {
@@ -280,7 +284,7 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
                 c.next();
                 c.next();
                 let start = names.insts.len() as u32;
-                blocks.push(AstBlock {
+                names.blocks.push(AstBlock {
                     label,
                     insts: Span { start, len: 0 },
                 });
@@ -288,15 +292,17 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
             Tok::Eof => return Err(c.expected("'}' to close the function body")),
             _ => {
                 let inst = parse_inst(c, names)?;
-                let Some(block) = blocks.last_mut() else {
+                if names.blocks.len() == first_block {
                     return Err(c.error_at(
                         inst.pos,
                         "expected a block label like 'entry:' before the first instruction"
                             .to_string(),
                     ));
-                };
+                }
                 names.insts.push(inst);
-                block.insts.len += 1;
+                if let Some(block) = names.blocks.last_mut() {
+                    block.insts.len += 1;
+                }
                 let next = c.peek();
                 if !next.line_start && next.tok != Tok::Eof {
                     return Err(c.expected("the end of the line after the instruction"));
@@ -304,7 +310,7 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
             }
         }
     }
-    if blocks.is_empty() {
+    if names.blocks.len() == first_block {
         return Err(c.error_at(pos, format!("function @{} has no blocks", name.text)));
     }
     Ok(AstFunc {
@@ -312,10 +318,18 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
         name,
         params,
         ret,
-        blocks,
-        value_names: names.values.take_names(),
-        label_names: names.labels.take_names(),
+        blocks: span_from(&names.blocks, first_block),
+        value_names: run_of(&names.values),
+        label_names: run_of(&names.labels),
     })
+}
+
+/// The current function's names in the module-wide list of `interner`.
+fn run_of(interner: &Interner) -> Span {
+    Span {
+        start: interner.base() as u32,
+        len: interner.names().len() as u32,
+    }
 }
 
 /// Describe the operand position for messages: "first", "second", ...
