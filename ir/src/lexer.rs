@@ -421,6 +421,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// The number of lines of the text (an upper bound on its instructions).
+    pub fn line_count(&self) -> usize {
+        self.lexer.bytes.iter().filter(|&&b| b == b'\n').count() + 1
+    }
+
     /// The current token.
     pub fn peek(&self) -> &Token<'a> {
         &self.look[0]

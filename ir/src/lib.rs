@@ -39,7 +39,7 @@ pub use input_text::{parse_input_spec, print_input_spec};
 pub use inst::{Addr, BinOp, Callee, FieldRef, InstKind, UnOp};
 pub use loops::{Loop, LoopId, LoopInfo};
 pub use module::{EffectLoc, Extern, ExternEffects, FieldDecl, Global, Module, StructDecl};
-pub use parse::parse_module;
+pub use parse::{parse_module, parse_verified, LoadError};
 pub use print::{print_function, print_inst, print_module, Names};
 pub use source_map::SourceMap;
 pub use types::{Base, Type};

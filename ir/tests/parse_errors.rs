@@ -8,6 +8,8 @@ use ir::{
 };
 use proptest::prelude::*;
 
+mod mutate_support;
+
 const DECLS: &str = "type Point { x: i64, y: i64 }\ntype Node { val: i64, next: Node }\n";
 
 fn parse(src: &str) -> Module {
@@ -423,19 +425,7 @@ proptest! {
     fn mutations_of_valid_text_never_panic(
         edits in proptest::collection::vec((any::<usize>(), 0usize..3, "\\PC{0,3}"), 1..6)
     ) {
-        let mut text: Vec<char> = valid_corpus().chars().collect();
-        for (at, kind, insert) in edits {
-            let at = at % (text.len() + 1);
-            match kind {
-                0 => { text.splice(at..at, insert.chars()); }
-                1 => { let end = (at + 3).min(text.len()); text.drain(at..end); }
-                _ => {
-                    let end = (at + insert.chars().count()).min(text.len());
-                    text.splice(at..end, insert.chars());
-                }
-            }
-        }
-        let s: String = text.into_iter().collect();
+        let s = mutate_support::apply_edits(&valid_corpus(), &edits);
         if let Ok((m, _)) = parse_module(&s, "fuzz") {
             // Whatever parses must print and reparse to the same text.
             let p = print_module(&m);

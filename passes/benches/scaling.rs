@@ -29,11 +29,7 @@ fn bench(c: &mut Criterion) {
                 m.funcs.iter().map(|f| f.placed_inst_count() as u64).sum(),
             ));
             g.bench_function(format!("{}/parse+verify/{n}", shape.name), |b| {
-                b.iter(|| {
-                    let (m, _) = ir::parse_module(&text, shape.name).unwrap();
-                    ir::verify::verify_module(&m).unwrap();
-                    m
-                })
+                b.iter(|| ir::parse_verified(&text, shape.name).unwrap().0)
             });
             for &pass in PASSES {
                 let mut pm = PassManager::from_list(pass).expect("known pass");

@@ -7,7 +7,8 @@
 //! valgrind --tool=callgrind target/release/examples/scaling_ratios --count huge_block 10000
 //! ```
 //!
-//! `--count SHAPE N` runs each column once on one shape, each inside its own
+//! `--count SHAPE N [--passes dce,gvn]` runs each column (or parse + verify
+//! and the columns listed) once on one shape, each inside its own
 //! never-inlined function (`count_parse_verify`, `count_lse`, ...), so that
 //! `callgrind_annotate --inclusive=yes` gives the instruction count of every
 //! column: a load-independent measure of the work (see the README).
@@ -61,11 +62,11 @@ impl Instant {
     }
 }
 
-/// The time of one parse + verify of `text`, and the module.
+/// The time of one parse + verify of `text` (as `loadstar` loads a file:
+/// each function verified as soon as it is parsed), and the module.
 fn parse_once(text: &str) -> (Duration, Module) {
     let t = Instant::now();
-    let (m, _) = ir::parse_module(text, "shape").expect("shape parses");
-    ir::verify::verify_module(&m).expect("shape verifies");
+    let (m, _) = ir::parse_verified(text, "shape").expect("shape parses and verifies");
     (t.elapsed(), m)
 }
 
@@ -114,6 +115,9 @@ fn count_parse_verify(text: &str) -> Module {
     parse_once(text).1
 }
 
+/// A column's counting function.
+type CountFn = fn(&Module);
+
 /// One never-inlined function per pass column, named for callgrind.
 macro_rules! count_fns {
     ($($f:ident = $pass:literal),*) => {
@@ -144,12 +148,22 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .unwrap_or(10_000);
         let text = (shape.build)(n);
+        // `--passes a,b` limits the pass columns run after parse + verify.
+        let only: Option<Vec<&str>> = arg(&args, "--passes").map(|s| s.split(',').collect());
+        let wanted = |c: &str| only.as_ref().is_none_or(|o| o.contains(&c));
         let m = count_parse_verify(&text);
-        count_lse(&m);
-        count_gvn(&m);
-        count_peeps(&m);
-        count_dce(&m);
-        count_pipeline(&m);
+        let counts: [(&str, CountFn); 5] = [
+            ("lse", count_lse),
+            ("gvn", count_gvn),
+            ("peeps", count_peeps),
+            ("dce", count_dce),
+            ("pipeline", count_pipeline),
+        ];
+        for (name, count) in counts {
+            if wanted(name) {
+                count(&m);
+            }
+        }
         return;
     }
     if let Some(name) = arg(&args, "--write") {

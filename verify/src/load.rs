@@ -1,7 +1,7 @@
 //! Loading user files: read, parse, verify, and turn every problem into one
 //! diagnostic that names the file, line and column.
 
-use ir::verify::{verify_module, VerifyError};
+use ir::verify::VerifyError;
 use ir::{FuncId, Function, InputSpec, Module, SourceMap};
 use std::fmt;
 
@@ -38,11 +38,12 @@ pub fn load_file(path: &str) -> Result<Loaded, Diagnostic> {
 
 /// Parse and verify `text`, naming it `file` in diagnostics.
 pub fn load_text(text: &str, file: &str) -> Result<Loaded, Diagnostic> {
-    let (module, source_map) =
-        ir::parse_module(text, file).map_err(|e| Diagnostic(e.to_string()))?;
-    if let Err(errors) = verify_module(&module) {
-        return Err(Diagnostic(format_verify_errors(&errors, &source_map, file)));
-    }
+    // Each function is verified as soon as it is parsed (while it is in the
+    // cache); the errors are those of parsing and then verifying.
+    let (module, source_map) = ir::parse_verified(text, file).map_err(|e| match e {
+        ir::LoadError::Parse(e) => Diagnostic(e.to_string()),
+        ir::LoadError::Verify(errors, map) => Diagnostic(format_verify_errors(&errors, &map, file)),
+    })?;
     Ok(Loaded {
         module,
         source_map,

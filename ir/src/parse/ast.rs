@@ -2,6 +2,13 @@
 //!
 //! The syntax pass produces this; the resolver turns it into a [`crate::Module`]
 //! once every declaration (which may come later in the file) is known.
+//!
+//! The instructions of the whole module sit in one vector ([`AstModule::insts`],
+//! reserved once from the number of lines), and what an instruction has a
+//! variable number of (phi entries, call arguments) or rarely has (the type of
+//! `(null: T)`, of `newarray`) sits in side vectors it indexes: an
+//! instruction owns no memory, so the tree is built without an allocation per
+//! block or instruction, read front to back, and dropped without a walk.
 
 use crate::error::Pos;
 use crate::inst::{BinOp, UnOp};
@@ -53,16 +60,35 @@ pub struct TypeExpr {
     pub pos: Pos,
 }
 
+/// A written type of an instruction: its index in [`AstModule::types`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TypeIdx(pub u32);
+
+/// A run of a side vector of [`AstModule`] (phi entries, call arguments).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Span {
+    /// The index of the first element.
+    pub start: u32,
+    /// How many.
+    pub len: u32,
+}
+
+impl Span {
+    /// The indices of the run.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.start as usize + self.len as usize
+    }
+}
+
 /// The base of a field or element address.
-#[derive(Clone, Debug)]
+#[derive(Copy, Clone, Debug)]
 pub enum AddrBase<'s> {
     /// `%o`.
     Value(Local<'s>),
     /// `(null: T)`: the null constant at a declared type, so that the field or
-    /// element can be resolved (an access through it always traps). Boxed,
-    /// as in [`Operand::TypedNull`]: rare, and it would triple the size of
-    /// every address.
-    Null(Box<TypeExpr>),
+    /// element can be resolved (an access through it always traps). The type
+    /// is in [`AstModule::types`], as in [`Operand::TypedNull`].
+    Null(TypeIdx, Pos),
 }
 
 impl AddrBase<'_> {
@@ -70,7 +96,7 @@ impl AddrBase<'_> {
     pub fn pos(&self) -> Pos {
         match self {
             AddrBase::Value(n) => n.pos,
-            AddrBase::Null(t) => t.pos,
+            AddrBase::Null(_, pos) => *pos,
         }
     }
 }
@@ -86,6 +112,20 @@ pub struct AstModule<'s> {
     pub externs: Vec<AstExtern<'s>>,
     /// `func` definitions.
     pub funcs: Vec<AstFunc<'s>>,
+    /// The blocks of every function, in order (each function a run).
+    pub blocks: Vec<AstBlock<'s>>,
+    /// The distinct value names of every function (each function a run).
+    pub value_names: Vec<&'s str>,
+    /// The distinct labels of every function (each function a run).
+    pub label_names: Vec<&'s str>,
+    /// The instructions of every function, in order (each block a run).
+    pub insts: Vec<AstInst<'s>>,
+    /// The types written in instructions (`(null: T)`, `newarray T`).
+    pub types: Vec<TypeExpr>,
+    /// The operands of every call, in order (each call a run).
+    pub args: Vec<Operand<'s>>,
+    /// The entries of every phi, in order (each phi a run).
+    pub phi_entries: Vec<(Local<'s>, Operand<'s>)>,
 }
 
 /// `type T { f: ty, ... }`.
@@ -143,12 +183,12 @@ pub struct AstFunc<'s> {
     pub params: Vec<(Local<'s>, TypeExpr)>,
     /// Return type.
     pub ret: Option<TypeExpr>,
-    /// Blocks in order.
-    pub blocks: Vec<AstBlock<'s>>,
-    /// The distinct value names, by [`Local`] id.
-    pub value_names: Vec<&'s str>,
-    /// The distinct labels, by [`Local`] id.
-    pub label_names: Vec<&'s str>,
+    /// Blocks in order: a run of [`AstModule::blocks`].
+    pub blocks: Span,
+    /// The distinct value names, by [`Local`] id: a run of [`AstModule::value_names`].
+    pub value_names: Span,
+    /// The distinct labels, by [`Local`] id: a run of [`AstModule::label_names`].
+    pub label_names: Span,
 }
 
 /// `label:` and its instructions.
@@ -156,12 +196,12 @@ pub struct AstFunc<'s> {
 pub struct AstBlock<'s> {
     /// The label.
     pub label: Local<'s>,
-    /// Its instructions.
-    pub insts: Vec<AstInst<'s>>,
+    /// Its instructions: a run of [`AstModule::insts`].
+    pub insts: Span,
 }
 
 /// An operand: a value name, an integer literal or `null`.
-#[derive(Clone, Debug)]
+#[derive(Copy, Clone, Debug)]
 pub enum Operand<'s> {
     /// `%v`.
     Value(Local<'s>),
@@ -169,13 +209,13 @@ pub enum Operand<'s> {
     Int(i64),
     /// `null`.
     Null,
-    /// `(null: T)`: the null constant, at type T for type inference (boxed:
-    /// rare, and unboxed it would triple the size of every operand).
-    TypedNull(Box<TypeExpr>),
+    /// `(null: T)`: the null constant, at type T (in [`AstModule::types`]) for
+    /// type inference.
+    TypedNull(TypeIdx),
 }
 
 /// A written memory address.
-#[derive(Debug)]
+#[derive(Copy, Clone, Debug)]
 pub enum AstAddr<'s> {
     /// `%o.f`.
     Field(AddrBase<'s>, Ident<'s>),
@@ -185,36 +225,78 @@ pub enum AstAddr<'s> {
     Global(Ident<'s>),
 }
 
-/// The operation part of an instruction.
-#[derive(Debug)]
+/// The operation part of an instruction (runs and types index the side
+/// vectors of [`AstModule`]).
+#[derive(Copy, Clone, Debug)]
 pub enum AstOp<'s> {
     Binary(BinOp, Operand<'s>, Operand<'s>),
     Unary(UnOp, Operand<'s>),
     Select(Operand<'s>, Operand<'s>, Operand<'s>),
     New(Ident<'s>),
-    NewArray(TypeExpr, Operand<'s>),
+    NewArray(TypeIdx, Operand<'s>),
     Load(AstAddr<'s>, bool),
     Store(AstAddr<'s>, Operand<'s>, bool),
     Len(Operand<'s>),
-    Call(Ident<'s>, Vec<Operand<'s>>),
+    Call(Ident<'s>, Span),
     Escape(Operand<'s>),
     Guard(Operand<'s>),
-    Phi(Vec<(Local<'s>, Operand<'s>)>),
+    Phi(Span),
     Jmp(Local<'s>),
     Br(Operand<'s>, Local<'s>, Local<'s>),
     Ret(Option<Operand<'s>>),
     Unreachable,
 }
 
+impl AstOp<'_> {
+    /// The mnemonic of the text format (for messages).
+    pub fn mnemonic(&self) -> &'static str {
+        match self {
+            AstOp::Binary(op, ..) => op.name(),
+            AstOp::Unary(op, _) => op.name(),
+            AstOp::Select(..) => "select",
+            AstOp::New(_) => "new",
+            AstOp::NewArray(..) => "newarray",
+            AstOp::Load(_, false) => "load",
+            AstOp::Load(_, true) => "load.volatile",
+            AstOp::Store(_, _, false) => "store",
+            AstOp::Store(_, _, true) => "store.volatile",
+            AstOp::Len(_) => "len",
+            AstOp::Call(..) => "call",
+            AstOp::Escape(_) => "escape",
+            AstOp::Guard(_) => "guard",
+            AstOp::Phi(_) => "phi",
+            AstOp::Jmp(_) => "jmp",
+            AstOp::Br(..) => "br",
+            AstOp::Ret(_) => "ret",
+            AstOp::Unreachable => "unreachable",
+        }
+    }
+}
+
 /// One instruction line.
-#[derive(Debug)]
+#[derive(Copy, Clone, Debug)]
 pub struct AstInst<'s> {
     /// Position of the line's first token.
     pub pos: Pos,
     /// `%r =`, if written.
     pub result: Option<Local<'s>>,
-    /// The mnemonic as written (for messages).
-    pub mnemonic: &'s str,
     /// What it does.
     pub op: AstOp<'s>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instruction_node_stays_small() {
+        // The syntax tree of a big module is written once and read back by
+        // the resolver: its size is memory traffic per instruction.
+        assert!(
+            std::mem::size_of::<AstInst>() <= 88,
+            "{} bytes",
+            std::mem::size_of::<AstInst>()
+        );
+        assert!(std::mem::size_of::<Operand>() <= 16);
+    }
 }

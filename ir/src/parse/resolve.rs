@@ -65,8 +65,15 @@ impl<'a> Decls<'a> {
     }
 }
 
-/// Resolve a syntax tree into a module and its source map.
-pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Module, SourceMap)> {
+/// Resolve a syntax tree into a module and its source map, calling
+/// `resolved` on each function as soon as its body is in the module (every
+/// function's signature already is): a check that reads the function then
+/// finds it still in the cache.
+pub fn resolve_module<'a>(
+    ast: &'a AstModule<'a>,
+    file: &'a str,
+    mut resolved: impl FnMut(&Module, FuncId),
+) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
         file,
@@ -125,12 +132,20 @@ pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Mod
             effects: None,
         });
     }
+    // Sized once: a module of many small functions grows none of these.
+    m.funcs.reserve_exact(ast.funcs.len());
+    d.func_rets.reserve_exact(ast.funcs.len());
+    d.at_names
+        .reserve(ast.globals.len() + ast.externs.len() + ast.funcs.len());
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
         let mut func = Function::new(f.name.text, ret);
         for (p, ty) in &f.params {
             let ty = d.resolve_type(ty)?;
-            func.add_param(Some(f.value_names[p.id as usize]), ty);
+            func.add_param(
+                Some(ast.value_names[f.value_names.range()][p.id as usize]),
+                ty,
+            );
         }
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
@@ -155,12 +170,14 @@ pub fn resolve_module<'a>(ast: &'a AstModule<'a>, file: &'a str) -> PResult<(Mod
         insts: vec![Vec::new(); ast.funcs.len()],
         ..SourceMap::default()
     };
+    sm.funcs.reserve(ast.funcs.len());
     for (i, f) in ast.funcs.iter().enumerate() {
         let id = FuncId::new(i);
         sm.funcs.insert(id, f.pos);
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
-        let func = FuncResolver::new(&d, &m, func, id, &mut sm, f).resolve(f)?;
+        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f)?;
         m.funcs[i] = func;
+        resolved(&m, id);
     }
     Ok((m, sm))
 }
@@ -206,6 +223,8 @@ fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<Fi
 struct FuncResolver<'a> {
     d: &'a Decls<'a>,
     m: &'a Module,
+    /// The syntax tree (its instructions and side vectors).
+    ast: &'a AstModule<'a>,
     func: Function,
     id: FuncId,
     sm: &'a mut SourceMap,
@@ -225,6 +244,7 @@ impl<'a> FuncResolver<'a> {
     fn new(
         d: &'a Decls<'a>,
         m: &'a Module,
+        ast: &'a AstModule<'a>,
         func: Function,
         id: FuncId,
         sm: &'a mut SourceMap,
@@ -233,20 +253,31 @@ impl<'a> FuncResolver<'a> {
         FuncResolver {
             d,
             m,
+            ast,
             func,
             id,
             sm,
             values: Vec::new(),
             blocks: Vec::new(),
             known: Vec::new(),
-            value_names: &f.value_names,
-            label_names: &f.label_names,
+            value_names: &ast.value_names[f.value_names.range()],
+            label_names: &ast.label_names[f.label_names.range()],
         }
     }
 
     /// The text of value name `n`.
     fn vname(&self, n: &Local<'_>) -> &'a str {
         self.value_names[n.id as usize]
+    }
+
+    /// The written type `t`.
+    fn texpr(&self, t: TypeIdx) -> &'a TypeExpr {
+        &self.ast.types[t.0 as usize]
+    }
+
+    /// The instructions of block `b`.
+    fn insts(&self, b: &AstBlock<'_>) -> &'a [AstInst<'a>] {
+        &self.ast.insts[b.insts.range()]
     }
 
     /// The text of label `n`.
@@ -259,23 +290,24 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn resolve(mut self, f: &AstFunc<'a>) -> PResult<Function> {
-        self.values = vec![None; f.value_names.len()];
-        self.blocks = vec![None; f.label_names.len()];
+        self.values = vec![None; self.value_names.len()];
+        self.blocks = vec![None; self.label_names.len()];
         for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
             if self.values[p.id as usize].replace(v).is_some() {
                 return Err(self.err(p.pos, format!("value %{} is defined twice", self.vname(p))));
             }
         }
         self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
-        let n_insts: usize = f.blocks.iter().map(|b| b.insts.len()).sum();
+        let blocks = &self.ast.blocks[f.blocks.range()];
+        let n_insts: usize = blocks.iter().map(|b| b.insts.len as usize).sum();
         self.sm.insts[self.id.index()].reserve_exact(n_insts);
         self.func.insts.reserve_exact(n_insts);
         self.func.values.reserve(n_insts);
-        for b in &f.blocks {
+        for b in blocks {
             let id = self.func.add_block(self.lname(&b.label));
             self.func.blocks[id.index()]
                 .insts
-                .reserve_exact(b.insts.len());
+                .reserve_exact(b.insts.len as usize);
             if self.blocks[b.label.id as usize].replace(id).is_some() {
                 return Err(self.err(
                     b.label.pos,
@@ -285,9 +317,9 @@ impl<'a> FuncResolver<'a> {
         }
         // Step 1: place every instruction and name every result.
         let mut placed = Vec::with_capacity(n_insts);
-        for (bi, b) in f.blocks.iter().enumerate() {
+        for (bi, b) in blocks.iter().enumerate() {
             let block = self.func.layout[bi];
-            for inst in &b.insts {
+            for inst in self.insts(b) {
                 let produces = self.produces_value(inst)?;
                 match (&inst.result, produces) {
                     (Some(r), false) => {
@@ -295,7 +327,7 @@ impl<'a> FuncResolver<'a> {
                             r.pos,
                             format!(
                                 "'{}' produces no value, so it cannot be assigned to %{}",
-                                inst.mnemonic,
+                                inst.op.mnemonic(),
                                 self.vname(r)
                             ),
                         ))
@@ -305,7 +337,8 @@ impl<'a> FuncResolver<'a> {
                             inst.pos,
                             format!(
                                 "'{}' produces a value: write '%name = {} ...'",
-                                inst.mnemonic, inst.mnemonic
+                                inst.op.mnemonic(),
+                                inst.op.mnemonic()
                             ),
                         ))
                     }
@@ -412,10 +445,10 @@ impl<'a> FuncResolver<'a> {
     fn check_operand(&self, o: &Operand<'_>) -> PResult<()> {
         match o {
             Operand::Value(n) => self.value(n).map(drop),
-            Operand::TypedNull(t) => match self.d.resolve_type(t)? {
+            Operand::TypedNull(t) => match self.d.resolve_type(self.texpr(*t))? {
                 ty if ty.is_ref() => Ok(()),
                 ty => Err(self.err(
-                    t.pos,
+                    self.texpr(*t).pos,
                     format!("'(null: {})' needs a reference type", self.m.type_name(ty)),
                 )),
             },
@@ -426,7 +459,7 @@ impl<'a> FuncResolver<'a> {
     fn check_base(&self, b: &AddrBase<'_>) -> PResult<()> {
         match b {
             AddrBase::Value(n) => self.value(n).map(drop),
-            AddrBase::Null(t) => self.d.resolve_type(t).map(drop),
+            AddrBase::Null(t, _) => self.d.resolve_type(self.texpr(*t)).map(drop),
         }
     }
 
@@ -457,11 +490,17 @@ impl<'a> FuncResolver<'a> {
                 self.check_addr(addr)?;
                 ops(&[v])
             }
-            AstOp::Call(_, args) => args.iter().try_for_each(|o| self.check_operand(o)),
-            AstOp::Phi(entries) => entries.iter().try_for_each(|(l, v)| {
-                self.block(l)?;
-                self.check_operand(v)
-            }),
+            AstOp::Call(_, args) => self.ast.args[args.range()]
+                .iter()
+                .try_for_each(|o| self.check_operand(o)),
+            AstOp::Phi(entries) => {
+                self.ast.phi_entries[entries.range()]
+                    .iter()
+                    .try_for_each(|(l, v)| {
+                        self.block(l)?;
+                        self.check_operand(v)
+                    })
+            }
             AstOp::Jmp(l) => self.block(l).map(drop),
             AstOp::Br(c, t, e) => {
                 self.check_operand(c)?;
@@ -477,7 +516,7 @@ impl<'a> FuncResolver<'a> {
         match o {
             Operand::Int(_) => Some(Type::I64),
             Operand::Null => Some(Type::NULL),
-            Operand::TypedNull(t) => self.d.resolve_type(t).ok(),
+            Operand::TypedNull(t) => self.d.resolve_type(self.texpr(*t)).ok(),
             Operand::Value(n) => self
                 .values
                 .get(n.id as usize)
@@ -505,7 +544,7 @@ impl<'a> FuncResolver<'a> {
     fn base_type(&self, base: &AddrBase<'_>) -> PResult<Option<Type>> {
         match base {
             AddrBase::Value(n) => Ok(self.known[self.value(n)?.index()]),
-            AddrBase::Null(t) => Ok(Some(self.d.resolve_type(t)?)),
+            AddrBase::Null(t, _) => Ok(Some(self.d.resolve_type(self.texpr(*t))?)),
         }
     }
 
@@ -513,7 +552,7 @@ impl<'a> FuncResolver<'a> {
     fn base_text(&self, base: &AddrBase<'_>, ty: Type) -> String {
         match base {
             AddrBase::Value(n) => format!("%{}", self.vname(n)),
-            AddrBase::Null(_) => format!("(null: {})", self.m.type_name(ty)),
+            AddrBase::Null(..) => format!("(null: {})", self.m.type_name(ty)),
         }
     }
 
@@ -554,7 +593,7 @@ impl<'a> FuncResolver<'a> {
     fn base_value(&mut self, base: &AddrBase<'_>) -> PResult<Value> {
         match base {
             AddrBase::Value(n) => self.value(n),
-            AddrBase::Null(_) => Ok(self.func.null()),
+            AddrBase::Null(..) => Ok(self.func.null()),
         }
     }
 
@@ -571,9 +610,11 @@ impl<'a> FuncResolver<'a> {
         Ok(match op {
             AstOp::Unary(UnOp::Copy, a) => self.merge_type([a].into_iter()),
             AstOp::Select(_, a, b) => self.merge_type([a, b].into_iter()),
-            AstOp::Phi(entries) => self.merge_type(entries.iter().map(|(_, v)| v)),
+            AstOp::Phi(entries) => {
+                self.merge_type(self.ast.phi_entries[entries.range()].iter().map(|(_, v)| v))
+            }
             AstOp::New(name) => Some(Type::object(self.new_struct(name)?)),
-            AstOp::NewArray(t, _) => Some(self.d.resolve_type(t)?.array_of()),
+            AstOp::NewArray(t, _) => Some(self.d.resolve_type(self.texpr(*t))?.array_of()),
             AstOp::Load(AstAddr::Field(b, f), _) => {
                 self.base_struct(b, f)?.map(|f| self.m.field(f).ty)
             }
@@ -672,7 +713,9 @@ impl<'a> FuncResolver<'a> {
                 operand(a);
                 operand(b);
             }
-            AstOp::Phi(entries) => entries.iter().for_each(|(_, v)| operand(v)),
+            AstOp::Phi(entries) => self.ast.phi_entries[entries.range()]
+                .iter()
+                .for_each(|(_, v)| operand(v)),
             AstOp::Load(
                 AstAddr::Field(AddrBase::Value(n), _) | AstAddr::Elem(AddrBase::Value(n), _),
                 _,
@@ -781,7 +824,7 @@ impl<'a> FuncResolver<'a> {
             }
             AstOp::New(n) => InstKind::New(self.new_struct(n)?),
             AstOp::NewArray(t, n) => InstKind::NewArray {
-                elem: self.d.resolve_type(t)?,
+                elem: self.d.resolve_type(self.texpr(*t))?,
                 len: self.operand(n)?,
             },
             AstOp::Load(a, volatile) => InstKind::Load {
@@ -796,7 +839,7 @@ impl<'a> FuncResolver<'a> {
             AstOp::Len(a) => InstKind::Len(self.operand(a)?),
             AstOp::Call(c, args) => InstKind::Call {
                 callee: self.callee(c)?.0,
-                args: args
+                args: self.ast.args[args.range()]
                     .iter()
                     .map(|a| self.operand(a))
                     .collect::<PResult<_>>()?,
@@ -804,7 +847,7 @@ impl<'a> FuncResolver<'a> {
             AstOp::Escape(a) => InstKind::Escape(self.operand(a)?),
             AstOp::Guard(a) => InstKind::Guard(self.operand(a)?),
             AstOp::Phi(entries) => InstKind::Phi(
-                entries
+                self.ast.phi_entries[entries.range()]
                     .iter()
                     .map(|(l, v)| Ok((self.block(l)?, self.operand(v)?)))
                     .collect::<PResult<_>>()?,

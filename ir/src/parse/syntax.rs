@@ -47,17 +47,38 @@ fn expect_global<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
     }
 }
 
-/// The interned value names and labels of the function being parsed.
+/// What the syntax pass builds up: the interned value names and labels of
+/// the function being parsed, and the module-wide vectors of the tree
+/// (moved into the [`AstModule`] at the end).
 #[derive(Default)]
-struct FuncNames<'s> {
+struct Sink<'s> {
     values: Interner<'s>,
     labels: Interner<'s>,
+    blocks: Vec<AstBlock<'s>>,
+    insts: Vec<AstInst<'s>>,
+    types: Vec<TypeExpr>,
+    args: Vec<Operand<'s>>,
+    phi_entries: Vec<(Local<'s>, Operand<'s>)>,
 }
 
-impl<'s> FuncNames<'s> {
+impl<'s> Sink<'s> {
     fn value(&mut self, text: &'s str, pos: Pos) -> Local<'s> {
         let id = self.values.id(text);
         local(pos, id)
+    }
+
+    /// Keep a type written in an instruction.
+    fn add_type(&mut self, ty: TypeExpr) -> TypeIdx {
+        self.types.push(ty);
+        TypeIdx(self.types.len() as u32 - 1)
+    }
+}
+
+/// The run of `v` from index `start` to its end.
+fn span_from<T>(v: &[T], start: usize) -> Span {
+    Span {
+        start: start as u32,
+        len: (v.len() - start) as u32,
     }
 }
 
@@ -73,7 +94,7 @@ fn local<'s>(pos: Pos, id: u32) -> Local<'s> {
 /// A `%name`, or an error `expected {what()}` (built only on failure).
 fn expect_local<'s>(
     c: &mut Cursor<'s>,
-    names: &mut FuncNames<'s>,
+    names: &mut Sink<'s>,
     what: impl FnOnce() -> String,
 ) -> PResult<Local<'s>> {
     match c.peek().tok {
@@ -86,7 +107,7 @@ fn expect_local<'s>(
 }
 
 /// A block label.
-fn expect_label<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<Local<'s>> {
+fn expect_label<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>) -> PResult<Local<'s>> {
     let (text, pos) = c.expect_ident("a block label")?;
     let id = names.labels.id(text);
     Ok(local(pos, id))
@@ -100,11 +121,23 @@ fn expect_name<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
 /// Parse a whole module.
 pub fn parse_module_syntax<'s>(c: &mut Cursor<'s>) -> PResult<AstModule<'s>> {
     let mut m = AstModule::default();
-    let mut names = FuncNames::default();
+    let mut names = Sink::default();
+    // At most one instruction per line: reserved once, the vector is never
+    // copied while it grows.
+    names.insts.reserve(c.line_count());
     loop {
         let t = *c.peek();
         match t.tok {
-            Tok::Eof => return Ok(m),
+            Tok::Eof => {
+                m.blocks = names.blocks;
+                m.value_names = names.values.all_names();
+                m.label_names = names.labels.all_names();
+                m.insts = names.insts;
+                m.types = names.types;
+                m.args = names.args;
+                m.phi_entries = names.phi_entries;
+                return Ok(m);
+            }
             Tok::Ident("type") => {
                 c.next();
                 m.structs.push(parse_struct(c)?);
@@ -218,7 +251,7 @@ fn parse_ret(c: &mut Cursor) -> PResult<Option<TypeExpr>> {
     }
 }
 
-fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PResult<AstFunc<'s>> {
+fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult<AstFunc<'s>> {
     names.values.clear();
     names.labels.clear();
     let name = expect_global(c, "a function name like '@f' after 'func'")?;
@@ -238,7 +271,7 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PR
     }
     let ret = parse_ret(c)?;
     c.expect_punct('{', "to open the function body")?;
-    let mut blocks: Vec<AstBlock> = Vec::new();
+    let first_block = names.blocks.len();
     loop {
         let t = *c.peek();
         match t.tok {
@@ -250,22 +283,26 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PR
                 let label = local(t.pos, names.labels.id(label));
                 c.next();
                 c.next();
-                blocks.push(AstBlock {
+                let start = names.insts.len() as u32;
+                names.blocks.push(AstBlock {
                     label,
-                    insts: Vec::new(),
+                    insts: Span { start, len: 0 },
                 });
             }
             Tok::Eof => return Err(c.expected("'}' to close the function body")),
             _ => {
                 let inst = parse_inst(c, names)?;
-                let Some(block) = blocks.last_mut() else {
+                if names.blocks.len() == first_block {
                     return Err(c.error_at(
                         inst.pos,
                         "expected a block label like 'entry:' before the first instruction"
                             .to_string(),
                     ));
-                };
-                block.insts.push(inst);
+                }
+                names.insts.push(inst);
+                if let Some(block) = names.blocks.last_mut() {
+                    block.insts.len += 1;
+                }
                 let next = c.peek();
                 if !next.line_start && next.tok != Tok::Eof {
                     return Err(c.expected("the end of the line after the instruction"));
@@ -273,7 +310,7 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PR
             }
         }
     }
-    if blocks.is_empty() {
+    if names.blocks.len() == first_block {
         return Err(c.error_at(pos, format!("function @{} has no blocks", name.text)));
     }
     Ok(AstFunc {
@@ -281,10 +318,18 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, pos: Pos) -> PR
         name,
         params,
         ret,
-        blocks,
-        value_names: names.values.take_names(),
-        label_names: names.labels.take_names(),
+        blocks: span_from(&names.blocks, first_block),
+        value_names: run_of(&names.values),
+        label_names: run_of(&names.labels),
     })
+}
+
+/// The current function's names in the module-wide list of `interner`.
+fn run_of(interner: &Interner) -> Span {
+    Span {
+        start: interner.base() as u32,
+        len: interner.names().len() as u32,
+    }
 }
 
 /// Describe the operand position for messages: "first", "second", ...
@@ -295,18 +340,14 @@ fn ordinal(i: usize) -> &'static str {
         .unwrap_or("next")
 }
 
-fn parse_operand<'s>(
-    c: &mut Cursor<'s>,
-    names: &mut FuncNames<'s>,
-    what: &str,
-) -> PResult<Operand<'s>> {
+fn parse_operand<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, what: &str) -> PResult<Operand<'s>> {
     parse_operand_with(c, names, || what.to_string())
 }
 
 /// [`parse_operand`] with the description of the operand built only on failure.
 fn parse_operand_with<'s>(
     c: &mut Cursor<'s>,
-    names: &mut FuncNames<'s>,
+    names: &mut Sink<'s>,
     what: impl FnOnce() -> String,
 ) -> PResult<Operand<'s>> {
     let t = *c.peek();
@@ -316,7 +357,8 @@ fn parse_operand_with<'s>(
         Tok::Ident("null") => Operand::Null,
         Tok::Punct('(') => {
             c.next();
-            return Ok(Operand::TypedNull(Box::new(parse_typed_null(c)?)));
+            let ty = parse_typed_null(c)?;
+            return Ok(Operand::TypedNull(names.add_type(ty)));
         }
         _ => return Err(c.expected(&what())),
     };
@@ -339,7 +381,7 @@ fn parse_typed_null(c: &mut Cursor) -> PResult<TypeExpr> {
 /// `N` comma-separated operands of instruction `mn`.
 fn parse_operands<'s, const N: usize>(
     c: &mut Cursor<'s>,
-    names: &mut FuncNames<'s>,
+    names: &mut Sink<'s>,
     mn: &str,
 ) -> PResult<[Operand<'s>; N]> {
     let mut out = [const { Operand::Null }; N];
@@ -359,12 +401,14 @@ fn parse_operands<'s, const N: usize>(
     Ok(out)
 }
 
-fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, mn: &str) -> PResult<AstAddr<'s>> {
+fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, mn: &str) -> PResult<AstAddr<'s>> {
     if let Tok::Global(_) = c.peek().tok {
         return Ok(AstAddr::Global(expect_global(c, "a global")?));
     }
     let base = if c.eat_punct('(') {
-        AddrBase::Null(Box::new(parse_typed_null(c)?))
+        let ty = parse_typed_null(c)?;
+        let pos = ty.pos;
+        AddrBase::Null(names.add_type(ty), pos)
     } else {
         AddrBase::Value(expect_local(c, names, || {
             format!(
@@ -386,7 +430,7 @@ fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>, mn: &str) -> PR
     }
 }
 
-fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstInst<'s>> {
+fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>) -> PResult<AstInst<'s>> {
     let pos = c.peek().pos;
     let result = if let Tok::Local(text) = c.peek().tok {
         let r = expect_local(c, names, || "a value name".to_string())?;
@@ -421,7 +465,7 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstI
             let ty = parse_type(c, "an element type after 'newarray'")?;
             c.expect_punct(',', "after the element type of 'newarray'")?;
             let len = parse_operand(c, names, "the length operand of 'newarray'")?;
-            AstOp::NewArray(ty, len)
+            AstOp::NewArray(names.add_type(ty), len)
         }
         "load" | "load.volatile" => AstOp::Load(parse_addr(c, names, mn)?, mn != "load"),
         "store" | "store.volatile" => {
@@ -436,36 +480,34 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstI
         "call" => {
             let callee = expect_global(c, "a callee like '@f' after 'call'")?;
             c.expect_punct('(', "after the callee")?;
-            let mut args = Vec::new();
+            let start = names.args.len();
             if !c.eat_punct(')') {
                 loop {
-                    args.push(parse_operand(
-                        c,
-                        names,
-                        "an argument (a value, an integer or 'null')",
-                    )?);
+                    let arg =
+                        parse_operand(c, names, "an argument (a value, an integer or 'null')")?;
+                    names.args.push(arg);
                     if c.eat_punct(')') {
                         break;
                     }
                     c.expect_punct(',', "or ')' after an argument")?;
                 }
             }
-            AstOp::Call(callee, args)
+            AstOp::Call(callee, span_from(&names.args, start))
         }
         "phi" => {
-            let mut entries = Vec::new();
+            let start = names.phi_entries.len();
             loop {
                 c.expect_punct('[', "to open a phi entry like '[label: %v]'")?;
                 let l = expect_label(c, names)?;
                 c.expect_punct(':', "after the label of a phi entry")?;
                 let v = parse_operand(c, names, "the value of a phi entry")?;
                 c.expect_punct(']', "to close the phi entry")?;
-                entries.push((l, v));
+                names.phi_entries.push((l, v));
                 if !c.eat_punct(',') {
                     break;
                 }
             }
-            AstOp::Phi(entries)
+            AstOp::Phi(span_from(&names.phi_entries, start))
         }
         "jmp" => AstOp::Jmp(expect_label(c, names)?),
         "br" => {
@@ -499,10 +541,5 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut FuncNames<'s>) -> PResult<AstI
             }
         }
     };
-    Ok(AstInst {
-        pos,
-        result,
-        mnemonic: mn,
-        op,
-    })
+    Ok(AstInst { pos, result, op })
 }

@@ -23,8 +23,11 @@ mod typing;
 use crate::cfg::Cfg;
 use crate::dom::Idoms;
 use crate::entities::{Block, FuncId, Inst};
+use crate::error::ParseError;
 use crate::function::Function;
 use crate::module::Module;
+use crate::parse::LoadError;
+use crate::source_map::SourceMap;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -58,6 +61,30 @@ pub fn verify_function(m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
 /// Check the module's declarations and every function.
 pub fn verify_module(m: &Module) -> Result<(), Vec<VerifyError>> {
     with_thread_verifier(|v| v.verify_module(m))
+}
+
+/// Verify the module `resolve` builds, one function at a time as it is
+/// resolved (`resolve` calls its argument on each): the result of
+/// [`verify_module`] on the finished module, in the same order (declarations
+/// first), or `resolve`'s own error (which wins).
+pub(crate) fn verify_as_resolved(
+    resolve: impl FnOnce(&mut dyn FnMut(&Module, FuncId)) -> Result<(Module, SourceMap), ParseError>,
+) -> Result<(Module, SourceMap), LoadError> {
+    let mut errors = Vec::new();
+    let resolved = with_thread_verifier(|v| {
+        resolve(&mut |m, f| {
+            if let Err(mut e) = v.verify_function(m, f) {
+                errors.append(&mut e);
+            }
+        })
+    });
+    let (m, map) = resolved.map_err(LoadError::Parse)?;
+    let mut all = decls::check(&m);
+    if all.is_empty() && errors.is_empty() {
+        return Ok((m, map));
+    }
+    all.append(&mut errors);
+    Err(LoadError::Verify(all, map))
 }
 
 thread_local! {
