@@ -32,135 +32,131 @@ pub fn checked_base(kind: &InstKind) -> Option<Value> {
     }
 }
 
-/// A set of values.
-#[derive(Clone, PartialEq, Eq, Debug)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn empty(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    fn full(n: usize) -> Bits {
-        Bits(vec![!0; n.div_ceil(64)])
-    }
-    fn insert(&mut self, v: Value) {
-        self.0[v.index() / 64] |= 1 << (v.index() % 64);
-    }
-    fn contains(&self, v: Value) -> bool {
-        self.0[v.index() / 64] >> (v.index() % 64) & 1 == 1
-    }
-    fn intersect(&mut self, o: &Bits) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a &= b;
-        }
-    }
-    fn union(&mut self, o: &Bits) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
-            *a |= b;
-        }
-    }
-    fn values(&self) -> impl Iterator<Item = Value> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            (0..64)
-                .filter(move |k| bits >> k & 1 == 1)
-                .map(move |k| Value((w * 64 + k) as u32))
-        })
-    }
+/// The result of the analysis for one function: per reachable block (by
+/// its position in the layout order), bit sets over the function's values.
+pub struct NonNull {
+    /// Words per set.
+    words: usize,
+    /// Per IR block, its position in the layout order (`usize::MAX`: unreachable).
+    rank: Vec<usize>,
+    /// Per position: the values non-null on entry.
+    entry: Vec<u64>,
+    /// Per position: the values every retreating predecessor checked
+    /// (all zero without a retreating predecessor).
+    steady: Vec<u64>,
 }
 
-/// The result of the analysis for one function.
-pub struct NonNull {
-    /// Per IR block: the values non-null on entry (`None`: unreachable).
-    entry: Vec<Option<Bits>>,
-    /// Per IR block: the values every retreating predecessor checked
-    /// (`None`: no retreating predecessor).
-    steady: Vec<Option<Bits>>,
+fn has(set: &[u64], v: Value) -> bool {
+    set.get(v.index() / 64)
+        .is_some_and(|w| w >> (v.index() % 64) & 1 == 1)
 }
 
 impl NonNull {
     /// Analyse `f`, whose reachable blocks in reverse postorder are `order`
     /// (the entry first).
     pub fn new(f: &Function, order: &[Block]) -> NonNull {
-        let n = f.values.len();
-        let nb = f.blocks.len();
-        let mut checks: Vec<Option<Bits>> = vec![None; nb];
-        let mut rank = vec![usize::MAX; nb];
+        let words = f.values.len().div_ceil(64);
+        let nb = order.len();
+        let mut rank = vec![usize::MAX; f.blocks.len()];
         for (k, &b) in order.iter().enumerate() {
             rank[b.index()] = k;
-            let mut c = Bits::empty(n);
+        }
+        let mut checks = vec![0u64; nb * words];
+        let mut any = false;
+        for (k, &b) in order.iter().enumerate() {
+            let c = &mut checks[k * words..(k + 1) * words];
             for &i in &f.blocks[b.index()].insts {
                 let data = f.inst(i);
-                if let Some(v) = checked_base(&data.kind) {
-                    c.insert(v);
-                }
-                if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) =
-                    (&data.kind, data.result)
-                {
-                    c.insert(r);
+                let v = match (&data.kind, data.result) {
+                    (InstKind::New(_) | InstKind::NewArray { .. }, r) => r,
+                    (kind, _) => checked_base(kind),
+                };
+                if let Some(v) = v {
+                    c[v.index() / 64] |= 1 << (v.index() % 64);
+                    any = true;
                 }
             }
-            checks[b.index()] = Some(c);
         }
-        let mut preds: Vec<Vec<Block>> = vec![Vec::new(); nb];
-        for &b in order {
+        let mut nn = NonNull {
+            words,
+            rank,
+            entry: vec![0; nb * words],
+            steady: vec![0; nb * words],
+        };
+        if !any {
+            return nn;
+        }
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nb];
+        for (k, &b) in order.iter().enumerate() {
             for s in f.successors(b) {
-                if rank.get(s.index()).is_some_and(|&r| r != usize::MAX)
-                    && !preds[s.index()].contains(&b)
-                {
-                    preds[s.index()].push(b);
+                match nn.rank.get(s.index()) {
+                    Some(&r) if r != usize::MAX && !preds[r].contains(&k) => preds[r].push(k),
+                    _ => {}
                 }
             }
         }
         // out(B), optimistic (everything) until B is first computed.
-        let mut out: Vec<Bits> = vec![Bits::full(n); nb];
-        let mut entry: Vec<Option<Bits>> = vec![None; nb];
+        let mut out = vec![!0u64; nb * words];
         let mut changed = true;
         while changed {
             changed = false;
-            for (k, &b) in order.iter().enumerate() {
-                let inn = if k == 0 {
-                    Bits::empty(n)
-                } else {
-                    let mut s = Bits::full(n);
-                    for p in &preds[b.index()] {
-                        s.intersect(&out[p.index()]);
+            for (k, ps) in preds.iter().enumerate() {
+                let inn = k * words;
+                for w in 0..words {
+                    let mut x = if k == 0 { 0 } else { !0 };
+                    for &p in ps {
+                        x &= out[p * words + w];
                     }
-                    s
-                };
-                let mut o = inn.clone();
-                o.union(checks[b.index()].as_ref().expect("reachable"));
-                if o != out[b.index()] {
-                    out[b.index()] = o;
-                    changed = true;
+                    nn.entry[inn + w] = x;
+                    let o = x | checks[inn + w];
+                    if out[inn + w] != o {
+                        out[inn + w] = o;
+                        changed = true;
+                    }
                 }
-                entry[b.index()] = Some(inn);
             }
         }
-        let mut steady = vec![None; nb];
-        for (k, &b) in order.iter().enumerate().skip(1) {
-            let mut s: Option<Bits> = None;
-            for p in preds[b.index()].iter().filter(|p| rank[p.index()] >= k) {
-                s.get_or_insert_with(|| Bits::full(n))
-                    .intersect(&out[p.index()]);
+        for (k, ps) in preds.iter().enumerate().skip(1) {
+            let back: Vec<usize> = ps.iter().copied().filter(|&p| p >= k).collect();
+            if back.is_empty() {
+                continue;
             }
-            steady[b.index()] = s;
+            for w in 0..words {
+                nn.steady[k * words + w] = back.iter().fold(!0, |x, &p| x & out[p * words + w]);
+            }
         }
-        NonNull { entry, steady }
+        nn
+    }
+
+    /// The bits of block `b`'s row of `table`.
+    fn row<'t>(&self, table: &'t [u64], b: Block) -> &'t [u64] {
+        match self.rank.get(b.index()) {
+            Some(&k) if k != usize::MAX => &table[k * self.words..(k + 1) * self.words],
+            _ => &[],
+        }
     }
 
     /// The values known non-null when block `b` starts (any entry).
-    pub fn on_entry(&self, b: Block) -> Vec<Value> {
-        self.entry[b.index()]
-            .as_ref()
-            .map_or_else(Vec::new, |s| s.values().collect())
+    pub fn on_entry(&self, b: Block) -> impl Iterator<Item = Value> + '_ {
+        self.row(&self.entry, b)
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &bits)| {
+                let mut left = bits;
+                std::iter::from_fn(move || {
+                    (left != 0).then(|| {
+                        let k = left.trailing_zeros();
+                        left &= left - 1;
+                        Value((w * 64) as u32 + k)
+                    })
+                })
+            })
     }
 
     /// Whether `b` has retreating predecessors (it heads a loop) and every
     /// one of them checked `v`.
     pub fn steady(&self, b: Block, v: Value) -> bool {
-        self.steady[b.index()]
-            .as_ref()
-            .is_some_and(|s| s.contains(v))
+        has(self.row(&self.steady, b), v)
     }
 }
 
@@ -209,12 +205,13 @@ done:
         let (p, q, o) = (value("%p"), value("%q"), value("%o"));
         // The layout is a reverse postorder here.
         let nn = NonNull::new(f, &f.layout);
-        assert_eq!(nn.on_entry(block("head")), [o], "only what `entry` made");
-        assert!(nn.on_entry(block("then")).contains(&p));
-        let latch = nn.on_entry(block("latch"));
+        let on_entry = |b: &str| nn.on_entry(block(b)).collect::<Vec<_>>();
+        assert_eq!(on_entry("head"), [o], "only what `entry` made");
+        assert!(on_entry("then").contains(&p));
+        let latch = on_entry("latch");
         assert!(latch.contains(&p) && latch.contains(&o), "{latch:?}");
         assert!(!latch.contains(&q), "checked on one path only");
-        let done = nn.on_entry(block("done"));
+        let done = on_entry("done");
         assert!(done.contains(&p) && done.contains(&o) && !done.contains(&q));
         // The back edge (from latch) checked %p and made %o; not %q.
         assert!(nn.steady(block("head"), p) && nn.steady(block("head"), o));
