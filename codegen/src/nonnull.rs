@@ -4,10 +4,14 @@
 //!
 //! A block *checks* a value when one of its accesses null-checks it as base
 //! ([`checked_base`]: such an access traps if the value is null, so past it
-//! the value is not) or defines it with `new`/`newarray`. SSA values never
-//! change, so a value checked on every path into a block is non-null all
-//! through it: `in(B) = ∩ out(P)` over B's predecessors, `out(B) = in(B) ∪
-//! checks(B)`, the entry's `in` empty.
+//! the value is not) or defines it with `new`/`newarray`. An SSA value never
+//! changes between its definition and the next execution of that
+//! definition, so a value checked on every path into a block is non-null all
+//! through it, unless the block defines it (a phi or an instruction of a
+//! loop makes a new value each iteration: what the last iteration checked
+//! says nothing about it): `in(B) = ∩ out(P)` over B's predecessors,
+//! `out(B) = (in(B) − defs(B)) ∪ checks(B)`, the entry's `in` empty, and
+//! what B may assume is `in(B) − defs(B)`.
 //!
 //! For a loop header the intersection includes the edge from outside the
 //! loop, where usually nothing is known yet. [`NonNull::steady`] gives, per
@@ -62,11 +66,17 @@ impl NonNull {
             rank[b.index()] = k;
         }
         let mut checks = vec![0u64; nb * words];
+        // Per position: every value the block does not define.
+        let mut kept = vec![!0u64; nb * words];
         let mut any = false;
         for (k, &b) in order.iter().enumerate() {
             let c = &mut checks[k * words..(k + 1) * words];
+            let d = &mut kept[k * words..(k + 1) * words];
             for &i in &f.blocks[b.index()].insts {
                 let data = f.inst(i);
+                if let Some(r) = data.result {
+                    d[r.index() / 64] &= !(1 << (r.index() % 64));
+                }
                 let v = match (&data.kind, data.result) {
                     (InstKind::New(_) | InstKind::NewArray { .. }, r) => r,
                     (kind, _) => checked_base(kind),
@@ -107,6 +117,7 @@ impl NonNull {
                     for &p in ps {
                         x &= out[p * words + w];
                     }
+                    let x = x & kept[inn + w];
                     nn.entry[inn + w] = x;
                     let o = x | checks[inn + w];
                     if out[inn + w] != o {
@@ -122,7 +133,8 @@ impl NonNull {
                 continue;
             }
             for w in 0..words {
-                nn.steady[k * words + w] = back.iter().fold(!0, |x, &p| x & out[p * words + w]);
+                let x = back.iter().fold(!0, |x, &p| x & out[p * words + w]);
+                nn.steady[k * words + w] = x & kept[k * words + w];
             }
         }
         nn
@@ -136,7 +148,8 @@ impl NonNull {
         }
     }
 
-    /// The values known non-null when block `b` starts (any entry).
+    /// The values known non-null when block `b` starts (any entry), none
+    /// of them defined by `b`.
     pub fn on_entry(&self, b: Block) -> impl Iterator<Item = Value> + '_ {
         self.row(&self.entry, b)
             .iter()
@@ -153,8 +166,8 @@ impl NonNull {
             })
     }
 
-    /// Whether `b` has retreating predecessors (it heads a loop) and every
-    /// one of them checked `v`.
+    /// Whether `b` has retreating predecessors (it heads a loop), every one
+    /// of them checked `v`, and `b` does not define `v`.
     pub fn steady(&self, b: Block, v: Value) -> bool {
         has(self.row(&self.steady, b), v)
     }
@@ -218,5 +231,48 @@ done:
         assert!(!nn.steady(block("head"), q));
         // Blocks without a back edge into them have no second copy.
         assert!(!nn.steady(block("latch"), p) && !nn.steady(block("done"), p));
+    }
+
+    /// A loop whose header loads a reference and checks it (by storing
+    /// through it), where the back edge's block checks it again: each
+    /// iteration loads a new value, which may be null although the last
+    /// iteration's was not (corpus/regressions/native_loop_defined_base.ir).
+    const REDEFINED: &str = "
+type Node { val: i64, next: Node }
+func @main(%p1: Node) -> i64 {
+entry:
+  jmp b1
+b1:
+  %n = phi [entry: %p1], [b4: %v3]
+  %v3 = load %p1.next
+  store %v3.val, 1
+  store %p1.next, null
+  jmp b4
+b4:
+  %v22 = load %v3.val
+  %w = load %n.val
+  jmp b1
+}
+";
+
+    #[test]
+    fn a_value_the_block_defines_is_not_known_from_the_last_iteration() {
+        let (m, _) = ir::parse_module(REDEFINED, "redefined").expect("parses");
+        ir::verify_module(&m).expect("verifies");
+        let f = &m.funcs[0];
+        let names = ir::Names::new(f);
+        let value = |name: &str| {
+            (0..f.values.len() as u32)
+                .map(Value)
+                .find(|&v| names.value(v) == name)
+                .expect("value")
+        };
+        let b1 = Block(1);
+        let nn = NonNull::new(f, &f.layout);
+        let (p1, v3, n) = (value("%p1"), value("%v3"), value("%n"));
+        assert!(nn.steady(b1, p1), "a parameter stays checked");
+        assert!(!nn.steady(b1, v3), "loaded anew each iteration");
+        assert!(!nn.steady(b1, n), "a phi is a new value each iteration");
+        assert!(nn.on_entry(Block(2)).any(|v| v == v3), "checked in b1");
     }
 }
