@@ -5,7 +5,7 @@ fn main() {
     let (m, _) = ir::parse_module(&text, &path).unwrap();
     let env = codegen::regalloc::machine_env();
     for f in &m.funcs {
-        let code = codegen::isel::select(&m, f, true);
+        let code = codegen::isel::select(&m, f, true, true);
         println!("func @{}", f.name);
         for (k, b) in code.blocks.iter().enumerate() {
             println!(

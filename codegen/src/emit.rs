@@ -54,6 +54,9 @@ pub struct CompileOptions {
     /// Harness mode: scramble every register a call clobbers after the call
     /// (pseudo-random values from this seed; see `lower::FuncEmitter::chaos`).
     pub chaos: Option<u64>,
+    /// Keep every call to a module function a call (no inlining of small
+    /// leaves, `isel::inlinable`).
+    pub no_inline: bool,
 }
 
 /// Compile every function of the verified module `m`.
@@ -83,7 +86,7 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
     let mut bound = Vec::with_capacity(m.funcs.len());
     for (k, f) in m.funcs.iter().enumerate() {
         comments.push((a.instructions().len(), format!("func @{}", f.name)));
-        let code = select(m, f, opts.listing);
+        let code = select(m, f, opts.listing, !opts.no_inline);
         let out = allocate(&code, &env, opts.check_regalloc)
             .map_err(|e| CodegenError(format!("@{}: {e}", f.name)))?;
         let mut fe = FuncEmitter {
@@ -96,6 +99,8 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
             chaos: opts.chaos,
             saved: Vec::new(),
             frameless: false,
+            steady_labels: Vec::new(),
+            steady: false,
         };
         let (first, frame) = fe.emit(k, &mut comments)?;
         max_frame = max_frame.max(frame);

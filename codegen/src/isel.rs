@@ -9,18 +9,23 @@
 //!   materialised: the branch does the `cmp` and jumps on its flags.
 //! * `sdiv`/`srem` test for zero (trap) and for `-1` (`MIN / -1 = MIN`,
 //!   `MIN % -1 = 0`, without `idiv`, which would fault).
-//! * A base an earlier access of the same block already null-checked is not
+//! * A base an earlier access already null-checked on every path is not
 //!   checked again (SSA values never change, and the earlier check trapped
-//!   if it was null); nor is the result of `new`/`newarray`. Likewise an
-//!   element access whose array and index an earlier access of the block
-//!   bounds-checked is not checked again (array lengths never change).
+//!   if it was null; across blocks: [`crate::nonnull`]); nor is the result
+//!   of `new`/`newarray`. A loop header whose back edges all checked a base
+//!   is emitted twice ([`VBlock::twice`]): the check stays only in the copy
+//!   entered from outside the loop. An element access whose array and
+//!   index an earlier access of the block bounds-checked is not checked
+//!   again (array lengths never change), and reuses the element address
+//!   that access computed.
 //! * Fuel is charged before every taken `jmp`/`br` edge and every call.
 //! * Phis become block parameters; each `br` edge gets a block of its own
 //!   (no critical edges), where the allocator puts the edge's parallel copy.
 //! * Blocks no path from the entry reaches are not lowered (never executed;
 //!   IR.md does not even check dominance in them).
 
-use crate::vcode::{Alu, Cc, InstData, Shift, VBlock, VCode, VInst};
+use crate::nonnull::NonNull;
+use crate::vcode::{Alu, Cc, InstData, NullCheck, Shift, VBlock, VCode, VInst};
 use interp::heap::{array_header, GLOBALS_BASE};
 use interp::TrapKind;
 use ir::{Addr, BinOp, Block, Callee, Function, Inst, InstKind, Module, UnOp, Value, ValueDef};
@@ -123,18 +128,61 @@ struct Selector<'a> {
     non_null_in: Vec<u32>,
     /// The stamp of the block being lowered (never 0).
     stamp: u32,
-    /// (array, index) pairs an earlier element access of this block
-    /// bounds-checked.
-    in_bounds: Vec<(Value, Value)>,
+    /// The IR block being lowered.
+    block: Block,
+    /// Which values are non-null on entry to each block (`None` for a
+    /// function of one block).
+    nonnull: Option<NonNull>,
+    /// (array, index, element address) of each element an earlier access
+    /// of this block bounds-checked.
+    in_bounds: Vec<(Value, Value, VReg)>,
+    /// Inline calls to small leaf functions ([`inlinable`]).
+    inline: bool,
+    /// While lowering an inlined body (`f` is then the callee): the virtual
+    /// register of each of its values.
+    inlined: Option<Vec<VReg>>,
 }
+
+/// The most instructions (besides `ret`) of a function inlined at its calls.
+pub const INLINE_MAX_INSTS: usize = 8;
+
+/// Whether calls to `g` are inlined: a leaf of one block with at most six
+/// parameters and [`INLINE_MAX_INSTS`] instructions, each a pure operation
+/// (`sdiv`/`srem` included: their traps are the callee's traps, with the
+/// same fuel spent), ending in `ret`. Such a body spends no fuel and makes
+/// no call, so the call's own fuel unit and frame-depth check are all that
+/// is left of the call (see [`VInst::InlinedCall`]).
+pub fn inlinable(g: &Function) -> bool {
+    let [b] = g.layout[..] else {
+        return false;
+    };
+    let insts = &g.blocks[b.index()].insts;
+    let Some((&last, body)) = insts.split_last() else {
+        return false;
+    };
+    g.params.len() <= regs::ARGS.len()
+        && body.len() <= INLINE_MAX_INSTS
+        && matches!(g.inst(last).kind, InstKind::Ret(_))
+        && body.iter().all(|&i| {
+            matches!(
+                g.inst(i).kind,
+                InstKind::Binary(..) | InstKind::Unary(..) | InstKind::Select(..)
+            )
+        })
+}
+
+/// The most machine instructions of a loop header emitted twice
+/// ([`VBlock::twice`]); a longer one keeps its null checks.
+pub const TWICE_MAX_INSTS: usize = 96;
 
 fn vr(v: Value) -> VReg {
     VReg::new(v.index(), RegClass::Int)
 }
 
 /// The [`VCode`] of function `f` of module `m`; with `comments`, each IR
-/// instruction's text is kept for the listing.
-pub fn select(m: &Module, f: &Function, comments: bool) -> VCode {
+/// instruction's text is kept for the listing; with `inline`, calls to
+/// [`inlinable`] functions are inlined.
+pub fn select(m: &Module, f: &Function, comments: bool, inline: bool) -> VCode {
     let mut uses = vec![0u32; f.values.len()];
     for i in f.inst_iter() {
         f.inst(i).kind.for_each_operand(|v| uses[v.index()] += 1);
@@ -152,9 +200,16 @@ pub fn select(m: &Module, f: &Function, comments: bool) -> VCode {
         names: comments.then(|| ir::Names::new(f)),
         non_null_in: vec![0; f.values.len()],
         stamp: 0,
+        block: Block(0),
+        nonnull: None,
         in_bounds: Vec::new(),
+        inline,
+        inlined: None,
     };
     let order = s.reachable_layout();
+    if order.len() > 1 {
+        s.nonnull = Some(NonNull::new(f, &order));
+    }
     let mut n = 0u32;
     for &b in &order {
         s.vblock[b.index()] = Some(n);
@@ -182,7 +237,7 @@ pub fn select(m: &Module, f: &Function, comments: bool) -> VCode {
     s.code
 }
 
-impl Selector<'_> {
+impl<'a> Selector<'a> {
     /// The blocks the entry reaches, in reverse postorder (every block after
     /// its forward predecessors: the order regalloc2's checker analyses in).
     fn reachable_layout(&self) -> Vec<Block> {
@@ -236,7 +291,16 @@ impl Selector<'_> {
         match self.f.value_def(v) {
             ValueDef::Const(c) => self.konst(c),
             ValueDef::Null => self.konst(0),
-            _ => vr(v),
+            _ => self.vreg(v),
+        }
+    }
+
+    /// The virtual register of value `v` of the function being lowered
+    /// (the caller's own, or, in an inlined body, the one mapped to it).
+    fn vreg(&self, v: Value) -> VReg {
+        match &self.inlined {
+            Some(map) => map[v.index()],
+            None => vr(v),
         }
     }
 
@@ -258,28 +322,45 @@ impl Selector<'_> {
         }
     }
 
-    /// Whether `v` is known non-null in this block (an earlier access
-    /// null-checked it); from now on it is.
-    fn checked_before(&mut self, v: Value) -> bool {
+    /// How an access null-checks `v`: not at all if it is known non-null
+    /// here (an earlier access of the block or of every path into it
+    /// checked it), only on loop entry if every back edge into this block
+    /// checked it; from now on it is known non-null.
+    fn null_check(&mut self, v: Value) -> NullCheck {
         let known = self.non_null_in[v.index()] == self.stamp;
         self.non_null_in[v.index()] = self.stamp;
-        known
+        if known {
+            NullCheck::Skip
+        } else if self
+            .nonnull
+            .as_ref()
+            .is_some_and(|n| n.steady(self.block, v))
+        {
+            NullCheck::OnLoopEntry
+        } else {
+            NullCheck::Emit
+        }
     }
 
-    /// Whether `base[index]` is known in bounds in this block (an earlier
-    /// access checked the same array and index: lengths never change and SSA
-    /// values never do); from now on it is.
-    fn bounds_checked_before(&mut self, base: Value, index: Value) -> bool {
-        if self.in_bounds.contains(&(base, index)) {
-            return true;
-        }
-        self.in_bounds.push((base, index));
-        false
+    /// The address of `base[index]` if an earlier access of this block
+    /// bounds-checked the same array and index (lengths never change and
+    /// SSA values never do).
+    fn elem_addressed(&self, base: Value, index: Value) -> Option<VReg> {
+        self.in_bounds
+            .iter()
+            .find(|&&(b, i, _)| (b, i) == (base, index))
+            .map(|&(.., at)| at)
     }
 
     fn lower_block(&mut self, b: Block, is_entry: bool) {
         self.stamp += 1;
+        self.block = b;
         self.in_bounds.clear();
+        if let Some(n) = &self.nonnull {
+            for v in n.on_entry(b) {
+                self.non_null_in[v.index()] = self.stamp;
+            }
+        }
         let f = self.f;
         let vb = self.vblock[b.index()].expect("reachable") as usize;
         self.code.blocks[vb].start = self.code.insts.len();
@@ -359,6 +440,29 @@ impl Selector<'_> {
             // (A `br` already closed its block before its edge blocks.)
             self.code.blocks[vb].end = self.code.insts.len();
         }
+        self.decide_twice(vb);
+    }
+
+    /// Emit block `vb` twice if it has checks only loop entries need and is
+    /// short enough; otherwise those checks are made on every entry.
+    fn decide_twice(&mut self, vb: usize) {
+        let (start, end) = (self.code.blocks[vb].start, self.code.blocks[vb].end);
+        let range = &mut self.code.insts[start..end];
+        if !range
+            .iter()
+            .any(|d| d.inst.null_check() == Some(NullCheck::OnLoopEntry))
+        {
+            return;
+        }
+        if end - start <= TWICE_MAX_INSTS {
+            self.code.blocks[vb].twice = true;
+            return;
+        }
+        for c in range.iter_mut().filter_map(|d| d.inst.null_check_mut()) {
+            if *c == NullCheck::OnLoopEntry {
+                *c = NullCheck::Emit;
+            }
+        }
     }
 
     /// Whether `v` is a compare of block `b` used only by `b`'s `br`.
@@ -389,7 +493,7 @@ impl Selector<'_> {
     fn lower_inst(&mut self, b: Block, i: Inst) {
         let f = self.f;
         let data = f.inst(i);
-        let d = data.result.map(vr);
+        let d = data.result.map(|r| self.vreg(r));
         let def = |d: Option<VReg>, s: &mut Self| d.unwrap_or_else(|| s.fresh());
         match &data.kind {
             InstKind::Phi(_) => {}
@@ -437,6 +541,7 @@ impl Selector<'_> {
             }
             InstKind::New(s) => {
                 let d = def(d, self);
+                self.known_non_null(data.result);
                 let n = self.m.structs.get(s.index()).map_or(0, |s| s.fields.len());
                 self.push(
                     VInst::New {
@@ -449,6 +554,7 @@ impl Selector<'_> {
             }
             InstKind::NewArray { elem, len } => {
                 let d = def(d, self);
+                self.known_non_null(data.result);
                 let l = self.reg(*len);
                 self.push(
                     VInst::NewArray {
@@ -473,11 +579,11 @@ impl Selector<'_> {
                         // access of this block checked the same base.
                         let loaded = matches!(self.f.value_def(base), ValueDef::Inst(j)
                             if matches!(self.f.inst(j).kind, InstKind::Load { .. }));
-                        let known = self.checked_before(base);
-                        let checked = if zoo!(NativeLoadedBaseNonNull) {
-                            loaded || known
+                        let check = self.null_check(base);
+                        let checked = if zoo!(NativeLoadedBaseNonNull) && loaded {
+                            NullCheck::Skip
                         } else {
-                            known
+                            check
                         };
                         self.push(
                             VInst::LoadField {
@@ -488,33 +594,44 @@ impl Selector<'_> {
                             PRegSet::empty(),
                         );
                     }
-                    Addr::Elem { base, index } => {
-                        let o = self.reg(base);
-                        match self.const_index(index) {
-                            Some(Some(c)) => self.push(
-                                VInst::LoadElemConst { c },
+                    Addr::Elem { base, index } => match self.const_index(index) {
+                        Some(Some(c)) => {
+                            let o = self.reg(base);
+                            let checked = self.null_check(base);
+                            self.push(
+                                VInst::LoadElemConst { c, checked },
                                 vec![Operand::reg_use(o), Operand::reg_def(d)],
                                 PRegSet::empty(),
+                            )
+                        }
+                        Some(None) => {
+                            let o = self.reg(base);
+                            self.out_of_range(o, Some(d))
+                        }
+                        None => match self.elem_addressed(base, index) {
+                            Some(at) => self.push(
+                                VInst::LoadElemAt,
+                                vec![Operand::reg_use(at), Operand::reg_def(d)],
+                                PRegSet::empty(),
                             ),
-                            Some(None) => self.out_of_range(o, Some(d)),
                             None => {
-                                let x = self.reg(index);
-                                let t = self.fresh();
-                                let checked = self.checked_before(base);
-                                let in_bounds = self.bounds_checked_before(base, index);
+                                let (o, x) = (self.reg(base), self.reg(index));
+                                let at = self.fresh();
+                                let checked = self.null_check(base);
+                                self.in_bounds.push((base, index, at));
                                 self.push(
-                                    VInst::LoadElem { checked, in_bounds },
+                                    VInst::LoadElem { checked },
                                     vec![
                                         Operand::reg_use(o),
                                         Operand::reg_use(x),
                                         Operand::reg_def(d),
-                                        Operand::reg_temp(t),
+                                        Operand::reg_def(at),
                                     ],
                                     PRegSet::empty(),
                                 );
                             }
-                        }
-                    }
+                        },
+                    },
                     Addr::Global(g) => self.push(
                         VInst::LoadGlobal {
                             disp: 8 * (GLOBALS_BASE as i32 + g.0 as i32),
@@ -536,7 +653,7 @@ impl Selector<'_> {
                     Addr::Field { base, field } => {
                         let o = self.reg(base);
                         let v = self.reg(*value);
-                        let checked = self.checked_before(base);
+                        let checked = self.null_check(base);
                         self.push(
                             VInst::StoreField {
                                 disp: 8 * (field.index as i32 + 1),
@@ -546,37 +663,51 @@ impl Selector<'_> {
                             PRegSet::empty(),
                         );
                     }
-                    Addr::Elem { base, index } => {
-                        let o = self.reg(base);
-                        match self.const_index(index) {
-                            Some(Some(c)) => {
+                    Addr::Elem { base, index } => match self.const_index(index) {
+                        Some(Some(c)) => {
+                            let o = self.reg(base);
+                            let v = self.reg(*value);
+                            let checked = self.null_check(base);
+                            self.push(
+                                VInst::StoreElemConst { c, checked },
+                                vec![Operand::reg_use(o), Operand::reg_use(v)],
+                                PRegSet::empty(),
+                            );
+                        }
+                        Some(None) => {
+                            let o = self.reg(base);
+                            self.out_of_range(o, None)
+                        }
+                        None => match self.elem_addressed(base, index) {
+                            Some(at) => {
                                 let v = self.reg(*value);
                                 self.push(
-                                    VInst::StoreElemConst { c },
-                                    vec![Operand::reg_use(o), Operand::reg_use(v)],
+                                    VInst::StoreElemAt,
+                                    vec![Operand::reg_use(at), Operand::reg_use(v)],
                                     PRegSet::empty(),
                                 );
                             }
-                            Some(None) => self.out_of_range(o, None),
                             None => {
-                                let x = self.reg(index);
+                                let (o, x) = (self.reg(base), self.reg(index));
                                 let v = self.reg(*value);
-                                let t = self.fresh();
-                                let checked = self.checked_before(base);
-                                let in_bounds = self.bounds_checked_before(base, index);
+                                let at = self.fresh();
+                                let checked = self.null_check(base);
+                                self.in_bounds.push((base, index, at));
                                 self.push(
-                                    VInst::StoreElem { checked, in_bounds },
+                                    VInst::StoreElem { checked },
                                     vec![
                                         Operand::reg_use(o),
                                         Operand::reg_use(x),
                                         Operand::reg_use(v),
-                                        Operand::reg_temp(t),
+                                        // Written before `v` is stored: not
+                                        // in the register of a use.
+                                        Operand::reg_def_at_start(at),
                                     ],
                                     PRegSet::empty(),
                                 );
                             }
-                        }
-                    }
+                        },
+                    },
                     Addr::Global(g) => {
                         let v = self.reg(*value);
                         self.push(
@@ -592,11 +723,19 @@ impl Selector<'_> {
             InstKind::Len(x) => {
                 let d = def(d, self);
                 let a = self.reg(*x);
+                let checked = self.null_check(*x);
                 self.push(
-                    VInst::Len,
+                    VInst::Len { checked },
                     vec![Operand::reg_use(a), Operand::reg_def(d)],
                     PRegSet::empty(),
                 );
+            }
+            InstKind::Call {
+                callee: Callee::Func(g),
+                args,
+            } if self.inline && inlinable(&self.m.funcs[g.index()]) => {
+                let m = self.m;
+                self.inline_call(&m.funcs[g.index()], args, d)
             }
             InstKind::Call { callee, args } => {
                 let mut ops = Vec::new();
@@ -670,6 +809,69 @@ impl Selector<'_> {
                 unreachable!("terminators are lowered by lower_terminator")
             }
         }
+    }
+
+    /// `v` (the result of `new` or `newarray`) is non-null.
+    fn known_non_null(&mut self, v: Option<Value>) {
+        if let Some(v) = v {
+            self.non_null_in[v.index()] = self.stamp;
+        }
+    }
+
+    /// The body of the [`inlinable`] function `g` in place of a call to it
+    /// with arguments `args`, its result in `d`: the call's fuel unit and
+    /// frame-depth check, then `g`'s instructions over fresh virtual
+    /// registers (its parameters are the arguments' registers).
+    fn inline_call(&mut self, g: &'a Function, args: &[Value], d: Option<VReg>) {
+        let arg_regs: Vec<VReg> = args.iter().map(|&v| self.reg(v)).collect();
+        self.push(VInst::InlinedCall, vec![], PRegSet::empty());
+        let b = g.layout[0];
+        let insts = &g.blocks[b.index()].insts;
+        let (&last, body) = insts.split_last().expect("inlinable");
+        let ret = match g.inst(last).kind {
+            InstKind::Ret(v) => v,
+            _ => None,
+        };
+        let mut map = vec![VReg::invalid(); g.values.len()];
+        for (&p, r) in g.params.iter().zip(arg_regs) {
+            map[p.index()] = r;
+        }
+        for &i in body {
+            if let Some(r) = g.inst(i).result {
+                map[r.index()] = match (ret, d) {
+                    (Some(v), Some(d)) if v == r => d,
+                    _ => self.fresh(),
+                };
+            }
+        }
+        let caller = std::mem::replace(&mut self.f, g);
+        let names = self.names.take();
+        let callee_names = names.is_some().then(|| ir::Names::new(g));
+        self.inlined = Some(map);
+        for &i in body {
+            if let Some(n) = &callee_names {
+                let text = ir::print_inst(self.m, g, n, i);
+                self.code.comments.push((
+                    self.code.insts.len(),
+                    format!("(inlined @{}) {}", g.name, text.trim()),
+                ));
+            }
+            self.lower_inst(b, i);
+        }
+        if let (Some(v), Some(d)) = (ret, d) {
+            let r = self.reg(v);
+            if r != d {
+                // A parameter or a constant returned as is.
+                self.push(
+                    VInst::Move,
+                    vec![Operand::reg_use(r), Operand::reg_def(d)],
+                    PRegSet::empty(),
+                );
+            }
+        }
+        self.inlined = None;
+        self.names = names;
+        self.f = caller;
     }
 
     /// For a constant index: `Some(Some(c))` when it may be in bounds,
@@ -804,6 +1006,12 @@ impl Selector<'_> {
         };
         let a = self.reg(x);
         match self.imm32(y) {
+            // `imul d, a, imm` has a destination of its own.
+            Some(imm) if alu == Alu::Mul => self.push(
+                VInst::MulImm { imm },
+                vec![Operand::reg_use(a), Operand::reg_def(d)],
+                none,
+            ),
             Some(imm) => self.push(
                 VInst::AluImm { op: alu, imm },
                 vec![Operand::reg_use(a), Operand::reg_reuse_def(d, 0)],
@@ -1014,26 +1222,51 @@ done:
     fn only_the_first_access_of_an_element_in_a_block_is_bounds_checked() {
         let m = module();
         let main = m.func(m.func_by_name("main").expect("main"));
-        let code = select(&m, main, false);
-        let elems: Vec<bool> = code
+        let code = select(&m, main, false, true);
+        let elems: Vec<&VInst> = code
             .insts
             .iter()
-            .filter_map(|d| match d.inst {
-                VInst::LoadElem { in_bounds, .. } | VInst::StoreElem { in_bounds, .. } => {
-                    Some(in_bounds)
-                }
-                _ => None,
+            .map(|d| &d.inst)
+            .filter(|i| {
+                matches!(
+                    i,
+                    VInst::LoadElem { .. }
+                        | VInst::StoreElem { .. }
+                        | VInst::LoadElemAt
+                        | VInst::StoreElemAt
+                )
             })
             .collect();
-        // load a[idx] checked, store a[idx] not, load a[i] (another index) checked.
-        assert_eq!(elems, [false, true, false]);
+        // load a[idx] checked, store a[idx] not (it reuses the address),
+        // load a[i] (another index) checked; %a's null check only on loop entry.
+        let entry = NullCheck::OnLoopEntry;
+        assert_eq!(
+            elems,
+            [
+                &VInst::LoadElem { checked: entry },
+                &VInst::StoreElemAt,
+                &VInst::LoadElem {
+                    checked: NullCheck::Skip
+                }
+            ]
+        );
+        let at = |k: usize| -> Vec<regalloc2::Operand> {
+            let pos = code
+                .insts
+                .iter()
+                .position(|d| &d.inst == elems[k])
+                .expect("there");
+            code.insts[pos].operands.clone()
+        };
+        // The store writes through the address the load defined.
+        assert_eq!(at(1)[0].vreg(), at(0)[3].vreg());
     }
 
     #[test]
     fn calls_to_module_functions_keep_the_callee_saved_registers() {
         let m = module();
         let main = m.func(m.func_by_name("main").expect("main"));
-        let code = select(&m, main, false);
+        let code = select(&m, main, false, false);
         let call = code
             .insts
             .iter()
@@ -1057,11 +1290,143 @@ done:
             ]
         );
         // The leaf @mix has no frame; @main saves what it writes.
-        let c = crate::compile(&m).expect("compiles");
+        let opts = crate::CompileOptions {
+            no_inline: true,
+            ..Default::default()
+        };
+        let c = crate::compile_with(&m, opts).expect("compiles");
         let text = crate::listing(&c);
         let (mix, main) = text.split_once("func @main").expect("both functions");
         let mix = mix.split("func @mix").nth(1).expect("@mix");
         assert!(!mix.contains("push rbp") && !mix.contains("rsp,"), "{mix}");
         assert!(main.contains("push rbp"), "{main}");
+    }
+
+    #[test]
+    fn a_small_pure_leaf_is_inlined_with_the_calls_fuel_and_depth_check() {
+        let m = module();
+        let main = m.func(m.func_by_name("main").expect("main"));
+        assert!(inlinable(m.func(m.func_by_name("mix").expect("mix"))));
+        assert!(!inlinable(main), "more than one block");
+        let code = select(&m, main, false, true);
+        let kinds: Vec<&VInst> = code.insts.iter().map(|d| &d.inst).collect();
+        assert!(!kinds.iter().any(|i| matches!(i, VInst::Call { .. })));
+        // What is left of the call, then @mix's `mul` and `add` in the caller.
+        let at = kinds
+            .iter()
+            .position(|i| **i == VInst::InlinedCall)
+            .expect("the call's checks");
+        assert_eq!(kinds[at + 1], &VInst::MulImm { imm: 3 });
+        assert!(matches!(kinds[at + 2], VInst::Alu { op: Alu::Add }));
+        // The `add` defines the call's result.
+        let m_result = main
+            .inst_iter()
+            .find_map(|i| match main.inst(i).kind {
+                InstKind::Call { .. } => main.inst(i).result,
+                _ => None,
+            })
+            .expect("the call's result");
+        assert_eq!(code.insts[at + 2].operands[2].vreg(), vr(m_result));
+        let text = crate::listing(&crate::compile(&m).expect("compiles"));
+        let main_text = text.split_once("func @main").expect("main").1;
+        assert!(!main_text.contains("call "), "{main_text}");
+        assert!(main_text.contains("test r12,r12"), "{main_text}");
+    }
+
+    #[test]
+    fn a_leaf_with_a_memory_access_a_call_or_too_many_insts_is_called() {
+        let text = "
+type P { x: i64 }
+func @load(%p: P) -> i64 {
+entry:
+  %v = load %p.x
+  ret %v
+}
+func @calls(%x: i64) -> i64 {
+entry:
+  %v = call @long(%x)
+  ret %v
+}
+func @long(%x: i64) -> i64 {
+entry:
+  %a1 = add %x, 1
+  %a2 = add %a1, 1
+  %a3 = add %a2, 1
+  %a4 = add %a3, 1
+  %a5 = add %a4, 1
+  %a6 = add %a5, 1
+  %a7 = add %a6, 1
+  %a8 = add %a7, 1
+  %a9 = add %a8, 1
+  ret %a9
+}
+func @short(%x: i64) -> i64 {
+entry:
+  %a1 = sdiv %x, 3
+  %a2 = select %a1, %x, %a1
+  %a3 = neg %a2
+  ret %x
+}
+";
+        let (m, _) = ir::parse_module(text, "t").expect("parses");
+        let f = |n: &str| m.func(m.func_by_name(n).expect("there"));
+        assert!(!inlinable(f("load")));
+        assert!(!inlinable(f("calls")));
+        assert!(!inlinable(f("long")));
+        assert!(inlinable(f("short")));
+    }
+
+    /// A loop whose header loads `%p.x` and then runs `n` additions.
+    fn loop_with_header_of(n: usize) -> Module {
+        let mut t = String::from(
+            "type P { x: i64 }\nfunc @f(%p: P, %n: i64) -> i64 {\nentry:\n  jmp head\nhead:\n  %i = phi [entry: 0], [head: %i2]\n  %v0 = load %p.x\n",
+        );
+        for k in 1..=n {
+            t.push_str(&format!("  %v{k} = add %v{}, %i\n", k - 1));
+        }
+        t.push_str(&format!(
+            "  %i2 = add %v{n}, 1\n  %more = slt %i2, %n\n  br %more, head, done\ndone:\n  ret %i2\n}}\n"
+        ));
+        let (m, _) = ir::parse_module(&t, "t").expect("parses");
+        ir::verify_module(&m).expect("verifies");
+        m
+    }
+
+    #[test]
+    fn a_loop_header_is_emitted_twice_only_when_short() {
+        for (n, twice) in [(4, true), (TWICE_MAX_INSTS, false)] {
+            let m = loop_with_header_of(n);
+            let code = select(&m, &m.funcs[0], false, true);
+            let head = code.blocks.iter().find(|b| b.twice);
+            assert_eq!(head.is_some(), twice, "n = {n}");
+            let load = code
+                .insts
+                .iter()
+                .find_map(|d| d.inst.null_check())
+                .expect("the load");
+            let want = if twice {
+                NullCheck::OnLoopEntry
+            } else {
+                NullCheck::Emit
+            };
+            assert_eq!(load, want, "n = {n}");
+        }
+        // Natively, the long header checks %p in every iteration and still
+        // traps on null; the short one too (in its loop-entry copy).
+        for n in [4, TWICE_MAX_INSTS] {
+            let m = loop_with_header_of(n);
+            let native = crate::NativeProgram::new(&m).expect("compiles");
+            let fid = m.func_by_name("f").expect("f");
+            let config = interp::Config::default();
+            for input in ["p = P{x: 1}, n = 50", "p = null, n = 50"] {
+                let spec = ir::parse_input_spec(input, "<input>", &m, m.func(fid)).expect("input");
+                let want = interp::Program::new(&m).run(fid, &spec, &config);
+                assert_eq!(
+                    native.run(fid, &spec, &config).behaviour,
+                    want.behaviour,
+                    "{input}"
+                );
+            }
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod exec;
 pub mod isel;
 pub mod isolate;
 pub mod lower;
+pub mod nonnull;
 pub mod pool;
 pub mod regalloc;
 pub mod strict;

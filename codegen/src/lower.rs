@@ -12,7 +12,7 @@
 
 use crate::abi::{self, OFF_ENV};
 use crate::isel::regs::{CALLEE_SAVED, CALLER_SAVED, MODULE_CALL_CLOBBERS};
-use crate::vcode::{Alu, Cc, Shift, VCode, VInst};
+use crate::vcode::{Alu, Cc, NullCheck, Shift, VCode, VInst};
 use iced_x86::code_asm::*;
 use interp::env::VOLATILE;
 use interp::TrapKind;
@@ -107,6 +107,11 @@ pub struct FuncEmitter<'a> {
     /// A leaf without spill slots or saved registers: no frame at all, its
     /// parameters read relative to `rsp` (filled by `emit`).
     pub frameless: bool,
+    /// Per block emitted twice (`VBlock::twice`), the label of its second
+    /// copy, which the back edges enter (filled by `emit`).
+    pub steady_labels: Vec<Option<CodeLabel>>,
+    /// Emitting the second copy of a block emitted twice.
+    pub steady: bool,
 }
 
 /// Whether `inst` calls a module function or the runtime.
@@ -208,54 +213,96 @@ impl FuncEmitter<'_> {
                 _ => None,
             })
             .collect();
-        let mut edit = 0;
-        let mut comment = 0;
-        for (k, b) in self.code.blocks.iter().enumerate() {
+        self.steady_labels = self
+            .code
+            .blocks
+            .iter()
+            .map(|b| b.twice.then(|| self.a.create_label()))
+            .collect();
+        let (mut edit, mut comment) = (0, 0);
+        for k in 0..self.code.blocks.len() {
             if self.forward[k].is_some() {
                 continue;
             }
             let mut l = self.blocks[k];
             bind(self.a, &mut l)?;
-            for i in b.start..b.end {
-                while comment < self.code.comments.len() && self.code.comments[comment].0 <= i {
-                    comments.push((
-                        self.a.instructions().len(),
-                        self.code.comments[comment].1.clone(),
-                    ));
-                    comment += 1;
-                }
-                for pos in [InstPosition::Before, InstPosition::After] {
-                    // regalloc2 sequentialised each parallel copy (the phi
-                    // copies before a `jmp`, spills, reloads): keep its order.
-                    let mut moves = Vec::new();
-                    while edit < edits.len()
-                        && edits[edit].0.inst() == Inst::new(i)
-                        && edits[edit].0.pos() == pos
-                    {
-                        let Edit::Move { from, to } = edits[edit].1;
-                        moves.push((from, to));
-                        edit += 1;
-                    }
-                    let phi_copy = matches!(self.code.insts[i].inst, VInst::Jmp { .. });
-                    if zoo!(NativeMoveOrder) && phi_copy {
-                        moves.reverse();
-                    }
-                    if self.chaos.is_some() && phi_copy && !moves.is_empty() {
-                        // Harness mode: the scratch register holds 0 before a
-                        // parallel copy, so a copy that reads it before writing
-                        // it yields null/0, not a stale word (a wild address).
-                        self.a.xor(r11d, r11d)?;
-                    }
-                    for (from, to) in moves {
-                        self.mov(from, to)?;
-                    }
-                    if pos == InstPosition::Before {
-                        self.inst(i, k)?;
-                    }
-                }
+            let (e0, c0) = (edit, comment);
+            self.steady = false;
+            self.emit_block(k, &mut edit, &mut comment, comments)?;
+            if let Some(mut l) = self.steady_labels[k] {
+                // The copy the back edges enter: the same instructions, the
+                // same allocation, without the loop-entry null checks.
+                bind(self.a, &mut l)?;
+                comments.push((
+                    self.a.instructions().len(),
+                    "(again, entered by the back edges: loop-invariant bases known non-null)"
+                        .into(),
+                ));
+                let b = &self.code.blocks[k];
+                let c = (c0..self.code.comments.len())
+                    .find(|&c| self.code.comments[c].0 >= b.start)
+                    .unwrap_or(comment);
+                let (mut e, mut c) = (e0, c);
+                self.steady = true;
+                self.emit_block(k, &mut e, &mut c, comments)?;
+                self.steady = false;
             }
         }
         Ok((first, if self.frameless { 8 } else { size + 16 }))
+    }
+
+    /// Emit the instructions of block `k` with the allocator's moves around
+    /// them; `edit` and `comment` are the cursors into the edits and the
+    /// listing comments.
+    fn emit_block(
+        &mut self,
+        k: usize,
+        edit: &mut usize,
+        comment: &mut usize,
+        comments: &mut Vec<(usize, String)>,
+    ) -> R {
+        let out: &Output = self.out;
+        let edits = &out.edits;
+        let b = &self.code.blocks[k];
+        for i in b.start..b.end {
+            while *comment < self.code.comments.len() && self.code.comments[*comment].0 <= i {
+                comments.push((
+                    self.a.instructions().len(),
+                    self.code.comments[*comment].1.clone(),
+                ));
+                *comment += 1;
+            }
+            for pos in [InstPosition::Before, InstPosition::After] {
+                // regalloc2 sequentialised each parallel copy (the phi
+                // copies before a `jmp`, spills, reloads): keep its order.
+                let mut moves = Vec::new();
+                while *edit < edits.len()
+                    && edits[*edit].0.inst() == Inst::new(i)
+                    && edits[*edit].0.pos() == pos
+                {
+                    let Edit::Move { from, to } = edits[*edit].1;
+                    moves.push((from, to));
+                    *edit += 1;
+                }
+                let phi_copy = matches!(self.code.insts[i].inst, VInst::Jmp { .. });
+                if zoo!(NativeMoveOrder) && phi_copy {
+                    moves.reverse();
+                }
+                if self.chaos.is_some() && phi_copy && !moves.is_empty() {
+                    // Harness mode: the scratch register holds 0 before a
+                    // parallel copy, so a copy that reads it before writing
+                    // it yields null/0, not a stale word (a wild address).
+                    self.a.xor(r11d, r11d)?;
+                }
+                for (from, to) in moves {
+                    self.mov(from, to)?;
+                }
+                if pos == InstPosition::Before {
+                    self.inst(i, k)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn mov(&mut self, from: Allocation, to: Allocation) -> R {
@@ -354,34 +401,55 @@ impl FuncEmitter<'_> {
         self.forward[b as usize].unwrap_or(b)
     }
 
-    /// Jump to block `target` unless it is emitted right after block `cur`.
+    /// Where a branch from block `cur` to block `b` goes: past a bare edge
+    /// block; into the second copy of a block emitted twice when the branch
+    /// is a back edge (from that block or a later one).
+    fn target(&self, b: u32, cur: usize) -> CodeLabel {
+        let b = self.resolve(b) as usize;
+        match self.steady_labels[b] {
+            Some(l) if b <= cur => l,
+            _ => self.blocks[b],
+        }
+    }
+
+    /// Jump to block `target` unless that code is emitted right after this.
     fn goto(&mut self, target: u32, cur: usize) -> R {
-        let target = self.resolve(target);
-        if self.next_block(cur) != Some(target) {
-            let l = self.blocks[target as usize];
+        let l = self.target(target, cur);
+        if self.fallthrough(cur) != Some(l) {
             self.a.jmp(l)?;
         }
         Ok(())
     }
 
-    /// The block emitted right after block `cur`.
-    fn next_block(&self, cur: usize) -> Option<u32> {
-        (cur + 1..self.forward.len())
-            .find(|&k| self.forward[k].is_none())
-            .map(|k| k as u32)
+    /// The code emitted right after block `cur` (the copy being emitted):
+    /// its second copy, or the next block.
+    fn fallthrough(&self, cur: usize) -> Option<CodeLabel> {
+        match self.steady_labels[cur] {
+            Some(l) if !self.steady => Some(l),
+            _ => (cur + 1..self.forward.len())
+                .find(|&k| self.forward[k].is_none())
+                .map(|k| self.blocks[k]),
+        }
     }
 
     /// A conditional branch on `cc` to `t`, else to `e`; when `t` is emitted
     /// next, the branch goes to `e` on the opposite condition and falls through.
     fn branch(&mut self, cc: Cc, t: u32, e: u32, cur: usize) -> R {
-        let (rt, re) = (self.resolve(t), self.resolve(e));
-        if self.next_block(cur) == Some(rt) && rt != re {
-            let le = self.blocks[re as usize];
+        let (lt, le) = (self.target(t, cur), self.target(e, cur));
+        if self.fallthrough(cur) == Some(lt) && lt != le {
             return self.jcc(cc.inverse(), le);
         }
-        let lt = self.blocks[rt as usize];
         self.jcc(cc, lt)?;
         self.goto(e, cur)
+    }
+
+    /// Whether an access with `check` tests its base in the copy being emitted.
+    fn tests_null(&self, check: NullCheck) -> bool {
+        match check {
+            NullCheck::Emit => true,
+            NullCheck::Skip => false,
+            NullCheck::OnLoopEntry => !self.steady,
+        }
     }
 
     fn inst(&mut self, i: usize, cur: usize) -> R {
@@ -480,6 +548,7 @@ impl FuncEmitter<'_> {
                     Alu::Mul => a.imul_3(d, d, imm),
                 }
             }
+            VInst::MulImm { imm } => self.a.imul_3(r(1), r(0), imm),
             VInst::Shift { op } => {
                 // x86 masks a 64-bit shift count to 6 bits: `b & 63`.
                 let d = r(2);
@@ -547,13 +616,13 @@ impl FuncEmitter<'_> {
                 self.a.cmove(r(3), r(2))
             }
             VInst::LoadField { disp, checked } => {
-                if !checked {
+                if self.tests_null(checked) {
                     self.null_check(r(0))?;
                 }
                 self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + disp))
             }
             VInst::StoreField { disp, checked } => {
-                if !checked {
+                if self.tests_null(checked) {
                     self.null_check(r(0))?;
                 }
                 self.a.mov(qword_ptr(r15 + r(0) * 8 + disp), r(1))?;
@@ -562,27 +631,25 @@ impl FuncEmitter<'_> {
                 }
                 Ok(())
             }
-            VInst::LoadElem { checked, in_bounds } => {
-                if !in_bounds {
-                    self.bounds(r(0), r(1), checked)?;
-                }
+            VInst::LoadElem { checked } => {
+                self.bounds(r(0), r(1), checked)?;
                 self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
                 self.a.mov(r(2), qword_ptr(r15 + r(3) * 8 + 16))
             }
-            VInst::StoreElem { checked, in_bounds } => {
-                if !in_bounds {
-                    self.bounds(r(0), r(1), checked)?;
-                }
+            VInst::LoadElemAt => self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + 16)),
+            VInst::StoreElem { checked } => {
+                self.bounds(r(0), r(1), checked)?;
                 self.a.lea(r(3), qword_ptr(r(0) + r(1)))?;
                 self.a.mov(qword_ptr(r15 + r(3) * 8 + 16), r(2))
             }
-            VInst::LoadElemConst { c } => {
-                self.const_bounds(r(0), c)?;
+            VInst::StoreElemAt => self.a.mov(qword_ptr(r15 + r(0) * 8 + 16), r(1)),
+            VInst::LoadElemConst { c, checked } => {
+                self.const_bounds(r(0), c, checked)?;
                 self.a
                     .mov(r(1), qword_ptr(r15 + r(0) * 8 + const_elem_disp(c)))
             }
-            VInst::StoreElemConst { c } => {
-                self.const_bounds(r(0), c)?;
+            VInst::StoreElemConst { c, checked } => {
+                self.const_bounds(r(0), c, checked)?;
                 self.a
                     .mov(qword_ptr(r15 + r(0) * 8 + const_elem_disp(c)), r(1))
             }
@@ -591,8 +658,10 @@ impl FuncEmitter<'_> {
                 let l = self.trap(TrapKind::OutOfBounds);
                 self.a.jmp(l)
             }
-            VInst::Len => {
-                self.null_check(r(0))?;
+            VInst::Len { checked } => {
+                if self.tests_null(checked) {
+                    self.null_check(r(0))?;
+                }
                 self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + 8))
             }
             VInst::LoadGlobal { disp } => self.a.mov(r(0), qword_ptr(r15 + disp)),
@@ -619,6 +688,13 @@ impl FuncEmitter<'_> {
                 let target = self.labels.funcs[func as usize];
                 self.a.call(target)?;
                 self.a.add(r12, 1)
+            }
+            VInst::InlinedCall => {
+                self.charge_fuel()?;
+                // The frame the callee would have had: none may be left.
+                self.a.test(r12, r12)?;
+                let l = self.trap(TrapKind::StackOverflow);
+                self.a.je(l)
             }
             VInst::CallExtern { ext, nargs } => {
                 self.charge_fuel()?;
@@ -699,9 +775,10 @@ impl FuncEmitter<'_> {
         bind(self.a, &mut ok)
     }
 
-    /// Null check of `base`, then `index < len` (unsigned: a negative index is out).
-    fn bounds(&mut self, base: AsmRegister64, index: AsmRegister64, non_null: bool) -> R {
-        if !non_null {
+    /// Null check of `base` (as `check` says), then `index < len`
+    /// (unsigned: a negative index is out).
+    fn bounds(&mut self, base: AsmRegister64, index: AsmRegister64, check: NullCheck) -> R {
+        if self.tests_null(check) {
             self.null_check(base)?;
         }
         self.a.cmp(index, qword_ptr(r15 + base * 8 + 8))?;
@@ -709,9 +786,12 @@ impl FuncEmitter<'_> {
         self.a.jae(l)
     }
 
-    /// Null check of `base`, then `c < len` for a constant `c` in `0..=65536`.
-    fn const_bounds(&mut self, base: AsmRegister64, c: i32) -> R {
-        self.null_check(base)?;
+    /// Null check of `base` (as `check` says), then `c < len` for a
+    /// constant `c` in `0..=65536`.
+    fn const_bounds(&mut self, base: AsmRegister64, c: i32, check: NullCheck) -> R {
+        if self.tests_null(check) {
+            self.null_check(base)?;
+        }
         if zoo!(NativeConstIndexNoBounds) {
             return Ok(());
         }

@@ -162,7 +162,7 @@ mod tests {
         let (m, _) = ir::parse_module(&text, "big").unwrap();
         ir::verify_module(&m).unwrap();
         let main = m.func_by_name("main").unwrap();
-        let code = crate::isel::select(&m, m.func(main), false);
+        let code = crate::isel::select(&m, m.func(main), false, true);
         assert!(code.insts.len() > SINGLE_PASS_ABOVE, "{}", code.insts.len());
         let spec = ir::parse_input_spec(
             "a = [i64]{1, 2, 3, 4, 5, 6, 7, 8}, n = 5",
@@ -177,6 +177,7 @@ mod tests {
             check_regalloc: true,
             listing: false,
             chaos: Some(7),
+            no_inline: false,
         };
         let native = crate::NativeProgram::with_options(&m, opts).unwrap();
         let got = native.run(main, &spec, &config);

@@ -78,6 +78,20 @@ impl Cc {
     }
 }
 
+/// Whether an access null-checks its base.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum NullCheck {
+    /// Test the base and trap if it is null.
+    Emit,
+    /// The base is known non-null here (an earlier access on every path
+    /// checked it, or `new` made it): no test.
+    Skip,
+    /// In a block emitted twice (a loop header, see `VBlock::twice`): test
+    /// in the copy entered from outside the loop, not in the copy the back
+    /// edges enter (every one of them checked the base).
+    OnLoopEntry,
+}
+
 /// A machine instruction (group). Operand order is given per variant; `d` is
 /// the defined register, `t` a temporary.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -93,6 +107,8 @@ pub enum VInst {
     Alu { op: Alu },
     /// `[use a, def d = a]`.
     AluImm { op: Alu, imm: i32 },
+    /// `[use a, def d]`: `imul d, a, imm`.
+    MulImm { imm: i32 },
     /// `[use a, use b = rcx, def d = a]`.
     Shift { op: Shift },
     /// `[use a, def d = a]`.
@@ -111,24 +127,30 @@ pub enum VInst {
     Move,
     /// `[use c, use a, use b, def d = a]`.
     Select,
-    /// `[use base, def d]`; `checked`: the base is known non-null, so no
-    /// null check is emitted.
-    LoadField { disp: i32, checked: bool },
+    /// `[use base, def d]`; `checked`: whether the base is null-checked.
+    LoadField { disp: i32, checked: NullCheck },
     /// `[use base, use v]`; `checked` as for `LoadField`.
-    StoreField { disp: i32, checked: bool },
-    /// `[use base, use index, def d, temp t]`; `checked`: the base is known
-    /// non-null; `in_bounds`: the index is known in bounds (no check at all).
-    LoadElem { checked: bool, in_bounds: bool },
+    StoreField { disp: i32, checked: NullCheck },
+    /// `[use base, use index, def d, def at]`: bounds check, then `at =
+    /// base + index` (the element's word is `r15 + 8*at + 16`, where a later
+    /// access of the same element reads or writes it: [`VInst::LoadElemAt`]);
+    /// `checked`: whether the base is null-checked.
+    LoadElem { checked: NullCheck },
+    /// `[use at, def d]`: the element a bounds-checked access of this block
+    /// addressed.
+    LoadElemAt,
     /// `[use base, def d]`: constant index `c` in `0..=65536`.
-    LoadElemConst { c: i32 },
-    /// `[use base, use index, use v, temp t]`; `checked`, `in_bounds` as for `LoadElem`.
-    StoreElem { checked: bool, in_bounds: bool },
+    LoadElemConst { c: i32, checked: NullCheck },
+    /// `[use base, use index, use v, def at]`; as [`VInst::LoadElem`].
+    StoreElem { checked: NullCheck },
+    /// `[use at, use v]`; as [`VInst::LoadElemAt`].
+    StoreElemAt,
     /// `[use base, use v]`.
-    StoreElemConst { c: i32 },
+    StoreElemConst { c: i32, checked: NullCheck },
     /// `[use base]`: a constant index that is always out of bounds.
     ElemOutOfRange,
     /// `[use a, def d]`.
-    Len,
+    Len { checked: NullCheck },
     /// `[def d]`.
     LoadGlobal { disp: i32 },
     /// `[use v]`.
@@ -142,6 +164,10 @@ pub enum VInst {
     /// `[use a0 = rcx, use a1 = rdx, ..., def d = rax]`: call a module
     /// function (arguments past the sixth stored before).
     Call { func: u32 },
+    /// What is left of a call to an inlined leaf (its body follows): the
+    /// call's unit of fuel and the frame-depth check (`stack_overflow` if
+    /// no frame is left for the callee).
+    InlinedCall,
     /// `[def d = rax]?`: an environment step for an extern.
     CallExtern { ext: u32, nargs: u32 },
     /// An environment step before a volatile access.
@@ -162,6 +188,28 @@ pub enum VInst {
     Ret,
     /// Raise a trap (the `unreachable` terminator).
     Trap { kind: TrapKind },
+}
+
+impl VInst {
+    /// How the access null-checks its base (`None`: not an access with a
+    /// check that can be dropped).
+    pub fn null_check(&self) -> Option<NullCheck> {
+        self.clone().null_check_mut().copied()
+    }
+
+    /// How the access null-checks its base, to change it.
+    pub fn null_check_mut(&mut self) -> Option<&mut NullCheck> {
+        match self {
+            VInst::LoadField { checked, .. }
+            | VInst::StoreField { checked, .. }
+            | VInst::LoadElem { checked }
+            | VInst::StoreElem { checked }
+            | VInst::LoadElemConst { checked, .. }
+            | VInst::StoreElemConst { checked, .. }
+            | VInst::Len { checked } => Some(checked),
+            _ => None,
+        }
+    }
 }
 
 /// One instruction with its operands.
@@ -190,6 +238,11 @@ pub struct VBlock {
     pub succs: Vec<regalloc2::Block>,
     /// Predecessors.
     pub preds: Vec<regalloc2::Block>,
+    /// Emitted twice: a loop header with accesses whose null check only the
+    /// copy entered from outside the loop makes ([`NullCheck::OnLoopEntry`]);
+    /// the back edges (branches from this block or a later one) enter the
+    /// second copy.
+    pub twice: bool,
 }
 
 /// A function in machine instructions.

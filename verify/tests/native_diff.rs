@@ -23,6 +23,7 @@ fn check(
             check_regalloc: true,
             listing: false,
             chaos: Some(seed),
+            no_inline: false,
         },
     ) {
         Ok(n) => n,

@@ -36,6 +36,7 @@ pub fn opt(file: &str, passes: &str, emit: Emit, seed: u64) -> Result<String, Di
                 check_regalloc: true,
                 listing: true,
                 chaos: None,
+                no_inline: false,
             },
         )
         .map(|c| codegen::listing(&c))

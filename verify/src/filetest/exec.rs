@@ -319,7 +319,9 @@ fn execute_native(
 
 /// The native oracle of a run test: the machine code of `module` must behave
 /// exactly like the interpreter's `expected` runs (`budget` picks each case's
-/// fuel: the same budget for the original, `2B + 16` for optimized modules).
+/// fuel: the same budget for the original, `2B + 16` for optimized modules),
+/// with small leaf functions inlined (the default) and with every call kept
+/// a call (`no_inline`, so the call convention is exercised as well).
 fn check_native(
     cx: &mut Ctx,
     module: &Module,
@@ -328,42 +330,50 @@ fn check_native(
     what: &str,
     budget: &dyn Fn(u64) -> Option<u64>,
 ) {
-    let native = match codegen::NativeProgram::with_options(
-        module,
-        codegen::CompileOptions {
-            check_regalloc: true,
-            listing: false,
-            chaos: Some(0x10ad_57a2),
-        },
-    ) {
-        Ok(n) => n,
-        Err(e) => {
-            cx.fail(1, format!("{what}: the backend failed: {e}"));
-            return;
-        }
-    };
-    for (case, spec, expected, counts) in runs {
-        let actual = match execute_native(&native, func, spec, budget(counts.fuel_used)) {
-            Ok(l) => l,
+    for no_inline in [false, true] {
+        let what = if no_inline {
+            format!("{what} (no inlining)")
+        } else {
+            what.to_string()
+        };
+        let native = match codegen::NativeProgram::with_options(
+            module,
+            codegen::CompileOptions {
+                check_regalloc: true,
+                listing: false,
+                chaos: Some(0x10ad_57a2),
+                no_inline,
+            },
+        ) {
+            Ok(n) => n,
             Err(e) => {
-                cx.fail(case.anchor_line(), format!("{what}: {e}"));
-                continue;
+                cx.fail(1, format!("{what}: the backend failed: {e}"));
+                return;
             }
         };
-        if &actual != expected {
-            let mut msg = format!(
-                "{what} behaves differently natively on input `{}`",
-                case.spec
-            );
-            for (o, a) in expected.iter().zip(&actual) {
-                if o == a {
-                    msg.push_str(&format!("\n    {o}"));
-                } else {
-                    msg.push_str(&format!("\n  - {o}\n  + {a}"));
+        for (case, spec, expected, counts) in runs {
+            let actual = match execute_native(&native, func, spec, budget(counts.fuel_used)) {
+                Ok(l) => l,
+                Err(e) => {
+                    cx.fail(case.anchor_line(), format!("{what}: {e}"));
+                    continue;
                 }
+            };
+            if &actual != expected {
+                let mut msg = format!(
+                    "{what} behaves differently natively on input `{}`",
+                    case.spec
+                );
+                for (o, a) in expected.iter().zip(&actual) {
+                    if o == a {
+                        msg.push_str(&format!("\n    {o}"));
+                    } else {
+                        msg.push_str(&format!("\n  - {o}\n  + {a}"));
+                    }
+                }
+                msg.push_str(&format!("\n  module:\n{}", ir::print::print_module(module)));
+                cx.fail(case.anchor_line(), msg);
             }
-            msg.push_str(&format!("\n  module:\n{}", ir::print::print_module(module)));
-            cx.fail(case.anchor_line(), msg);
         }
     }
 }
