@@ -58,7 +58,7 @@ const NOT_ON_LIST: u32 = u32::MAX;
 pub const UNIFORM_UP_TO: usize = 1024;
 
 /// Longer lists are pulled from their newest `WINDOW` entries.
-pub const WINDOW: usize = 128;
+pub const WINDOW: usize = 16;
 
 impl Default for Worklist {
     /// An empty worklist with seed 0.
