@@ -56,6 +56,10 @@ fn hash_key(k: &Key) -> u64 {
 /// The smallest index this table keeps.
 const MIN_SLOTS: usize = 16;
 
+/// From this many slots (512 KiB of index, 16k+ keys) on, a lookup's slot
+/// is likely out of the cache, so [`ScopedTable::worth_prefetching`].
+const PREFETCH_FROM_SLOTS: usize = 1 << 16;
+
 impl ScopedTable {
     /// A table for a function with `num_insts` instruction slots.
     pub fn new(num_insts: usize) -> ScopedTable {
@@ -172,6 +176,12 @@ impl ScopedTable {
             }
             s = (s + 1) & mask;
         }
+    }
+
+    /// Whether the index is big enough for [`ScopedTable::prefetch`] to pay
+    /// (a small one stays in the cache; prefetching it is only extra work).
+    pub fn worth_prefetching(&self) -> bool {
+        self.slots.len() >= PREFETCH_FROM_SLOTS
     }
 
     /// Start loading the slot a lookup of `key` reads first, so that a
@@ -344,11 +354,13 @@ mod tests {
         let mut t = ScopedTable::new(0);
         t.prefetch(&key(0));
         t.push_scope();
-        let n = 5_000;
+        let n = PREFETCH_FROM_SLOTS / 2;
+        assert!(!t.worth_prefetching());
         for i in 0..n {
             t.prefetch(&key(i));
             t.insert(key(i), Inst::new(i));
         }
+        assert!(t.worth_prefetching());
         for i in (0..n + 8).step_by(97) {
             t.prefetch(&key(i));
             assert_eq!(t.find(&key(i)), (i < n).then(|| Inst::new(i)));
