@@ -12,6 +12,10 @@
 //! never-inlined function (`count_parse_verify`, `count_lse`, ...), so that
 //! `callgrind_annotate --inclusive=yes` gives the instruction count of every
 //! column: a load-independent measure of the work (see the README).
+//! `--passes lse,peeps` runs only those columns (parsing always runs), so
+//! `valgrind --tool=callgrind --cache-sim=yes --toggle-collect='*PassManager::run'`
+//! counts one pass's instructions and cache misses without the module's
+//! parsing, cloning and dropping.
 //!
 //! Each cell is the thread's CPU time (not wall time, so that other jobs on
 //! the machine inflate it less), the best of several runs: up to `--reps`

@@ -56,6 +56,10 @@ fn hash_key(k: &Key) -> u64 {
 /// The smallest index this table keeps.
 const MIN_SLOTS: usize = 16;
 
+/// From this many slots (512 KiB of index, 16k+ keys) on, a lookup's slot
+/// is likely out of the cache, so [`ScopedTable::worth_prefetching`].
+const PREFETCH_FROM_SLOTS: usize = 1 << 16;
+
 impl ScopedTable {
     /// A table for a function with `num_insts` instruction slots.
     pub fn new(num_insts: usize) -> ScopedTable {
@@ -144,12 +148,15 @@ impl ScopedTable {
     }
 
     /// The first slot to probe for `hash`.
+    #[inline]
     fn home(&self, hash: u64) -> usize {
         let bits = self.slots.len().trailing_zeros();
         (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
     /// The slot holding the indexed entry with key `key` (hash `hash`).
+    /// Always inlined: its callers are the hot lookups.
+    #[inline(always)]
     fn slot_of(&self, key: &Key, hash: u64) -> Option<usize> {
         if self.slots.is_empty() {
             return None;
@@ -169,6 +176,29 @@ impl ScopedTable {
             }
             s = (s + 1) & mask;
         }
+    }
+
+    /// Whether the index is big enough for [`ScopedTable::prefetch`] to pay
+    /// (a small one stays in the cache; prefetching it is only extra work).
+    pub fn worth_prefetching(&self) -> bool {
+        self.slots.len() >= PREFETCH_FROM_SLOTS
+    }
+
+    /// Start loading the slot a lookup of `key` reads first, so that a
+    /// lookup a few instructions later finds it in the cache (a hint only:
+    /// a key that turns out not to be looked up costs nothing else).
+    pub fn prefetch(&self, key: &Key) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let slot: *const Slot = &self.slots[self.home(hash_key(key))];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch only hints the cache; `slot` points into `slots`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = slot;
     }
 
     /// The instruction already numbered under `key`, if any.
@@ -316,6 +346,25 @@ mod tests {
         t.reset(4);
         assert!(!t.is_locked(Inst::new(2)));
         assert_eq!(t.find(&k), None);
+    }
+
+    #[test]
+    fn prefetching_is_only_a_hint() {
+        let key = |i: usize| Key::Op(InstKind::Len(Value::new(i)));
+        let mut t = ScopedTable::new(0);
+        t.prefetch(&key(0));
+        t.push_scope();
+        let n = PREFETCH_FROM_SLOTS / 2;
+        assert!(!t.worth_prefetching());
+        for i in 0..n {
+            t.prefetch(&key(i));
+            t.insert(key(i), Inst::new(i));
+        }
+        assert!(t.worth_prefetching());
+        for i in (0..n + 8).step_by(97) {
+            t.prefetch(&key(i));
+            assert_eq!(t.find(&key(i)), (i < n).then(|| Inst::new(i)));
+        }
     }
 
     /// Many keys, scopes and unlocks in a pseudo-random order agree with a

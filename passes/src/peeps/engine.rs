@@ -102,11 +102,11 @@ impl<'f> Engine<'f> {
         let mut stale = false;
         s.work.reset(func.insts.len(), opts.seed);
         let mut has_phis = false;
-        for inst in func.inst_iter() {
-            s.work.push(inst);
+        s.work.fill(func.inst_iter().inspect(|inst| {
             has_phis |= func.insts[inst.index()].kind.is_phi();
             stale |= func.insts[inst.index()].block.is_none();
-        }
+        }));
+        s.work.pull_in_push_order();
         Engine {
             func,
             cfgs: CfgState::new(has_phis),
