@@ -427,10 +427,14 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 mask,
             )
         };
-        if O::ENABLED {
-            let acc = std::mem::take(&mut self.env.accesses);
-            self.report(cur, pc, &acc);
-            self.env.accesses = acc;
+        if O::ENABLED && !self.env.accesses.is_empty() {
+            // The step's log holds each (kind, location) once already, in
+            // order of first access: what `report` would pass on, without
+            // de-duplicating again.
+            self.fill_stack(cur, pc);
+            for &(kind, loc) in &self.env.accesses {
+                self.observer.access(&self.bufs.sites, kind, loc);
+            }
         }
         r
     }
