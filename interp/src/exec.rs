@@ -359,17 +359,20 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
     /// built into `self.bufs.sites` (reused: observers see every memory access).
     fn fill_stack(&mut self, cur: u32, pc: usize) {
         let funcs = &self.prog.funcs;
-        self.bufs.sites.clear();
-        self.bufs
-            .sites
-            .extend(self.bufs.frames.iter().map(|fr| Site {
+        let site = Site {
+            func: FuncId(cur),
+            inst: funcs[cur as usize].meta[pc].inst,
+        };
+        let sites = &mut self.bufs.sites;
+        sites.clear();
+        // Most accesses are made at top level: one site, no caller to walk.
+        if !self.bufs.frames.is_empty() {
+            sites.extend(self.bufs.frames.iter().map(|fr| Site {
                 func: FuncId(fr.func),
                 inst: funcs[fr.func as usize].meta[fr.ret_pc - 1].inst,
             }));
-        self.bufs.sites.push(Site {
-            func: FuncId(cur),
-            inst: funcs[cur as usize].meta[pc].inst,
-        });
+        }
+        sites.push(site);
     }
 
     fn report(&mut self, cur: u32, pc: usize, accesses: &[(AccessKind, AccessLoc)]) {
