@@ -145,8 +145,8 @@ thread_local! {
 /// The declared effects ([`declared_effects`]) of every instruction of a
 /// module, each computed on first use and kept for every later run.
 pub struct DeclTable {
-    /// Per function, the table index of its instruction 0.
-    base: Vec<usize>,
+    /// Per function, the table index of its instruction 0 and its instruction count.
+    base: Vec<(usize, usize)>,
     decls: Vec<OnceLock<Effects>>,
 }
 
@@ -156,7 +156,7 @@ impl DeclTable {
         let mut base = Vec::with_capacity(m.funcs.len());
         let mut total = 0;
         for f in &m.funcs {
-            base.push(total);
+            base.push((total, f.insts.len()));
             total += f.insts.len();
         }
         DeclTable {
@@ -168,14 +168,12 @@ impl DeclTable {
     /// The declared effects of `site` in `m` (the module the table was built
     /// for), or `None` when the site is outside the module.
     fn get(&self, m: &Module, site: Site) -> Option<&Effects> {
-        let f = m.funcs.get(site.func.index())?;
-        if site.inst.index() >= f.insts.len() {
+        let &(base, len) = self.base.get(site.func.index())?;
+        if site.inst.index() >= len {
             return None;
         }
-        let cell = self
-            .decls
-            .get(self.base[site.func.index()] + site.inst.index())?;
-        Some(cell.get_or_init(|| inst_effects(m, f, site.inst)))
+        let cell = self.decls.get(base + site.inst.index())?;
+        Some(cell.get_or_init(|| inst_effects(m, &m.funcs[site.func.index()], site.inst)))
     }
 }
 
