@@ -384,8 +384,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             self.observer.access(&self.bufs.sites, first.0, first.1);
             return;
         }
-        // An environment step logs one access per slot it touches; observers
-        // only tell (kind, location) apart, so report each once per batch.
+        // An `escape` walk lists one access per slot it reads; observers only
+        // tell (kind, location) apart, so report each once per batch.
         self.batch = self.batch.wrapping_add(1);
         if self.batch == 0 {
             self.bufs.stamps.fill(0);
