@@ -68,12 +68,21 @@ pub fn access_node(loc: AccessLoc) -> HeapNode {
 
 /// Whether an access of `kind` to `loc` lies inside `eff`.
 pub fn access_allowed(eff: &Effects, kind: AccessKind, loc: AccessLoc) -> bool {
-    let node = access_node(loc);
+    node_allowed(eff, kind, access_node(loc))
+}
+
+/// Whether an access of `kind` to heap node `node` lies inside `eff`.
+#[inline]
+fn node_allowed(eff: &Effects, kind: AccessKind, node: HeapNode) -> bool {
     let declared = match kind {
         AccessKind::Read => &eff.reads,
         AccessKind::Write => &eff.writes,
     };
-    declared.iter().any(|&n| n.contains(node))
+    // `World` contains every node (the most common declaration: volatile
+    // steps, externs without declared effects): no walk up the tree for it.
+    declared
+        .iter()
+        .any(|&n| n == HeapNode::World || n.contains(node))
 }
 
 /// The text form of an access location.
@@ -136,8 +145,8 @@ thread_local! {
 /// The declared effects ([`declared_effects`]) of every instruction of a
 /// module, each computed on first use and kept for every later run.
 pub struct DeclTable {
-    /// Per function, the table index of its instruction 0.
-    base: Vec<usize>,
+    /// Per function, the table index of its instruction 0 and its instruction count.
+    base: Vec<(usize, usize)>,
     decls: Vec<OnceLock<Effects>>,
 }
 
@@ -147,7 +156,7 @@ impl DeclTable {
         let mut base = Vec::with_capacity(m.funcs.len());
         let mut total = 0;
         for f in &m.funcs {
-            base.push(total);
+            base.push((total, f.insts.len()));
             total += f.insts.len();
         }
         DeclTable {
@@ -159,14 +168,12 @@ impl DeclTable {
     /// The declared effects of `site` in `m` (the module the table was built
     /// for), or `None` when the site is outside the module.
     fn get(&self, m: &Module, site: Site) -> Option<&Effects> {
-        let f = m.funcs.get(site.func.index())?;
-        if site.inst.index() >= f.insts.len() {
+        let &(base, len) = self.base.get(site.func.index())?;
+        if site.inst.index() >= len {
             return None;
         }
-        let cell = self
-            .decls
-            .get(self.base[site.func.index()] + site.inst.index())?;
-        Some(cell.get_or_init(|| inst_effects(m, f, site.inst)))
+        let cell = self.decls.get(base + site.inst.index())?;
+        Some(cell.get_or_init(|| inst_effects(m, &m.funcs[site.func.index()], site.inst)))
     }
 }
 
@@ -268,8 +275,9 @@ fn print_one(m: &Module, f: &Function, inst: Inst) -> String {
 
 impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecker<'_, F> {
     fn access(&mut self, stack: &[Site], kind: AccessKind, loc: AccessLoc) {
+        let node = access_node(loc);
+        let module = self.module;
         for &site in stack {
-            let module = self.module;
             let effects_of = &mut self.effects_of;
             let eff = match self.table.and_then(|t| t.get(module, site)) {
                 Some(eff) => eff,
@@ -279,7 +287,7 @@ impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecke
                     .or_insert_with(|| effects_of(module, site.func, site.inst)),
             };
             // Allowed accesses need no memory; each violation is reported once.
-            if !access_allowed(eff, kind, loc) && self.seen.insert((site, kind, loc)) {
+            if !node_allowed(eff, kind, node) && self.seen.insert((site, kind, loc)) {
                 let eff = eff.clone();
                 let v = self.violation(site, kind, loc, &eff);
                 self.violations.push(v);

@@ -87,6 +87,12 @@ impl Perm {
             }
     }
 
+    /// [`Perm::slot`] for field `k` of a struct whose field 0 has flat index `base`.
+    #[inline]
+    fn field(&self, base: usize, k: usize) -> bool {
+        self.all || self.slots[base + k]
+    }
+
     fn global(&self, layout: &Layout, g: usize) -> bool {
         self.all || self.slots[layout.field_count() + g]
     }
@@ -419,8 +425,7 @@ fn step_with(
         log.logged = &mut scratch.logged;
         log.stamp = scratch.stamp;
     }
-    // The flat slot of field `k` of `s`, or of global `g`.
-    let field_slot = |s: StructId, k: usize| Some(layout.field_base[s.index()] + k);
+    // The flat slot of global `g` (field `k` of a struct is `field_base + k`).
     let global_slot = |g: usize| Some(nf + g);
 
     // Reach: roots in fixed order, then breadth-first over readable reference slots.
@@ -456,9 +461,10 @@ fn step_with(
         let (shape, first, n) = layout.slots(heap, obj);
         match shape {
             Shape::Struct(st) => {
+                let fb = layout.field_base[st.index()];
                 for (k, ty) in layout.fields[st.index()].iter().enumerate() {
-                    if ty.is_ref() && reads.slot(layout, shape, k) {
-                        log.note(AccessKind::Read, field_slot(st, k), || slot_loc(shape, k));
+                    if ty.is_ref() && reads.field(fb, k) {
+                        log.note(AccessKind::Read, Some(fb + k), || slot_loc(shape, k));
                         reach.visit(heap[first + k]);
                     }
                 }
@@ -499,9 +505,10 @@ fn step_with(
         result = mix(mix(result, n as u64), heap[obj as usize]);
         match shape {
             Shape::Struct(st) => {
+                let fb = layout.field_base[st.index()];
                 for (k, ty) in layout.fields[st.index()].iter().enumerate() {
-                    if reads.slot(layout, shape, k) {
-                        log.note(AccessKind::Read, field_slot(st, k), || slot_loc(shape, k));
+                    if reads.field(fb, k) {
+                        log.note(AccessKind::Read, Some(fb + k), || slot_loc(shape, k));
                         result = mix(
                             mix(result, k as u64),
                             canon(number, heap[first + k], ty.is_ref()),
@@ -575,11 +582,10 @@ fn step_with(
         let obj_seed = mix(seed, n as u64);
         match shape {
             Shape::Struct(st) => {
+                let fb = layout.field_base[st.index()];
                 for (k, &ty) in layout.fields[st.index()].iter().enumerate() {
-                    if writes.slot(layout, shape, k)
-                        && rewrite(&mut heap[first + k], ty, obj_seed, k)
-                    {
-                        log.note(AccessKind::Write, field_slot(st, k), || slot_loc(shape, k));
+                    if writes.field(fb, k) && rewrite(&mut heap[first + k], ty, obj_seed, k) {
+                        log.note(AccessKind::Write, Some(fb + k), || slot_loc(shape, k));
                     }
                 }
             }

@@ -359,17 +359,20 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
     /// built into `self.bufs.sites` (reused: observers see every memory access).
     fn fill_stack(&mut self, cur: u32, pc: usize) {
         let funcs = &self.prog.funcs;
-        self.bufs.sites.clear();
-        self.bufs
-            .sites
-            .extend(self.bufs.frames.iter().map(|fr| Site {
+        let site = Site {
+            func: FuncId(cur),
+            inst: funcs[cur as usize].meta[pc].inst,
+        };
+        let sites = &mut self.bufs.sites;
+        sites.clear();
+        // Most accesses are made at top level: one site, no caller to walk.
+        if !self.bufs.frames.is_empty() {
+            sites.extend(self.bufs.frames.iter().map(|fr| Site {
                 func: FuncId(fr.func),
                 inst: funcs[fr.func as usize].meta[fr.ret_pc - 1].inst,
             }));
-        self.bufs.sites.push(Site {
-            func: FuncId(cur),
-            inst: funcs[cur as usize].meta[pc].inst,
-        });
+        }
+        sites.push(site);
     }
 
     fn report(&mut self, cur: u32, pc: usize, accesses: &[(AccessKind, AccessLoc)]) {
@@ -381,8 +384,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             self.observer.access(&self.bufs.sites, first.0, first.1);
             return;
         }
-        // An environment step logs one access per slot it touches; observers
-        // only tell (kind, location) apart, so report each once per batch.
+        // An `escape` walk lists one access per slot it reads; observers only
+        // tell (kind, location) apart, so report each once per batch.
         self.batch = self.batch.wrapping_add(1);
         if self.batch == 0 {
             self.bufs.stamps.fill(0);
@@ -427,10 +430,14 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 mask,
             )
         };
-        if O::ENABLED {
-            let acc = std::mem::take(&mut self.env.accesses);
-            self.report(cur, pc, &acc);
-            self.env.accesses = acc;
+        if O::ENABLED && !self.env.accesses.is_empty() {
+            // The step's log holds each (kind, location) once already, in
+            // order of first access: what `report` would pass on, without
+            // de-duplicating again.
+            self.fill_stack(cur, pc);
+            for &(kind, loc) in &self.env.accesses {
+                self.observer.access(&self.bufs.sites, kind, loc);
+            }
         }
         r
     }

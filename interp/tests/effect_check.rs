@@ -258,3 +258,74 @@ done:
     assert_eq!(v.len(), 1, "{v:?}");
     assert_eq!(v[0].inst_text, "store %p.x, %i");
 }
+
+/// `access_allowed` (whose `World` test skips the walk up the tree) gives
+/// the verdict of the definition, "some declared node contains the access's
+/// node", for every declared node and every kind of access location.
+#[test]
+fn access_verdicts_follow_heap_tree_containment() {
+    use interp::effect_check::{access_allowed, access_node};
+    use ir::{EffectLoc, FieldRef, GlobalId, StructId, Type};
+    let field = |ty, index| {
+        AccessLoc::Heap(EffectLoc::Field(FieldRef {
+            ty: StructId(ty),
+            index,
+        }))
+    };
+    let locs = [
+        field(0, 0),
+        field(0, 1),
+        field(1, 0),
+        AccessLoc::Heap(EffectLoc::Elements(Type::I64)),
+        AccessLoc::Heap(EffectLoc::Global(GlobalId::new(0))),
+        AccessLoc::Heap(EffectLoc::Global(GlobalId::new(1))),
+        AccessLoc::Alloc,
+        AccessLoc::Output,
+    ];
+    // Every node of the tree these locations live in: theirs and their ancestors.
+    let mut nodes: Vec<HeapNode> = Vec::new();
+    for &loc in &locs {
+        let mut cur = Some(access_node(loc));
+        while let Some(n) = cur {
+            if !nodes.contains(&n) {
+                nodes.push(n);
+            }
+            cur = n.parent();
+        }
+    }
+    assert!(nodes.contains(&HeapNode::World) && nodes.contains(&HeapNode::Fields));
+    let mut allowed_by_world = 0;
+    for &declared in &nodes {
+        for kind in [AccessKind::Read, AccessKind::Write] {
+            let mut eff = Effects::none();
+            match kind {
+                AccessKind::Read => eff.reads.push(declared),
+                AccessKind::Write => eff.writes.push(declared),
+            }
+            for &loc in &locs {
+                let want = declared.contains(access_node(loc));
+                assert_eq!(
+                    access_allowed(&eff, kind, loc),
+                    want,
+                    "{declared:?} {loc:?}"
+                );
+                // The other kind declares nothing: never allowed.
+                let other = match kind {
+                    AccessKind::Read => AccessKind::Write,
+                    AccessKind::Write => AccessKind::Read,
+                };
+                assert!(!access_allowed(&eff, other, loc), "{declared:?} {loc:?}");
+                allowed_by_world += (declared == HeapNode::World && want) as u32;
+            }
+        }
+    }
+    assert_eq!(allowed_by_world, 2 * locs.len() as u32);
+    assert!(!access_allowed(
+        &Effects {
+            reads: [HeapNode::Fields].into_iter().collect(),
+            ..Effects::none()
+        },
+        AccessKind::Read,
+        AccessLoc::Alloc
+    ));
+}

@@ -120,6 +120,14 @@ impl Function {
         }
     }
 
+    /// A 64-bit hash of the function's code ([`Function::code_fingerprint`]).
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        self.code_fingerprint(&mut h);
+        h.finish()
+    }
+
     /// Feed the code of the function (not its names) to `h`; see
     /// [`crate::Module::fingerprint`].
     pub fn code_fingerprint<H: std::hash::Hasher>(&self, h: &mut H) {

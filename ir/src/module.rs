@@ -92,11 +92,40 @@ impl Module {
     /// (up to a 2^-64 collision) the module it was, so the pass manager does not
     /// verify it again.
     pub fn fingerprint(&self) -> u64 {
+        self.fingerprint_of(self.funcs.iter().map(Function::fingerprint))
+    }
+
+    /// [`Module::fingerprint`] from its functions' fingerprints
+    /// ([`Function::fingerprint`], in order), for callers that keep those.
+    pub fn fingerprint_of(&self, funcs: impl IntoIterator<Item = u64>) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
         (self.structs.len(), self.globals.len(), self.externs.len()).hash(&mut h);
+        for f in funcs {
+            h.write_u64(f);
+        }
+        h.finish()
+    }
+
+    /// A 64-bit hash of what checking one function depends on besides its own
+    /// code: the declarations (types, globals, externs, with their names) and
+    /// every function's name and signature. Two modules with equal
+    /// declaration fingerprints and an equal [`Function::fingerprint`] of `f`
+    /// give the same verdict on `f` (`verify::verify_function`).
+    pub fn decls_fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.structs.hash(&mut h);
+        self.globals.hash(&mut h);
+        self.externs.hash(&mut h);
+        self.funcs.len().hash(&mut h);
         for f in &self.funcs {
-            f.code_fingerprint(&mut h);
+            f.name.hash(&mut h);
+            f.ret.hash(&mut h);
+            f.params.len().hash(&mut h);
+            for p in &f.params {
+                f.values.get(p.index()).map(|v| v.ty).hash(&mut h);
+            }
         }
         h.finish()
     }

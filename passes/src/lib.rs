@@ -15,6 +15,7 @@ pub mod manager;
 pub mod peeps;
 pub mod per_function;
 pub mod stats;
+pub mod verified;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;
 

@@ -6,7 +6,8 @@ use crate::gvn::Gvn;
 use crate::lse::Lse;
 use crate::peeps::{CheckMode, Peeps};
 use crate::stats::Stats;
-use ir::verify::{verify_module, VerifyError};
+use crate::verified::{function_prints, Accepted};
+use ir::verify::VerifyError;
 use ir::Module;
 
 /// An optimization pass over a whole module.
@@ -234,12 +235,12 @@ impl PassManager {
         let unchanged = if !(changed || !same_sizes || state.eager) {
             true
         } else if state.eager {
-            let now = module.fingerprint();
+            state.current = None;
+            let now = state.current(module);
             debug_assert!(
                 changed || !same_sizes || Some(now) == before,
                 "pass {name} reported no change but changed the module"
             );
-            state.current = Some(now);
             Some(now) == before
         } else {
             state.current = None;
@@ -250,15 +251,12 @@ impl PassManager {
             state.fixed.push((name, fp));
         }
         if self.verify && (state.current.is_none() || state.verified != state.current) {
-            verify_module(module).map_err(|errors| PassError::IllFormed {
-                pass: name.to_string(),
-                errors,
-            })?;
-            state.verified = if more {
-                Some(state.current(module))
-            } else {
-                state.current
-            };
+            state
+                .verify(module)
+                .map_err(|errors| PassError::IllFormed {
+                    pass: name.to_string(),
+                    errors,
+                })?;
             stats.add("manager", "verifier_runs", 1);
         }
         Ok(changed)
@@ -277,11 +275,17 @@ struct RunState {
     /// The fingerprint of the module as it is now, once computed (`None`
     /// until something compares it).
     current: Option<u64>,
+    /// With `current`: each function's fingerprint ([`ir::Function::fingerprint`]).
+    funcs: Vec<u64>,
     /// Whether every module state is hashed at once
     /// ([`PassManager::hashes_every_module`]).
     eager: bool,
     /// The fingerprint of the module the verifier last accepted.
     verified: Option<u64>,
+    /// What the verifier accepted last (this run's last verified module, or
+    /// before the first, the module [`crate::verified::verify_and_remember`]
+    /// accepted on this thread).
+    accepted: Option<Accepted>,
     /// (pass, fingerprint) pairs: that pass left that module unchanged.
     fixed: Vec<(&'static str, u64)>,
     /// Per function, the sizes of its arenas (instructions, values, blocks)
@@ -291,13 +295,19 @@ struct RunState {
 
 impl RunState {
     fn new(module: &Module, eager: bool) -> RunState {
-        RunState {
-            current: eager.then(|| module.fingerprint()),
+        let mut state = RunState {
+            current: None,
+            funcs: Vec::new(),
             eager,
             verified: None,
+            accepted: Accepted::remembered(),
             fixed: Vec::new(),
             sizes: module.funcs.iter().map(arena_sizes).collect(),
+        };
+        if eager {
+            state.current(module);
         }
+        state
     }
 
     /// Record the arena sizes of `module`'s functions; returns whether they
@@ -313,9 +323,26 @@ impl RunState {
         same
     }
 
-    /// The fingerprint of `module`, the module as it is now.
+    /// The fingerprint of `module`, the module as it is now (hashing each
+    /// function once when not known yet).
     fn current(&mut self, module: &Module) -> u64 {
-        *self.current.get_or_insert_with(|| module.fingerprint())
+        if let Some(fp) = self.current {
+            return fp;
+        }
+        function_prints(module, &mut self.funcs);
+        let fp = module.fingerprint_of(self.funcs.iter().copied());
+        self.current = Some(fp);
+        fp
+    }
+
+    /// Run the verifier on `module` (whose fingerprint differs from the last
+    /// verified one; only its functions that differ from those last accepted
+    /// are checked, see [`crate::verified`]) and record it as verified.
+    fn verify(&mut self, module: &Module) -> Result<(), Vec<VerifyError>> {
+        let fp = self.current(module);
+        self.accepted = Some(Accepted::verify(self.accepted.take(), module, &self.funcs)?);
+        self.verified = Some(fp);
+        Ok(())
     }
 
     /// Whether `pass` is known to leave the current module unchanged.

@@ -374,8 +374,9 @@ fn check_program_interp(
     optimize: &Optimizer<'_>,
     cfg: &OracleConfig,
 ) -> ProgramResult {
+    // Remembered: the pass manager then checks only what a pass changed.
     let mut res = ProgramResult {
-        valid: ir::verify_module(module).is_ok(),
+        valid: passes::verified::verify_and_remember(module).is_ok(),
         ..ProgramResult::default()
     };
     if !res.valid {
