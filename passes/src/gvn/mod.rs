@@ -24,7 +24,7 @@ use ir::uses::UseList;
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify_with_effects, Class, Key};
 use std::cell::RefCell;
-use table::ScopedTable;
+use table::{hash_key, ScopedTable};
 
 /// How many loads one block keeps numbered at a time (the excess is forgotten).
 pub const LOAD_CAP: usize = 64;
@@ -235,19 +235,23 @@ impl Walk<'_> {
             let (class, eff) = classify_with_effects(self.module, self.func, inst);
             match class {
                 Class::Skip => {}
-                Class::Scoped(key) => match self.table.find(&key) {
-                    Some(leader) if self.merge(inst, leader) => {
-                        let c = &mut self.counts;
-                        match self.func.insts[inst.index()].kind {
-                            InstKind::Phi(_) => c.phis += 1,
-                            InstKind::Guard(_) => c.guards += 1,
-                            _ => c.pure += 1,
+                Class::Scoped(key) => {
+                    // Hashed once for the lookup and the insertion.
+                    let h = hash_key(&key);
+                    match self.table.find_hashed(&key, h) {
+                        Some(leader) if self.merge(inst, leader) => {
+                            let c = &mut self.counts;
+                            match self.func.insts[inst.index()].kind {
+                                InstKind::Phi(_) => c.phis += 1,
+                                InstKind::Guard(_) => c.guards += 1,
+                                _ => c.pure += 1,
+                            }
+                            continue;
                         }
-                        continue;
+                        Some(_) => {}
+                        None => self.table.insert_hashed(key, h, inst),
                     }
-                    Some(_) => {}
-                    None => self.table.insert(key, inst),
-                },
+                }
                 Class::Load(key) => match loads.iter().find(|(k, _)| *k == key) {
                     Some(&(_, leader)) if self.merge(inst, leader) => {
                         self.counts.loads += 1;

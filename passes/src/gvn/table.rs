@@ -47,7 +47,8 @@ struct Entry {
     indexed: bool,
 }
 
-fn hash_key(k: &Key) -> u64 {
+/// The hash the table files `k` under.
+pub fn hash_key(k: &Key) -> u64 {
     let mut h = FxHasher::default();
     k.hash(&mut h);
     h.finish()
@@ -188,10 +189,15 @@ impl ScopedTable {
     /// lookup a few instructions later finds it in the cache (a hint only:
     /// a key that turns out not to be looked up costs nothing else).
     pub fn prefetch(&self, key: &Key) {
+        self.prefetch_hash(hash_key(key));
+    }
+
+    /// [`ScopedTable::prefetch`] of a key with hash `hash` ([`hash_key`]).
+    pub fn prefetch_hash(&self, hash: u64) {
         if self.slots.is_empty() {
             return;
         }
-        let slot: *const Slot = &self.slots[self.home(hash_key(key))];
+        let slot: *const Slot = &self.slots[self.home(hash)];
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch only hints the cache; `slot` points into `slots`.
         unsafe {
@@ -203,17 +209,27 @@ impl ScopedTable {
 
     /// The instruction already numbered under `key`, if any.
     pub fn find(&self, key: &Key) -> Option<Inst> {
-        let s = self.slot_of(key, hash_key(key))?;
+        self.find_hashed(key, hash_key(key))
+    }
+
+    /// [`ScopedTable::find`] of `key`, whose [`hash_key`] is `hash`.
+    pub fn find_hashed(&self, key: &Key, hash: u64) -> Option<Inst> {
+        let s = self.slot_of(key, hash)?;
         Some(self.entries[self.slots[s].entry as usize - 1].inst)
     }
 
     /// Number `inst` under `key` (locking its edges). A key numbered already
     /// now names `inst` (the earlier instruction stays locked).
     pub fn insert(&mut self, key: Key, inst: Inst) {
+        let hash = hash_key(&key);
+        self.insert_hashed(key, hash, inst);
+    }
+
+    /// [`ScopedTable::insert`] of `key`, whose [`hash_key`] is `hash`.
+    pub fn insert_hashed(&mut self, key: Key, hash: u64, inst: Inst) {
         if inst.index() >= self.lock.len() {
             self.lock.resize(inst.index() + 1, 0);
         }
-        let hash = hash_key(&key);
         let pos = self.entries.len() as u32 + 1;
         match self.slot_of(&key, hash) {
             Some(s) => {
