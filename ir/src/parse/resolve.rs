@@ -7,6 +7,7 @@
 //! in each instruction with resolved operands, fields and labels.
 
 use super::ast::*;
+use super::intern::Interner;
 use crate::entities::{Block, ExternId, FuncId, GlobalId, StructId, Value};
 use crate::error::{ParseError, Pos};
 use crate::function::Function;
@@ -32,7 +33,12 @@ struct Decls<'a> {
     structs: FxHashMap<&'a str, StructId>,
     /// Each declared field by type and name: a type may have thousands.
     fields: FxHashMap<(StructId, &'a str), u32>,
-    at_names: FxHashMap<&'a str, AtName>,
+    /// Dense ids of the `@` names (numbered ones such as `@f12` by number,
+    /// not hashed as strings: a call then reads neither a hash table of
+    /// every function nor the callee's name far back in the text).
+    at_ids: Interner<'a>,
+    /// What each `@` name is, by its id in `at_ids`.
+    at_names: Vec<AtName>,
     /// Return types of the module's functions (known before their bodies).
     func_rets: Vec<Option<Type>>,
 }
@@ -58,10 +64,17 @@ impl<'a> Decls<'a> {
     }
 
     fn define_at(&mut self, name: &Ident<'a>, what: AtName) -> PResult<()> {
-        if self.at_names.insert(name.text, what).is_some() {
+        if self.at_ids.id(name.text) as usize != self.at_names.len() {
             return Err(self.err(name.pos, format!("@{} is defined twice", name.text)));
         }
+        self.at_names.push(what);
         Ok(())
+    }
+
+    /// What the `@` name `name` is, if it is defined.
+    fn at(&self, name: &str) -> Option<AtName> {
+        let id = self.at_ids.get(name)?;
+        self.at_names.get(id as usize).copied()
     }
 }
 
@@ -79,7 +92,8 @@ pub fn resolve_module<'a>(
         file,
         structs: FxHashMap::default(),
         fields: FxHashMap::default(),
-        at_names: FxHashMap::default(),
+        at_ids: Interner::default(),
+        at_names: Vec::new(),
         func_rets: Vec::new(),
     };
     for s in &ast.structs {
@@ -136,7 +150,7 @@ pub fn resolve_module<'a>(
     m.funcs.reserve_exact(ast.funcs.len());
     d.func_rets.reserve_exact(ast.funcs.len());
     d.at_names
-        .reserve(ast.globals.len() + ast.externs.len() + ast.funcs.len());
+        .reserve_exact(ast.globals.len() + ast.externs.len() + ast.funcs.len());
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
         let mut func = Function::new(f.name.text, ret);
@@ -198,8 +212,8 @@ fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc<'_>) -> PResult<EffectLoc> {
                 None => Err(d.err(t.pos, "expected an array type '[E]'".to_string())),
             }
         }
-        AstLoc::Global(g) => match d.at_names.get(g.text) {
-            Some(&AtName::Global(id)) => Ok(EffectLoc::Global(id)),
+        AstLoc::Global(g) => match d.at(g.text) {
+            Some(AtName::Global(id)) => Ok(EffectLoc::Global(id)),
             _ => Err(d.err(g.pos, format!("unknown global @{}", g.text))),
         },
     }
@@ -396,10 +410,10 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn callee(&self, name: &Ident<'_>) -> PResult<(Callee, Option<Type>)> {
-        match self.d.at_names.get(name.text) {
-            Some(&AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
-            Some(&AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
-            Some(&AtName::Global(_)) => Err(self.err(
+        match self.d.at(name.text) {
+            Some(AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
+            Some(AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
+            Some(AtName::Global(_)) => Err(self.err(
                 name.pos,
                 format!("@{} is a global, not a function or extern", name.text),
             )),
@@ -411,8 +425,8 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn global(&self, name: &Ident<'_>) -> PResult<GlobalId> {
-        match self.d.at_names.get(name.text) {
-            Some(&AtName::Global(g)) => Ok(g),
+        match self.d.at(name.text) {
+            Some(AtName::Global(g)) => Ok(g),
             Some(_) => Err(self.err(
                 name.pos,
                 format!("@{} is a function or extern, not a global", name.text),
