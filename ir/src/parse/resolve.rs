@@ -185,11 +185,12 @@ pub fn resolve_module<'a>(
         ..SourceMap::default()
     };
     sm.funcs.reserve(ast.funcs.len());
+    let mut scratch = Scratch::default();
     for (i, f) in ast.funcs.iter().enumerate() {
         let id = FuncId::new(i);
         sm.funcs.insert(id, f.pos);
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
-        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f)?;
+        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f, &mut scratch)?;
         m.funcs[i] = func;
         resolved(&m, id);
     }
@@ -231,6 +232,16 @@ fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<Fi
             ),
         )
     })
+}
+
+/// The per-function tables of [`FuncResolver`], kept from one function to
+/// the next (cleared, not freed): a module of many small functions then
+/// allocates none of them per function.
+#[derive(Default)]
+struct Scratch {
+    values: Vec<Option<Value>>,
+    blocks: Vec<Option<Block>>,
+    known: Vec<Option<Type>>,
 }
 
 /// Resolves one function body.
@@ -303,15 +314,23 @@ impl<'a> FuncResolver<'a> {
         self.d.err(pos, message)
     }
 
-    fn resolve(mut self, f: &AstFunc<'a>) -> PResult<Function> {
-        self.values = vec![None; self.value_names.len()];
-        self.blocks = vec![None; self.label_names.len()];
+    /// The resolved function; its tables go back to `scratch`.
+    fn resolve(mut self, f: &AstFunc<'a>, scratch: &mut Scratch) -> PResult<Function> {
+        self.values = std::mem::take(&mut scratch.values);
+        self.values.clear();
+        self.values.resize(self.value_names.len(), None);
+        self.blocks = std::mem::take(&mut scratch.blocks);
+        self.blocks.clear();
+        self.blocks.resize(self.label_names.len(), None);
         for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
             if self.values[p.id as usize].replace(v).is_some() {
                 return Err(self.err(p.pos, format!("value %{} is defined twice", self.vname(p))));
             }
         }
-        self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
+        self.known = std::mem::take(&mut scratch.known);
+        self.known.clear();
+        self.known
+            .extend(self.func.values.iter().map(|v| Some(v.ty)));
         let blocks = &self.ast.blocks[f.blocks.range()];
         let n_insts: usize = blocks.iter().map(|b| b.insts.len as usize).sum();
         self.sm.insts[self.id.index()].reserve_exact(n_insts);
@@ -391,6 +410,9 @@ impl<'a> FuncResolver<'a> {
             let kind = self.build(&inst.op)?;
             self.func.insts[id.index()].kind = kind;
         }
+        scratch.values = self.values;
+        scratch.blocks = self.blocks;
+        scratch.known = self.known;
         Ok(self.func)
     }
 
