@@ -16,6 +16,7 @@
 
 mod decls;
 mod describe;
+mod sigs;
 mod ssa;
 mod structure;
 mod typing;
@@ -72,11 +73,18 @@ pub(crate) fn verify_as_resolved(
 ) -> Result<(Module, SourceMap), LoadError> {
     let mut errors = Vec::new();
     let resolved = with_thread_verifier(|v| {
-        resolve(&mut |m, f| {
+        let resolved = resolve(&mut |m, f| {
+            // Every signature is in the module before the first body is,
+            // and resolving a body changes none.
+            if v.sigs.is_none() {
+                v.sigs = Some(sigs::FuncSigs::of(m));
+            }
             if let Err(mut e) = v.verify_function(m, f) {
                 errors.append(&mut e);
             }
-        })
+        });
+        v.sigs = None;
+        resolved
     });
     let (m, map) = resolved.map_err(LoadError::Parse)?;
     let mut all = decls::check(&m);
@@ -107,6 +115,9 @@ pub struct Verifier {
     layout_blocks: Vec<Block>,
     cfg: Cfg,
     idoms: Idoms,
+    /// The module's signatures while it is checked as it is parsed (calls
+    /// read them here; otherwise in the callee).
+    sigs: Option<sigs::FuncSigs>,
 }
 
 impl Verifier {
@@ -127,6 +138,7 @@ impl Verifier {
             }]);
         };
         let mut cx = FnCtx::new(m, f, func, self);
+        cx.sigs = self.sigs.as_ref();
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
             ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
@@ -178,6 +190,8 @@ pub(crate) struct FnCtx<'a> {
     /// Whether some block has a phi after a non-phi (reported by the
     /// structure check); otherwise each block's phis are the run at its start.
     misplaced_phis: bool,
+    /// The module's signatures, when the verifier has them as a table.
+    sigs: Option<&'a sigs::FuncSigs>,
 }
 
 impl<'a> FnCtx<'a> {
@@ -198,6 +212,7 @@ impl<'a> FnCtx<'a> {
             placed,
             in_layout,
             misplaced_phis: false,
+            sigs: None,
         }
     }
 
