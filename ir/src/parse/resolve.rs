@@ -15,6 +15,7 @@ use crate::inst::{Addr, Callee, FieldRef, InstKind, UnOp};
 use crate::module::{EffectLoc, Extern, ExternEffects, Module};
 use crate::source_map::SourceMap;
 use crate::types::{Base, Type};
+use crate::verify::sigs::FuncSigs;
 use rustc_hash::FxHashMap;
 
 type PResult<T> = Result<T, ParseError>;
@@ -85,7 +86,7 @@ impl<'a> Decls<'a> {
 pub fn resolve_module<'a>(
     ast: &'a AstModule<'a>,
     file: &'a str,
-    mut resolved: impl FnMut(&Module, FuncId),
+    mut resolved: impl FnMut(&Module, &FuncSigs, FuncId),
 ) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
@@ -151,6 +152,9 @@ pub fn resolve_module<'a>(
     d.func_rets.reserve_exact(ast.funcs.len());
     d.at_names
         .reserve_exact(ast.globals.len() + ast.externs.len() + ast.funcs.len());
+    // Built with the signatures, so that a call checked while parsing
+    // finds its callee's types in one vector.
+    let mut sigs = FuncSigs::with_capacity(ast.funcs.len());
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
         let mut func = Function::new(f.name.text, ret);
@@ -160,7 +164,9 @@ pub fn resolve_module<'a>(
                 Some(ast.value_names[f.value_names.range()][p.id as usize]),
                 ty,
             );
+            sigs.push_param(ty);
         }
+        sigs.end_func(ret);
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
         d.func_rets.push(ret);
@@ -192,7 +198,7 @@ pub fn resolve_module<'a>(
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
         let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f, &mut scratch)?;
         m.funcs[i] = func;
-        resolved(&m, id);
+        resolved(&m, &sigs, id);
     }
     Ok((m, sm))
 }

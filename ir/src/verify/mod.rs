@@ -16,7 +16,7 @@
 
 mod decls;
 mod describe;
-mod sigs;
+pub(crate) mod sigs;
 mod ssa;
 mod structure;
 mod typing;
@@ -29,6 +29,7 @@ use crate::function::Function;
 use crate::module::Module;
 use crate::parse::LoadError;
 use crate::source_map::SourceMap;
+use sigs::FuncSigs;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -69,22 +70,17 @@ pub fn verify_module(m: &Module) -> Result<(), Vec<VerifyError>> {
 /// [`verify_module`] on the finished module, in the same order (declarations
 /// first), or `resolve`'s own error (which wins).
 pub(crate) fn verify_as_resolved(
-    resolve: impl FnOnce(&mut dyn FnMut(&Module, FuncId)) -> Result<(Module, SourceMap), ParseError>,
+    resolve: impl FnOnce(
+        &mut dyn FnMut(&Module, &FuncSigs, FuncId),
+    ) -> Result<(Module, SourceMap), ParseError>,
 ) -> Result<(Module, SourceMap), LoadError> {
     let mut errors = Vec::new();
     let resolved = with_thread_verifier(|v| {
-        let resolved = resolve(&mut |m, f| {
-            // Every signature is in the module before the first body is,
-            // and resolving a body changes none.
-            if v.sigs.is_none() {
-                v.sigs = Some(sigs::FuncSigs::of(m));
-            }
-            if let Err(mut e) = v.verify_function(m, f) {
+        resolve(&mut |m, sigs, f| {
+            if let Err(mut e) = v.check_function(m, f, Some(sigs)) {
                 errors.append(&mut e);
             }
-        });
-        v.sigs = None;
-        resolved
+        })
     });
     let (m, map) = resolved.map_err(LoadError::Parse)?;
     let mut all = decls::check(&m);
@@ -115,9 +111,6 @@ pub struct Verifier {
     layout_blocks: Vec<Block>,
     cfg: Cfg,
     idoms: Idoms,
-    /// The module's signatures while it is checked as it is parsed (calls
-    /// read them here; otherwise in the callee).
-    sigs: Option<sigs::FuncSigs>,
 }
 
 impl Verifier {
@@ -128,6 +121,17 @@ impl Verifier {
 
     /// Check one function of `m` (as the free function [`verify_function`]).
     pub fn verify_function(&mut self, m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
+        self.check_function(m, f, None)
+    }
+
+    /// Check one function of `m`, reading callees' signatures from `sigs`
+    /// (`m`'s signatures) when given, else from the callees themselves.
+    fn check_function(
+        &mut self,
+        m: &Module,
+        f: FuncId,
+        sigs: Option<&FuncSigs>,
+    ) -> Result<(), Vec<VerifyError>> {
         let Some(func) = m.funcs.get(f.index()) else {
             return Err(vec![VerifyError {
                 func: Some(f),
@@ -138,7 +142,7 @@ impl Verifier {
             }]);
         };
         let mut cx = FnCtx::new(m, f, func, self);
-        cx.sigs = self.sigs.as_ref();
+        cx.sigs = sigs;
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
             ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
@@ -191,7 +195,7 @@ pub(crate) struct FnCtx<'a> {
     /// structure check); otherwise each block's phis are the run at its start.
     misplaced_phis: bool,
     /// The module's signatures, when the verifier has them as a table.
-    sigs: Option<&'a sigs::FuncSigs>,
+    sigs: Option<&'a FuncSigs>,
 }
 
 impl<'a> FnCtx<'a> {

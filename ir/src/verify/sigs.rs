@@ -4,10 +4,12 @@
 //! (in a module of many functions, memory far from the caller's).
 
 use crate::entities::FuncId;
+#[cfg(test)]
 use crate::module::Module;
 use crate::types::Type;
 
 /// Parameter and return types of every function of a module, by [`FuncId`].
+#[derive(Debug, PartialEq)]
 pub(crate) struct FuncSigs {
     /// Where each function's parameter types start in `params` (one more
     /// entry than functions: the end of the last).
@@ -19,24 +21,40 @@ pub(crate) struct FuncSigs {
 }
 
 impl FuncSigs {
+    /// An empty table with room for `funcs` functions; add each function
+    /// with [`FuncSigs::push_param`] then [`FuncSigs::end_func`].
+    pub fn with_capacity(funcs: usize) -> FuncSigs {
+        let mut starts = Vec::with_capacity(funcs + 1);
+        starts.push(0);
+        FuncSigs {
+            starts,
+            params: Vec::with_capacity(2 * funcs),
+            rets: Vec::with_capacity(funcs),
+        }
+    }
+
+    /// The next parameter type of the function being added.
+    pub fn push_param(&mut self, ty: Type) {
+        self.params.push(ty);
+    }
+
+    /// End the function being added, with return type `ret`.
+    pub fn end_func(&mut self, ret: Option<Type>) {
+        self.rets.push(ret);
+        self.starts.push(self.params.len() as u32);
+    }
+
     /// The signatures of `m`'s functions, each as the verifier reads it in
     /// place (a parameter whose value is missing counts as `i64`).
+    #[cfg(test)]
     pub fn of(m: &Module) -> FuncSigs {
-        let mut sigs = FuncSigs {
-            starts: Vec::with_capacity(m.funcs.len() + 1),
-            params: Vec::new(),
-            rets: Vec::with_capacity(m.funcs.len()),
-        };
+        let mut sigs = FuncSigs::with_capacity(m.funcs.len());
         for f in &m.funcs {
-            sigs.starts.push(sigs.params.len() as u32);
-            sigs.params.extend(
-                f.params
-                    .iter()
-                    .map(|p| f.values.get(p.index()).map_or(Type::I64, |d| d.ty)),
-            );
-            sigs.rets.push(f.ret);
+            for p in &f.params {
+                sigs.push_param(f.values.get(p.index()).map_or(Type::I64, |d| d.ty));
+            }
+            sigs.end_func(f.ret);
         }
-        sigs.starts.push(sigs.params.len() as u32);
         sigs
     }
 
@@ -69,5 +87,25 @@ mod tests {
         assert_eq!(sigs.get(FuncId::new(3)), None);
         assert_ne!(s, t);
         assert_ne!(arr, t);
+    }
+
+    #[test]
+    fn calls_checked_while_parsing_fail_as_after_parsing() {
+        // Calls of functions defined later (so still without a body), with
+        // too few arguments, an argument of the wrong type, and a result of
+        // the wrong type: the table the parser builds gives the errors that
+        // reading each callee in the finished module gives.
+        let src = "type T { a: i64 }\n\
+                   func @main(%p: T, %x: i64) -> i64 {\nentry:\n  %a = call @f(%p)\n  \
+                   %b = call @f(%x, %x)\n  %c = call @g(%p)\n  %d = add %c, 1\n  ret %a\n}\n\
+                   func @f(%p: T, %x: i64) -> i64 {\nentry:\n  ret %x\n}\n\
+                   func @g(%q: T) -> T {\nentry:\n  ret %q\n}\n";
+        let (m, _) = crate::parse_module(src, "t").unwrap();
+        let after = crate::verify_module(&m).unwrap_err();
+        assert!(after.len() >= 3, "{after:?}");
+        match crate::parse_verified(src, "t") {
+            Err(crate::LoadError::Verify(errors, _)) => assert_eq!(errors, after),
+            other => panic!("expected verifier errors, got {:?}", other.map(|_| ())),
+        }
     }
 }
