@@ -40,8 +40,9 @@ struct Decls<'a> {
     at_ids: Interner<'a>,
     /// What each `@` name is, by its id in `at_ids`.
     at_names: Vec<AtName>,
-    /// Return types of the module's functions (known before their bodies).
-    func_rets: Vec<Option<Type>>,
+    /// Parameter and return types of the module's functions (known before
+    /// their bodies; calls checked while parsing read them here too).
+    sigs: FuncSigs,
 }
 
 impl<'a> Decls<'a> {
@@ -95,7 +96,7 @@ pub fn resolve_module<'a>(
         fields: FxHashMap::default(),
         at_ids: Interner::default(),
         at_names: Vec::new(),
-        func_rets: Vec::new(),
+        sigs: FuncSigs::with_capacity(ast.funcs.len()),
     };
     for s in &ast.structs {
         let id = m.add_struct(s.name.text, Vec::new());
@@ -149,12 +150,8 @@ pub fn resolve_module<'a>(
     }
     // Sized once: a module of many small functions grows none of these.
     m.funcs.reserve_exact(ast.funcs.len());
-    d.func_rets.reserve_exact(ast.funcs.len());
     d.at_names
         .reserve_exact(ast.globals.len() + ast.externs.len() + ast.funcs.len());
-    // Built with the signatures, so that a call checked while parsing
-    // finds its callee's types in one vector.
-    let mut sigs = FuncSigs::with_capacity(ast.funcs.len());
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
         let mut func = Function::new(f.name.text, ret);
@@ -164,12 +161,11 @@ pub fn resolve_module<'a>(
                 Some(ast.value_names[f.value_names.range()][p.id as usize]),
                 ty,
             );
-            sigs.push_param(ty);
+            d.sigs.push_param(ty);
         }
-        sigs.end_func(ret);
+        d.sigs.end_func(ret);
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
-        d.func_rets.push(ret);
     }
     // Effects clauses may name globals declared after the extern.
     for (i, e) in ast.externs.iter().enumerate() {
@@ -198,7 +194,7 @@ pub fn resolve_module<'a>(
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
         let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f, &mut scratch)?;
         m.funcs[i] = func;
-        resolved(&m, &sigs, id);
+        resolved(&m, &d.sigs, id);
     }
     Ok((m, sm))
 }
@@ -439,7 +435,7 @@ impl<'a> FuncResolver<'a> {
 
     fn callee(&self, name: &Ident<'_>) -> PResult<(Callee, Option<Type>)> {
         match self.d.at(name.text) {
-            Some(AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
+            Some(AtName::Func(f)) => Ok((Callee::Func(f), self.d.sigs.ret(f))),
             Some(AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
             Some(AtName::Global(_)) => Err(self.err(
                 name.pos,

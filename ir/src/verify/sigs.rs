@@ -58,6 +58,11 @@ impl FuncSigs {
         sigs
     }
 
+    /// The return type of `f` (`None` also when `f` is not in the table).
+    pub fn ret(&self, f: FuncId) -> Option<Type> {
+        self.rets.get(f.index()).copied().flatten()
+    }
+
     /// The parameter types and return type of `f`, if it exists.
     pub fn get(&self, f: FuncId) -> Option<(&[Type], Option<Type>)> {
         let &ret = self.rets.get(f.index())?;
