@@ -125,6 +125,23 @@ impl<'s> Interner<'s> {
         next
     }
 
+    /// The id of `name` if it has one (a look-up that interns nothing).
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<u32> {
+        if let Some((prefix, n)) = numbered(name) {
+            let found = self
+                .prefixes
+                .get(&pack(prefix))
+                .and_then(|&s| self.series[s as usize].get(n))
+                .copied()
+                .filter(|&id| id != NONE);
+            if found.is_some() || !self.diverted {
+                return found;
+            }
+        }
+        self.other(name)
+    }
+
     /// The id of `name` among the names kept in the hash tables.
     #[inline]
     fn other(&self, name: &str) -> Option<u32> {
@@ -250,8 +267,15 @@ mod tests {
         }
         for (k, n) in names.iter().enumerate().rev() {
             assert_eq!(i.id(n), k as u32, "{n}");
+            assert_eq!(i.get(n), Some(k as u32), "{n}");
         }
         assert_eq!(i.names(), names);
+        // Looking up interns nothing: unseen names (numbered, in a known
+        // series or not, short, long) have no id, before and after.
+        for n in ["v3", "v02", "u1", "x", "a_name_longer_than_sixteen_bytes"] {
+            assert_eq!(i.get(n), None, "{n}");
+        }
+        assert_eq!(i.names().len(), names.len());
         i.clear();
         assert_eq!(i.id("v10"), 0);
         assert_eq!(i.id("v1"), 1);

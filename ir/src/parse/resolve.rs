@@ -7,6 +7,7 @@
 //! in each instruction with resolved operands, fields and labels.
 
 use super::ast::*;
+use super::intern::Interner;
 use crate::entities::{Block, ExternId, FuncId, GlobalId, StructId, Value};
 use crate::error::{ParseError, Pos};
 use crate::function::Function;
@@ -14,6 +15,7 @@ use crate::inst::{Addr, Callee, FieldRef, InstKind, UnOp};
 use crate::module::{EffectLoc, Extern, ExternEffects, Module};
 use crate::source_map::SourceMap;
 use crate::types::{Base, Type};
+use crate::verify::sigs::FuncSigs;
 use rustc_hash::FxHashMap;
 
 type PResult<T> = Result<T, ParseError>;
@@ -32,9 +34,15 @@ struct Decls<'a> {
     structs: FxHashMap<&'a str, StructId>,
     /// Each declared field by type and name: a type may have thousands.
     fields: FxHashMap<(StructId, &'a str), u32>,
-    at_names: FxHashMap<&'a str, AtName>,
-    /// Return types of the module's functions (known before their bodies).
-    func_rets: Vec<Option<Type>>,
+    /// Dense ids of the `@` names (numbered ones such as `@f12` by number,
+    /// not hashed as strings: a call then reads neither a hash table of
+    /// every function nor the callee's name far back in the text).
+    at_ids: Interner<'a>,
+    /// What each `@` name is, by its id in `at_ids`.
+    at_names: Vec<AtName>,
+    /// Parameter and return types of the module's functions (known before
+    /// their bodies; calls checked while parsing read them here too).
+    sigs: FuncSigs,
 }
 
 impl<'a> Decls<'a> {
@@ -58,10 +66,17 @@ impl<'a> Decls<'a> {
     }
 
     fn define_at(&mut self, name: &Ident<'a>, what: AtName) -> PResult<()> {
-        if self.at_names.insert(name.text, what).is_some() {
+        if self.at_ids.id(name.text) as usize != self.at_names.len() {
             return Err(self.err(name.pos, format!("@{} is defined twice", name.text)));
         }
+        self.at_names.push(what);
         Ok(())
+    }
+
+    /// What the `@` name `name` is, if it is defined.
+    fn at(&self, name: &str) -> Option<AtName> {
+        let id = self.at_ids.get(name)?;
+        self.at_names.get(id as usize).copied()
     }
 }
 
@@ -72,15 +87,16 @@ impl<'a> Decls<'a> {
 pub fn resolve_module<'a>(
     ast: &'a AstModule<'a>,
     file: &'a str,
-    mut resolved: impl FnMut(&Module, FuncId),
+    mut resolved: impl FnMut(&Module, &FuncSigs, FuncId),
 ) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
         file,
         structs: FxHashMap::default(),
         fields: FxHashMap::default(),
-        at_names: FxHashMap::default(),
-        func_rets: Vec::new(),
+        at_ids: Interner::default(),
+        at_names: Vec::new(),
+        sigs: FuncSigs::with_capacity(ast.funcs.len()),
     };
     for s in &ast.structs {
         let id = m.add_struct(s.name.text, Vec::new());
@@ -134,9 +150,8 @@ pub fn resolve_module<'a>(
     }
     // Sized once: a module of many small functions grows none of these.
     m.funcs.reserve_exact(ast.funcs.len());
-    d.func_rets.reserve_exact(ast.funcs.len());
     d.at_names
-        .reserve(ast.globals.len() + ast.externs.len() + ast.funcs.len());
+        .reserve_exact(ast.globals.len() + ast.externs.len() + ast.funcs.len());
     for f in &ast.funcs {
         let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
         let mut func = Function::new(f.name.text, ret);
@@ -146,10 +161,11 @@ pub fn resolve_module<'a>(
                 Some(ast.value_names[f.value_names.range()][p.id as usize]),
                 ty,
             );
+            d.sigs.push_param(ty);
         }
+        d.sigs.end_func(ret);
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
-        d.func_rets.push(ret);
     }
     // Effects clauses may name globals declared after the extern.
     for (i, e) in ast.externs.iter().enumerate() {
@@ -171,13 +187,14 @@ pub fn resolve_module<'a>(
         ..SourceMap::default()
     };
     sm.funcs.reserve(ast.funcs.len());
+    let mut scratch = Scratch::default();
     for (i, f) in ast.funcs.iter().enumerate() {
         let id = FuncId::new(i);
         sm.funcs.insert(id, f.pos);
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
-        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f)?;
+        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f, &mut scratch)?;
         m.funcs[i] = func;
-        resolved(&m, id);
+        resolved(&m, &d.sigs, id);
     }
     Ok((m, sm))
 }
@@ -198,8 +215,8 @@ fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc<'_>) -> PResult<EffectLoc> {
                 None => Err(d.err(t.pos, "expected an array type '[E]'".to_string())),
             }
         }
-        AstLoc::Global(g) => match d.at_names.get(g.text) {
-            Some(&AtName::Global(id)) => Ok(EffectLoc::Global(id)),
+        AstLoc::Global(g) => match d.at(g.text) {
+            Some(AtName::Global(id)) => Ok(EffectLoc::Global(id)),
             _ => Err(d.err(g.pos, format!("unknown global @{}", g.text))),
         },
     }
@@ -217,6 +234,16 @@ fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<Fi
             ),
         )
     })
+}
+
+/// The per-function tables of [`FuncResolver`], kept from one function to
+/// the next (cleared, not freed): a module of many small functions then
+/// allocates none of them per function.
+#[derive(Default)]
+struct Scratch {
+    values: Vec<Option<Value>>,
+    blocks: Vec<Option<Block>>,
+    known: Vec<Option<Type>>,
 }
 
 /// Resolves one function body.
@@ -289,15 +316,23 @@ impl<'a> FuncResolver<'a> {
         self.d.err(pos, message)
     }
 
-    fn resolve(mut self, f: &AstFunc<'a>) -> PResult<Function> {
-        self.values = vec![None; self.value_names.len()];
-        self.blocks = vec![None; self.label_names.len()];
+    /// The resolved function; its tables go back to `scratch`.
+    fn resolve(mut self, f: &AstFunc<'a>, scratch: &mut Scratch) -> PResult<Function> {
+        self.values = std::mem::take(&mut scratch.values);
+        self.values.clear();
+        self.values.resize(self.value_names.len(), None);
+        self.blocks = std::mem::take(&mut scratch.blocks);
+        self.blocks.clear();
+        self.blocks.resize(self.label_names.len(), None);
         for (&v, (p, _)) in self.func.params.iter().zip(&f.params) {
             if self.values[p.id as usize].replace(v).is_some() {
                 return Err(self.err(p.pos, format!("value %{} is defined twice", self.vname(p))));
             }
         }
-        self.known = self.func.values.iter().map(|v| Some(v.ty)).collect();
+        self.known = std::mem::take(&mut scratch.known);
+        self.known.clear();
+        self.known
+            .extend(self.func.values.iter().map(|v| Some(v.ty)));
         let blocks = &self.ast.blocks[f.blocks.range()];
         let n_insts: usize = blocks.iter().map(|b| b.insts.len as usize).sum();
         self.sm.insts[self.id.index()].reserve_exact(n_insts);
@@ -377,6 +412,9 @@ impl<'a> FuncResolver<'a> {
             let kind = self.build(&inst.op)?;
             self.func.insts[id.index()].kind = kind;
         }
+        scratch.values = self.values;
+        scratch.blocks = self.blocks;
+        scratch.known = self.known;
         Ok(self.func)
     }
 
@@ -396,10 +434,10 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn callee(&self, name: &Ident<'_>) -> PResult<(Callee, Option<Type>)> {
-        match self.d.at_names.get(name.text) {
-            Some(&AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
-            Some(&AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
-            Some(&AtName::Global(_)) => Err(self.err(
+        match self.d.at(name.text) {
+            Some(AtName::Func(f)) => Ok((Callee::Func(f), self.d.sigs.ret(f))),
+            Some(AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
+            Some(AtName::Global(_)) => Err(self.err(
                 name.pos,
                 format!("@{} is a global, not a function or extern", name.text),
             )),
@@ -411,8 +449,8 @@ impl<'a> FuncResolver<'a> {
     }
 
     fn global(&self, name: &Ident<'_>) -> PResult<GlobalId> {
-        match self.d.at_names.get(name.text) {
-            Some(&AtName::Global(g)) => Ok(g),
+        match self.d.at(name.text) {
+            Some(AtName::Global(g)) => Ok(g),
             Some(_) => Err(self.err(
                 name.pos,
                 format!("@{} is a function or extern, not a global", name.text),
