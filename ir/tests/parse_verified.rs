@@ -96,6 +96,24 @@ fn errors_in_several_functions_come_in_module_order() {
     assert_eq!(Outcome::Verify(errors), two_steps(&text));
 }
 
+#[test]
+fn calls_of_later_functions_fail_as_after_parsing() {
+    // Calls of functions defined later (so still without a body while the
+    // caller is checked), with too few arguments, an argument of the wrong
+    // type, and a result of the wrong type: checking each function as it is
+    // resolved gives the errors that checking the finished module gives.
+    let src = "type T { a: i64 }\n\
+               func @main(%p: T, %x: i64) -> i64 {\nentry:\n  %a = call @f(%p)\n  \
+               %b = call @f(%x, %x)\n  %c = call @g(%p)\n  %d = add %c, 1\n  ret %a\n}\n\
+               func @f(%p: T, %x: i64) -> i64 {\nentry:\n  ret %x\n}\n\
+               func @g(%q: T) -> T {\nentry:\n  ret %q\n}\n";
+    let Outcome::Verify(after) = two_steps(src) else {
+        panic!("expected verifier errors");
+    };
+    assert!(after.len() >= 3, "{after:?}");
+    assert_eq!(fused(src), Outcome::Verify(after));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
 

@@ -23,7 +23,7 @@ pub fn parse_module(src: &str, file: &str) -> Result<(Module, SourceMap), ParseE
     let mut cursor = Cursor::new(src, file);
     let ast = syntax::parse_module_syntax(&mut cursor);
     let ast = cursor.finish(ast)?;
-    resolve::resolve_module(&ast, file, |_, _, _| {})
+    resolve::resolve_module(&ast, file, |_, _| {})
 }
 
 /// Why [`parse_verified`] rejected a text.

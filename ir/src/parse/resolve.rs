@@ -15,7 +15,6 @@ use crate::inst::{Addr, Callee, FieldRef, InstKind, UnOp};
 use crate::module::{EffectLoc, Extern, ExternEffects, Module};
 use crate::source_map::SourceMap;
 use crate::types::{Base, Type};
-use crate::verify::sigs::FuncSigs;
 use rustc_hash::FxHashMap;
 
 type PResult<T> = Result<T, ParseError>;
@@ -40,9 +39,8 @@ struct Decls<'a> {
     at_ids: Interner<'a>,
     /// What each `@` name is, by its id in `at_ids`.
     at_names: Vec<AtName>,
-    /// Parameter and return types of the module's functions (known before
-    /// their bodies; calls checked while parsing read them here too).
-    sigs: FuncSigs,
+    /// Return types of the module's functions (known before their bodies).
+    func_rets: Vec<Option<Type>>,
 }
 
 impl<'a> Decls<'a> {
@@ -87,7 +85,7 @@ impl<'a> Decls<'a> {
 pub fn resolve_module<'a>(
     ast: &'a AstModule<'a>,
     file: &'a str,
-    mut resolved: impl FnMut(&Module, &FuncSigs, FuncId),
+    mut resolved: impl FnMut(&Module, FuncId),
 ) -> PResult<(Module, SourceMap)> {
     let mut m = Module::new();
     let mut d = Decls {
@@ -96,7 +94,7 @@ pub fn resolve_module<'a>(
         fields: FxHashMap::default(),
         at_ids: Interner::default(),
         at_names: Vec::new(),
-        sigs: FuncSigs::with_capacity(ast.funcs.len()),
+        func_rets: Vec::new(),
     };
     for s in &ast.structs {
         let id = m.add_struct(s.name.text, Vec::new());
@@ -150,6 +148,7 @@ pub fn resolve_module<'a>(
     }
     // Sized once: a module of many small functions grows none of these.
     m.funcs.reserve_exact(ast.funcs.len());
+    d.func_rets.reserve_exact(ast.funcs.len());
     d.at_names
         .reserve_exact(ast.globals.len() + ast.externs.len() + ast.funcs.len());
     for f in &ast.funcs {
@@ -161,11 +160,10 @@ pub fn resolve_module<'a>(
                 Some(ast.value_names[f.value_names.range()][p.id as usize]),
                 ty,
             );
-            d.sigs.push_param(ty);
         }
-        d.sigs.end_func(ret);
         let id = m.add_func(func);
         d.define_at(&f.name, AtName::Func(id))?;
+        d.func_rets.push(ret);
     }
     // Effects clauses may name globals declared after the extern.
     for (i, e) in ast.externs.iter().enumerate() {
@@ -194,7 +192,7 @@ pub fn resolve_module<'a>(
         let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
         let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f, &mut scratch)?;
         m.funcs[i] = func;
-        resolved(&m, &d.sigs, id);
+        resolved(&m, id);
     }
     Ok((m, sm))
 }
@@ -435,7 +433,7 @@ impl<'a> FuncResolver<'a> {
 
     fn callee(&self, name: &Ident<'_>) -> PResult<(Callee, Option<Type>)> {
         match self.d.at(name.text) {
-            Some(AtName::Func(f)) => Ok((Callee::Func(f), self.d.sigs.ret(f))),
+            Some(AtName::Func(f)) => Ok((Callee::Func(f), self.d.func_rets[f.index()])),
             Some(AtName::Extern(e)) => Ok((Callee::Extern(e), self.m.externs[e.index()].ret)),
             Some(AtName::Global(_)) => Err(self.err(
                 name.pos,

@@ -16,7 +16,6 @@
 
 mod decls;
 mod describe;
-pub(crate) mod sigs;
 mod ssa;
 mod structure;
 mod typing;
@@ -29,7 +28,6 @@ use crate::function::Function;
 use crate::module::Module;
 use crate::parse::LoadError;
 use crate::source_map::SourceMap;
-use sigs::FuncSigs;
 use std::cell::RefCell;
 use std::fmt;
 
@@ -70,14 +68,12 @@ pub fn verify_module(m: &Module) -> Result<(), Vec<VerifyError>> {
 /// [`verify_module`] on the finished module, in the same order (declarations
 /// first), or `resolve`'s own error (which wins).
 pub(crate) fn verify_as_resolved(
-    resolve: impl FnOnce(
-        &mut dyn FnMut(&Module, &FuncSigs, FuncId),
-    ) -> Result<(Module, SourceMap), ParseError>,
+    resolve: impl FnOnce(&mut dyn FnMut(&Module, FuncId)) -> Result<(Module, SourceMap), ParseError>,
 ) -> Result<(Module, SourceMap), LoadError> {
     let mut errors = Vec::new();
     let resolved = with_thread_verifier(|v| {
-        resolve(&mut |m, sigs, f| {
-            if let Err(mut e) = v.check_function(m, f, Some(sigs)) {
+        resolve(&mut |m, f| {
+            if let Err(mut e) = v.verify_function(m, f) {
                 errors.append(&mut e);
             }
         })
@@ -121,17 +117,6 @@ impl Verifier {
 
     /// Check one function of `m` (as the free function [`verify_function`]).
     pub fn verify_function(&mut self, m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
-        self.check_function(m, f, None)
-    }
-
-    /// Check one function of `m`, reading callees' signatures from `sigs`
-    /// (`m`'s signatures) when given, else from the callees themselves.
-    fn check_function(
-        &mut self,
-        m: &Module,
-        f: FuncId,
-        sigs: Option<&FuncSigs>,
-    ) -> Result<(), Vec<VerifyError>> {
         let Some(func) = m.funcs.get(f.index()) else {
             return Err(vec![VerifyError {
                 func: Some(f),
@@ -142,7 +127,6 @@ impl Verifier {
             }]);
         };
         let mut cx = FnCtx::new(m, f, func, self);
-        cx.sigs = sigs;
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
             ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
@@ -194,8 +178,6 @@ pub(crate) struct FnCtx<'a> {
     /// Whether some block has a phi after a non-phi (reported by the
     /// structure check); otherwise each block's phis are the run at its start.
     misplaced_phis: bool,
-    /// The module's signatures, when the verifier has them as a table.
-    sigs: Option<&'a FuncSigs>,
 }
 
 impl<'a> FnCtx<'a> {
@@ -216,7 +198,6 @@ impl<'a> FnCtx<'a> {
             placed,
             in_layout,
             misplaced_phis: false,
-            sigs: None,
         }
     }
 

@@ -4,7 +4,6 @@
 //! result is recorded with the type the instruction produces.
 
 use super::describe::callee_name;
-use super::sigs::FuncSigs;
 use super::{ssa, FnCtx, VerifyError};
 use crate::entities::{Block, Inst, Value};
 use crate::function::{Function, ValueDef};
@@ -525,7 +524,7 @@ fn slot_type(cx: &mut FnCtx<'_>, b: Block, i: Inst, addr: &Addr) -> Option<Type>
 
 /// Argument count and types against the callee's signature; the result is its return type.
 fn check_call(cx: &mut FnCtx<'_>, b: Block, i: Inst, callee: Callee, args: &[Value]) -> Expect {
-    let Some(sig) = Signature::of(cx.m, cx.sigs, callee) else {
+    let Some(sig) = Signature::of(cx.m, callee) else {
         cx.report(
             Some(b),
             Some(i),
@@ -571,19 +570,13 @@ enum Signature<'m> {
     Func(&'m Function),
     /// An extern: its declared parameter types.
     Extern(&'m Extern),
-    /// A function's parameter and return types, from the signature table.
-    Table(&'m [Type], Option<Type>),
 }
 
 impl<'m> Signature<'m> {
-    /// The signature of `callee`, if it exists in `m` (whose signatures
-    /// `sigs` holds, when given).
-    fn of(m: &'m Module, sigs: Option<&'m FuncSigs>, callee: Callee) -> Option<Signature<'m>> {
+    /// The signature of `callee`, if it exists in `m`.
+    fn of(m: &'m Module, callee: Callee) -> Option<Signature<'m>> {
         match callee {
-            Callee::Func(id) => match sigs {
-                Some(sigs) => sigs.get(id).map(|(p, r)| Signature::Table(p, r)),
-                None => m.funcs.get(id.index()).map(Signature::Func),
-            },
+            Callee::Func(id) => m.funcs.get(id.index()).map(Signature::Func),
             Callee::Extern(id) => m.externs.get(id.index()).map(Signature::Extern),
         }
     }
@@ -592,7 +585,6 @@ impl<'m> Signature<'m> {
         match self {
             Signature::Func(g) => g.params.len(),
             Signature::Extern(e) => e.params.len(),
-            Signature::Table(p, _) => p.len(),
         }
     }
 
@@ -604,7 +596,6 @@ impl<'m> Signature<'m> {
                 Some(g.values.get(p.index()).map_or(Type::I64, |d| d.ty))
             }
             Signature::Extern(e) => e.params.get(k).copied(),
-            Signature::Table(p, _) => p.get(k).copied(),
         }
     }
 
@@ -612,7 +603,6 @@ impl<'m> Signature<'m> {
         match self {
             Signature::Func(g) => g.ret,
             Signature::Extern(e) => e.ret,
-            Signature::Table(_, r) => *r,
         }
     }
 }
