@@ -189,15 +189,10 @@ impl ScopedTable {
     /// lookup a few instructions later finds it in the cache (a hint only:
     /// a key that turns out not to be looked up costs nothing else).
     pub fn prefetch(&self, key: &Key) {
-        self.prefetch_hash(hash_key(key));
-    }
-
-    /// [`ScopedTable::prefetch`] of a key with hash `hash` ([`hash_key`]).
-    pub fn prefetch_hash(&self, hash: u64) {
         if self.slots.is_empty() {
             return;
         }
-        let slot: *const Slot = &self.slots[self.home(hash)];
+        let slot: *const Slot = &self.slots[self.home(hash_key(key))];
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch only hints the cache; `slot` points into `slots`.
         unsafe {

@@ -364,16 +364,22 @@ fn check_native(
                     "{what} behaves differently natively on input `{}`",
                     case.spec
                 );
-                for (o, a) in expected.iter().zip(&actual) {
-                    if o == a {
-                        msg.push_str(&format!("\n    {o}"));
-                    } else {
-                        msg.push_str(&format!("\n  - {o}\n  + {a}"));
-                    }
-                }
+                push_line_diff(&mut msg, expected, &actual);
                 msg.push_str(&format!("\n  module:\n{}", ir::print::print_module(module)));
                 cx.fail(case.anchor_line(), msg);
             }
+        }
+    }
+}
+
+/// Append to `msg` the behaviour lines of `before` and `after` side by side:
+/// an equal line once, a differing pair as `- before` / `+ after`.
+fn push_line_diff(msg: &mut String, before: &Lines, after: &Lines) {
+    for (b, a) in before.iter().zip(after) {
+        if b == a {
+            msg.push_str(&format!("\n    {b}"));
+        } else {
+            msg.push_str(&format!("\n  - {b}\n  + {a}"));
         }
     }
 }
@@ -630,13 +636,7 @@ fn check_run(cx: &mut Ctx, tf: &TestFile) {
                     "after `{list}` the behaviour differs on input `{}`",
                     case.spec
                 );
-                for (o, a) in original.iter().zip(&after) {
-                    if o == a {
-                        msg.push_str(&format!("\n    {o}"));
-                    } else {
-                        msg.push_str(&format!("\n  - {o}\n  + {a}"));
-                    }
-                }
+                push_line_diff(&mut msg, original, &after);
                 msg.push_str(&format!(
                     "\n  optimized module:\n{}",
                     ir::print::print_module(&optimized)
