@@ -20,6 +20,12 @@
 //! a second time for entries along those edges, without those checks (a
 //! null check of a loop-invariant base runs once per loop entry, not once
 //! per iteration; see `lower::FuncEmitter`).
+//!
+//! Cost: the sets range over the values some block checks (numbered
+//! densely), not over every value, and a function whose sets would exceed
+//! [`MAX_SET_WORDS`] in all (blocks × words) gets no cross-block knowledge
+//! at all (every check stays: sound, only slower code), so memory and time
+//! stay bounded on any function size.
 
 use ir::{Addr, Block, Function, InstKind, Value};
 
@@ -36,11 +42,21 @@ pub fn checked_base(kind: &InstKind) -> Option<Value> {
     }
 }
 
+/// The most words all blocks' sets of one table may take together (8 MiB);
+/// a function beyond it is not analysed.
+pub const MAX_SET_WORDS: usize = 1 << 20;
+
 /// The result of the analysis for one function: per reachable block (by
-/// its position in the layout order), bit sets over the function's values.
+/// its position in the layout order), bit sets over the values some block
+/// checks (the tracked values).
 pub struct NonNull {
     /// Words per set.
     words: usize,
+    /// Per value of the function, its bit in the sets (`u32::MAX`: untracked,
+    /// never known non-null).
+    bit: Vec<u32>,
+    /// Per bit, the tracked value.
+    tracked: Vec<Value>,
     /// Per IR block, its position in the layout order (`usize::MAX`: unreachable).
     rank: Vec<usize>,
     /// Per position: the values non-null on entry.
@@ -50,51 +66,85 @@ pub struct NonNull {
     steady: Vec<u64>,
 }
 
-fn has(set: &[u64], v: Value) -> bool {
-    set.get(v.index() / 64)
-        .is_some_and(|w| w >> (v.index() % 64) & 1 == 1)
+fn has(set: &[u64], bit: u32) -> bool {
+    let bit = bit as usize;
+    set.get(bit / 64).is_some_and(|w| w >> (bit % 64) & 1 == 1)
+}
+
+/// The value `kind` (with result `result`) makes known non-null: the result
+/// of `new`/`newarray`, or the base a null-checking access checks.
+fn made_non_null(kind: &InstKind, result: Option<Value>) -> Option<Value> {
+    match kind {
+        InstKind::New(_) | InstKind::NewArray { .. } => result,
+        kind => checked_base(kind),
+    }
 }
 
 impl NonNull {
     /// Analyse `f`, whose reachable blocks in reverse postorder are `order`
     /// (the entry first).
     pub fn new(f: &Function, order: &[Block]) -> NonNull {
-        let words = f.values.len().div_ceil(64);
+        NonNull::within(f, order, MAX_SET_WORDS)
+    }
+
+    /// [`NonNull::new`] with at most `max_words` words per table (blocks ×
+    /// words per set); beyond it nothing is known.
+    fn within(f: &Function, order: &[Block], max_words: usize) -> NonNull {
         let nb = order.len();
         let mut rank = vec![usize::MAX; f.blocks.len()];
         for (k, &b) in order.iter().enumerate() {
             rank[b.index()] = k;
         }
+        // Number the values some block checks.
+        let mut bit = vec![u32::MAX; f.values.len()];
+        let mut tracked = Vec::new();
+        for &b in order {
+            for &i in &f.blocks[b.index()].insts {
+                let data = f.inst(i);
+                if let Some(v) = made_non_null(&data.kind, data.result) {
+                    if bit[v.index()] == u32::MAX {
+                        bit[v.index()] = tracked.len() as u32;
+                        tracked.push(v);
+                    }
+                }
+            }
+        }
+        let mut words = tracked.len().div_ceil(64);
+        if nb.saturating_mul(words) > max_words {
+            // Too big to analyse: nothing is known, every check stays.
+            words = 0;
+            tracked.clear();
+        }
+        let mut nn = NonNull {
+            words,
+            bit,
+            tracked,
+            rank,
+            entry: vec![0; nb * words],
+            steady: vec![0; nb * words],
+        };
+        if words == 0 {
+            return nn;
+        }
         let mut checks = vec![0u64; nb * words];
-        // Per position: every value the block does not define.
+        // Per position: every tracked value the block does not define.
         let mut kept = vec![!0u64; nb * words];
-        let mut any = false;
         for (k, &b) in order.iter().enumerate() {
             let c = &mut checks[k * words..(k + 1) * words];
             let d = &mut kept[k * words..(k + 1) * words];
             for &i in &f.blocks[b.index()].insts {
                 let data = f.inst(i);
                 if let Some(r) = data.result {
-                    d[r.index() / 64] &= !(1 << (r.index() % 64));
+                    let t = nn.bit[r.index()] as usize;
+                    if t != u32::MAX as usize {
+                        d[t / 64] &= !(1 << (t % 64));
+                    }
                 }
-                let v = match (&data.kind, data.result) {
-                    (InstKind::New(_) | InstKind::NewArray { .. }, r) => r,
-                    (kind, _) => checked_base(kind),
-                };
-                if let Some(v) = v {
-                    c[v.index() / 64] |= 1 << (v.index() % 64);
-                    any = true;
+                if let Some(v) = made_non_null(&data.kind, data.result) {
+                    let t = nn.bit[v.index()] as usize;
+                    c[t / 64] |= 1 << (t % 64);
                 }
             }
-        }
-        let mut nn = NonNull {
-            words,
-            rank,
-            entry: vec![0; nb * words],
-            steady: vec![0; nb * words],
-        };
-        if !any {
-            return nn;
         }
         let mut preds: Vec<Vec<usize>> = vec![Vec::new(); nb];
         for (k, &b) in order.iter().enumerate() {
@@ -151,16 +201,17 @@ impl NonNull {
     /// The values known non-null when block `b` starts (any entry), none
     /// of them defined by `b`.
     pub fn on_entry(&self, b: Block) -> impl Iterator<Item = Value> + '_ {
+        let tracked = &self.tracked;
         self.row(&self.entry, b)
             .iter()
             .enumerate()
-            .flat_map(|(w, &bits)| {
+            .flat_map(move |(w, &bits)| {
                 let mut left = bits;
                 std::iter::from_fn(move || {
                     (left != 0).then(|| {
                         let k = left.trailing_zeros();
                         left &= left - 1;
-                        Value((w * 64) as u32 + k)
+                        tracked[w * 64 + k as usize]
                     })
                 })
             })
@@ -169,7 +220,9 @@ impl NonNull {
     /// Whether `b` has retreating predecessors (it heads a loop), every one
     /// of them checked `v`, and `b` does not define `v`.
     pub fn steady(&self, b: Block, v: Value) -> bool {
-        has(self.row(&self.steady, b), v)
+        self.bit
+            .get(v.index())
+            .is_some_and(|&t| t != u32::MAX && has(self.row(&self.steady, b), t))
     }
 }
 
@@ -231,6 +284,24 @@ done:
         assert!(!nn.steady(block("head"), q));
         // Blocks without a back edge into them have no second copy.
         assert!(!nn.steady(block("latch"), p) && !nn.steady(block("done"), p));
+    }
+
+    #[test]
+    fn sets_range_over_checked_values_and_a_function_over_budget_knows_nothing() {
+        let (m, _) = ir::parse_module(LOOP, "loop").expect("parses");
+        let f = &m.funcs[0];
+        let latch = Block(f.blocks.iter().position(|b| b.name == "latch").unwrap() as u32);
+        let head = Block(f.blocks.iter().position(|b| b.name == "head").unwrap() as u32);
+        // %p, %q and %o are the checked values: one word per set.
+        let nn = NonNull::new(f, &f.layout);
+        assert_eq!((nn.words, nn.tracked.len()), (1, 3));
+        assert_eq!(nn.on_entry(latch).count(), 2);
+        // Five blocks of one word: a budget of 4 words is exceeded.
+        let none = NonNull::within(f, &f.layout, 4);
+        assert_eq!(none.on_entry(latch).count(), 0);
+        assert!(f.params.iter().all(|&p| !none.steady(head, p)));
+        let just = NonNull::within(f, &f.layout, 5);
+        assert_eq!(just.on_entry(latch).count(), 2);
     }
 
     /// A loop whose header loads a reference and checks it (by storing
