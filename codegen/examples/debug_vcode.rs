@@ -17,7 +17,7 @@ fn main() {
                 println!("    {i}: {:?} {:?} args {:?}", d.inst, d.operands, d.args);
             }
         }
-        if let Ok(out) = codegen::regalloc::allocate(&code, &env, false) {
+        if let Ok((out, _)) = codegen::regalloc::allocate(&code, &env, false) {
             for i in 0..code.insts.len() {
                 println!("  {i}: {:?}", out.inst_allocs(regalloc2::Inst::new(i)));
             }
@@ -26,7 +26,7 @@ fn main() {
             }
         }
         match codegen::regalloc::allocate(&code, &env, true) {
-            Ok(_) => println!("  ok"),
+            Ok((_, checked)) => println!("  ok ({checked:?})"),
             Err(e) => println!("  {e}"),
         }
     }

@@ -42,12 +42,18 @@ pub struct Compiled {
     pub max_frame: usize,
     /// Listing comments: code offset, text (in code order).
     pub comments: Vec<(usize, String)>,
+    /// With `check_regalloc`: the functions (by index) regalloc2's checker or
+    /// SSA validation was skipped on, being over
+    /// [`crate::regalloc::CHECK_LIMIT`] or [`crate::regalloc::SSA_LIMIT`]
+    /// (also said in the listing).
+    pub unchecked: Vec<usize>,
 }
 
 /// How to compile.
 #[derive(Copy, Clone, Debug, Default)]
 pub struct CompileOptions {
-    /// Run regalloc2's SSA validation and checker on every function (harness mode).
+    /// Run regalloc2's SSA validation and checker on every function (harness
+    /// mode; each only within its limit, see [`crate::regalloc::CHECK_LIMIT`]).
     pub check_regalloc: bool,
     /// Keep each IR instruction's text for [`listing`].
     pub listing: bool,
@@ -84,11 +90,17 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
     let env = machine_env();
     let mut max_frame = 0;
     let mut bound = Vec::with_capacity(m.funcs.len());
+    let mut unchecked = Vec::new();
     for (k, f) in m.funcs.iter().enumerate() {
         comments.push((a.instructions().len(), format!("func @{}", f.name)));
         let code = select(m, f, opts.listing, !opts.no_inline);
-        let out = allocate(&code, &env, opts.check_regalloc)
+        let (out, checked) = allocate(&code, &env, opts.check_regalloc)
             .map_err(|e| CodegenError(format!("@{}: {e}", f.name)))?;
+        if checked.skipped() {
+            unchecked.push(k);
+            let at = a.instructions().len();
+            comments.extend(checked.notes(&code, &out).into_iter().map(|n| (at, n)));
+        }
         let mut fe = FuncEmitter {
             a: &mut a,
             code: &code,
@@ -114,6 +126,7 @@ pub fn compile_with(m: &Module, opts: CompileOptions) -> Result<Compiled, Codege
         max_frame,
         comments: comments.into_iter().map(|(i, t)| (at(i), t)).collect(),
         code,
+        unchecked,
     })
 }
 
