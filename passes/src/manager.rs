@@ -162,8 +162,13 @@ impl PassManager {
 
     /// Run every pass in order on `module`.
     pub fn run(&self, module: &mut Module) -> Result<Stats, PassError> {
+        self.run_with(module, self.hashes_every_module())
+    }
+
+    /// [`PassManager::run`], hashing every module state if `eager`.
+    fn run_with(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
-        let mut state = RunState::new(module, self.hashes_every_module());
+        let mut state = RunState::new(module, eager, self.verify);
         for (k, name) in self.names.iter().enumerate() {
             // Whether another pass may run after this one (and so ask
             // whether it is at a fixed point, or whether it was verified).
@@ -192,8 +197,9 @@ impl PassManager {
 
     /// Whether every module state is hashed as soon as it exists (harness
     /// modes and debug builds, which check that a pass reporting no change
-    /// left the module as it was); otherwise a fingerprint is computed only
-    /// when something will compare it.
+    /// left the module, and each function it did not report changed, as it
+    /// was); otherwise module states are told apart by what the passes
+    /// reported (see [`RunState`]).
     fn hashes_every_module(&self) -> bool {
         self.check.is_some() || cfg!(debug_assertions)
     }
@@ -218,34 +224,13 @@ impl PassManager {
                 name: name.to_string(),
                 known: PASS_NAMES.join(", "),
             })?;
-        let changed = pass
-            .run_checked(module, stats)
-            .map_err(|message| PassError::Invariant {
-                pass: name.to_string(),
-                message,
-            })?;
-        let before = state.current;
-        let same_sizes = state.update_sizes(module);
-        // A pass that reports no change and left every arena its size left the
-        // module as it was: its fingerprint is the one before (hashing a big
-        // module after every pass costs as much as a cheap pass). A pass that
-        // changed it left a new module, hashed only once something compares
-        // it. Harness modes (invariant checks) and debug builds always hash,
-        // and debug builds check the claim of no change.
-        let unchanged = if !(changed || !same_sizes || state.eager) {
-            true
-        } else if state.eager {
-            state.current = None;
-            let now = state.current(module);
-            debug_assert!(
-                changed || !same_sizes || Some(now) == before,
-                "pass {name} reported no change but changed the module"
-            );
-            Some(now) == before
-        } else {
-            state.current = None;
-            false
-        };
+        let (changed, reported) =
+            crate::per_function::tracked(&mut state.dirty, || pass.run_checked(module, stats));
+        let changed = changed.map_err(|message| PassError::Invariant {
+            pass: name.to_string(),
+            message,
+        })?;
+        let unchanged = state.after_pass(name, module, changed, reported);
         if unchanged && more {
             let fp = state.current(module);
             state.fixed.push((name, fp));
@@ -264,67 +249,156 @@ impl PassManager {
 }
 
 /// What a manager run remembers between passes: the module's current
-/// fingerprint and, per pass, the fingerprints of modules it left unchanged.
+/// identity and, per pass, the identities of modules it left unchanged.
 ///
 /// Passes are deterministic functions of the module (and the seed, fixed for
 /// one manager), so a pass that left a module unchanged leaves the same module
 /// unchanged again: the pipeline's confirming round skips such reruns. The
 /// verifier is not asked twice about the same module either: its answer depends
 /// on nothing else.
+///
+/// Identities: with `eager` (harness modes, debug builds) a module state is
+/// its fingerprint ([`Module::fingerprint_of`] over each function's
+/// [`ir::Function::fingerprint`]), computed after every pass. Otherwise
+/// nothing is hashed once passes run: a pass that reports no change and grows
+/// no arena left the module as it was; any other pass makes a new state, with
+/// a fresh token as its identity, and a fresh token for each function it
+/// reported changed or grew (every function if it reported nothing per
+/// function, [`crate::per_function`]). Hashing a 100k-instruction function
+/// after every changed pass cost about a tenth of the pipeline. Function
+/// prints are computed once, at the start, only when the verifier's verdict
+/// on an earlier module ([`Accepted::remembered`]) is there to compare with.
 struct RunState {
-    /// The fingerprint of the module as it is now, once computed (`None`
-    /// until something compares it).
+    /// The identity of the module as it is now (`None` in eager mode until
+    /// something compares it; always known otherwise).
     current: Option<u64>,
-    /// With `current`: each function's fingerprint ([`ir::Function::fingerprint`]).
+    /// With `current`: each function's identity (its fingerprint, or a token).
     funcs: Vec<u64>,
     /// Whether every module state is hashed at once
     /// ([`PassManager::hashes_every_module`]).
     eager: bool,
-    /// The fingerprint of the module the verifier last accepted.
+    /// The identity of the module the verifier last accepted.
     verified: Option<u64>,
     /// What the verifier accepted last (this run's last verified module, or
     /// before the first, the module [`crate::verified::verify_and_remember`]
     /// accepted on this thread).
     accepted: Option<Accepted>,
-    /// (pass, fingerprint) pairs: that pass left that module unchanged.
+    /// (pass, identity) pairs: that pass left that module unchanged.
     fixed: Vec<(&'static str, u64)>,
     /// Per function, the sizes of its arenas (instructions, values, blocks)
     /// after the last pass.
     sizes: Vec<[usize; 3]>,
+    /// The functions the last pass reported changed.
+    dirty: Vec<usize>,
+    /// The last token handed out (not eager).
+    token: u64,
 }
 
+/// The step between tokens: odd, so 2^64 tokens come before a repeat, and
+/// spread over the 64 bits like the fingerprints they stand beside.
+const TOKEN_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
+
 impl RunState {
-    fn new(module: &Module, eager: bool) -> RunState {
+    /// The state before the first pass; `verify` says whether the manager
+    /// verifies (and so may compare with [`Accepted::remembered`]).
+    fn new(module: &Module, eager: bool, verify: bool) -> RunState {
         let mut state = RunState {
             current: None,
             funcs: Vec::new(),
             eager,
             verified: None,
-            accepted: Accepted::remembered(),
+            accepted: if verify { Accepted::remembered() } else { None },
             fixed: Vec::new(),
             sizes: module.funcs.iter().map(arena_sizes).collect(),
+            dirty: Vec::new(),
+            token: 0x243F_6A88_85A3_08D3,
         };
-        if eager {
+        if eager || state.accepted.is_some() {
             state.current(module);
+        } else {
+            state.funcs = (0..module.funcs.len())
+                .map(|_| state.next_token())
+                .collect();
+            state.current = Some(state.next_token());
         }
         state
     }
 
+    fn next_token(&mut self) -> u64 {
+        self.token = self.token.wrapping_add(TOKEN_STEP);
+        self.token
+    }
+
     /// Record the arena sizes of `module`'s functions; returns whether they
-    /// are those recorded before.
+    /// are those recorded before, and adds the functions whose sizes changed
+    /// to `dirty`.
     fn update_sizes(&mut self, module: &Module) -> bool {
         let mut same = self.sizes.len() == module.funcs.len();
         self.sizes.resize(module.funcs.len(), [0; 3]);
-        for (recorded, f) in self.sizes.iter_mut().zip(&module.funcs) {
+        for (i, (recorded, f)) in self.sizes.iter_mut().zip(&module.funcs).enumerate() {
             let now = arena_sizes(f);
-            same &= *recorded == now;
+            if *recorded != now {
+                same = false;
+                self.dirty.push(i);
+            }
             *recorded = now;
         }
         same
     }
 
-    /// The fingerprint of `module`, the module as it is now (hashing each
-    /// function once when not known yet).
+    /// After pass `name` ran on `module` and returned `changed` (and
+    /// `reported` says whether it reported its changed functions, now in
+    /// `dirty`): update the module's identity. Returns whether the module is
+    /// the one before.
+    fn after_pass(&mut self, name: &str, module: &Module, changed: bool, reported: bool) -> bool {
+        let before = self.current;
+        let same_sizes = self.update_sizes(module);
+        self.dirty.sort_unstable();
+        self.dirty.dedup();
+        // A pass that reports no change and left every arena its size left the
+        // module as it was: its identity is the one before (hashing a big
+        // module after every pass costs as much as a cheap pass).
+        if !(changed || !same_sizes || self.eager) {
+            return true;
+        }
+        if self.eager {
+            // Debug builds check the claims: no change reported, none made;
+            // no function left out of the report changed.
+            let funcs_before = std::mem::take(&mut self.funcs);
+            self.current = None;
+            let now = self.current(module);
+            debug_assert!(
+                changed || !same_sizes || Some(now) == before,
+                "pass {name} reported no change but changed the module"
+            );
+            if reported && funcs_before.len() == self.funcs.len() {
+                for (i, (was, is)) in funcs_before.iter().zip(&self.funcs).enumerate() {
+                    debug_assert!(
+                        was == is || self.dirty.binary_search(&i).is_ok(),
+                        "pass {name} changed function {i} without reporting it"
+                    );
+                }
+            }
+            return Some(now) == before;
+        }
+        // A new module state.
+        self.funcs.resize(module.funcs.len(), 0);
+        if reported {
+            for k in 0..self.dirty.len() {
+                let i = self.dirty[k];
+                self.funcs[i] = self.next_token();
+            }
+        } else {
+            for i in 0..self.funcs.len() {
+                self.funcs[i] = self.next_token();
+            }
+        }
+        self.current = Some(self.next_token());
+        false
+    }
+
+    /// The identity of `module`, the module as it is now (in eager mode,
+    /// hashing each function once when not known yet).
     fn current(&mut self, module: &Module) -> u64 {
         if let Some(fp) = self.current {
             return fp;
@@ -335,7 +409,7 @@ impl RunState {
         fp
     }
 
-    /// Run the verifier on `module` (whose fingerprint differs from the last
+    /// Run the verifier on `module` (whose identity differs from the last
     /// verified one; only its functions that differ from those last accepted
     /// are checked, see [`crate::verified`]) and record it as verified.
     fn verify(&mut self, module: &Module) -> Result<(), Vec<VerifyError>> {
@@ -460,6 +534,106 @@ mod tests {
             .unwrap();
         assert_eq!(stats.get("manager", "passes_run"), 1);
         assert_eq!(stats.get("manager", "passes_skipped_unchanged"), 1);
+    }
+
+    const TWO_FUNCS: &str = "type P { x: i64 }\n\
+        func @f(%p: P) -> i64 {\nentry:\n  %a = load %p.x\n  ret %a\n}\n\
+        func @g(%p: P) -> i64 {\nentry:\n  %b = call @f(%p)\n  ret %b\n}\n";
+
+    #[test]
+    fn without_hashing_a_reported_function_gets_a_new_identity_and_the_rest_keep_theirs() {
+        let m = parse(TWO_FUNCS);
+        let mut s = RunState::new(&m, false, true);
+        let (start, funcs) = (s.current.unwrap(), s.funcs.clone());
+        assert_eq!(funcs.len(), 2);
+        // No change reported, no arena grown: the same module.
+        assert!(s.after_pass("dce", &m, false, false));
+        assert_eq!((s.current, &s.funcs), (Some(start), &funcs));
+        // @g reported changed: a new module, @f as it was.
+        s.dirty = vec![1];
+        assert!(!s.after_pass("lse", &m, true, true));
+        assert_ne!(s.current, Some(start));
+        assert_eq!(s.funcs[0], funcs[0]);
+        assert_ne!(s.funcs[1], funcs[1]);
+        // A change without a per-function report: every function is new.
+        let (mid, now) = (s.current, s.funcs.clone());
+        s.dirty.clear();
+        assert!(!s.after_pass("dce", &m, true, false));
+        assert_ne!(s.current, mid);
+        assert!(s.funcs.iter().zip(&now).all(|(a, b)| a != b));
+        // An arena that grew makes its function new, though nothing was reported.
+        let mut grown = m.clone();
+        let v = grown.funcs[0].values[0].clone();
+        grown.funcs[0].values.push(v);
+        let now = s.funcs.clone();
+        assert!(!s.after_pass("lse", &grown, false, true));
+        assert_ne!(s.funcs[0], now[0]);
+        assert_eq!(s.funcs[1], now[1]);
+    }
+
+    #[test]
+    fn without_hashing_only_reported_functions_are_verified_again() {
+        let m = parse(TWO_FUNCS);
+        let mut s = RunState::new(&m, false, true);
+        s.verify(&m).expect("valid");
+        // @f's return now names a value it does not have, and a pass reported @f.
+        let mut broken = m.clone();
+        let f = &mut broken.funcs[0];
+        let ret = *f.blocks[f.layout[0].index()].insts.last().unwrap();
+        f.insts[ret.index()].kind = ir::InstKind::Ret(Some(ir::Value::new(f.values.len() + 3)));
+        s.dirty = vec![0];
+        assert!(!s.after_pass("peeps", &broken, true, true));
+        let errors = s.verify(&broken).expect_err("ill-formed");
+        assert_eq!(errors, ir::verify::verify_module(&broken).unwrap_err());
+        // Had the pass reported only @g, @f would not be checked again: the
+        // report is what the verifier trusts (debug builds check it).
+        let mut s = RunState::new(&m, false, true);
+        s.verify(&m).expect("valid");
+        s.dirty = vec![1];
+        assert!(!s.after_pass("peeps", &broken, true, true));
+        assert!(s.verify(&broken).is_ok());
+    }
+
+    #[test]
+    fn hashing_or_not_the_pipeline_makes_the_same_modules() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "ir") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let mut compared = 0;
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let Ok((m, _)) = ir::parse_module(&text, "t.ir") else {
+                continue;
+            };
+            if ir::verify::verify_module(&m).is_err() {
+                continue;
+            }
+            for list in ["pipeline", "lse,gvn,lse,dce,peeps,dce"] {
+                let pm = PassManager::from_list(list).unwrap();
+                let (mut eager, mut lazy) = (m.clone(), m.clone());
+                let a = pm
+                    .run_with(&mut eager, true)
+                    .map(|s| s.get("manager", "verifier_runs"));
+                let b = pm
+                    .run_with(&mut lazy, false)
+                    .map(|s| s.get("manager", "verifier_runs"));
+                assert_eq!(a.is_ok(), b.is_ok(), "{}", path.display());
+                assert_eq!(eager, lazy, "{} {list}", path.display());
+                compared += 1;
+            }
+        }
+        assert!(compared > 200, "{compared}");
     }
 
     #[test]

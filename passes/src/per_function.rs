@@ -1,18 +1,101 @@
-//! Running a function-level transformation over every function of a module.
+//! Running a function-level transformation over every function of a module,
+//! and telling the pass manager which functions a pass changed.
+//!
+//! A pass that works function by function reports each function it changed
+//! ([`report_changed`]; [`each_function_detached`] does it for its callers);
+//! the pass manager runs each pass inside [`tracked`] and so knows, without
+//! hashing the module, which functions may differ. A pass that reports
+//! nothing is taken to have changed every function when it reports a change.
 
 use ir::{Function, Module};
+use std::cell::RefCell;
+
+/// What the running pass said about the functions it changed.
+#[derive(Default)]
+struct Report {
+    /// Inside [`tracked`].
+    active: bool,
+    /// The pass reported per function (even if it changed none).
+    reported: bool,
+    /// The functions (by index) it reported changed, in order, maybe repeated.
+    changed: Vec<usize>,
+}
+
+thread_local! {
+    static REPORT: RefCell<Report> = RefCell::new(Report::default());
+}
+
+/// The running pass works function by function and reports every function it
+/// changes with [`report_changed`] (a call with no report then means it changed
+/// none). Outside [`tracked`] it does nothing.
+pub fn report_per_function() {
+    REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.active {
+            r.reported = true;
+        }
+    });
+}
+
+/// The running pass changed function `index` (see [`report_per_function`]).
+pub fn report_changed(index: usize) {
+    REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.active {
+            r.reported = true;
+            r.changed.push(index);
+        }
+    });
+}
+
+/// Run `pass` (one pass over a module) and return its result and whether it
+/// reported per function; if it did, `changed` (cleared first) holds the
+/// functions it changed, sorted, without repeats; if not, any function may
+/// have changed.
+pub fn tracked<R>(changed: &mut Vec<usize>, pass: impl FnOnce() -> R) -> (R, bool) {
+    /// Ends the report even if the pass panics.
+    struct Active;
+    impl Drop for Active {
+        fn drop(&mut self) {
+            REPORT.with(|r| r.borrow_mut().active = false);
+        }
+    }
+    REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        r.active = true;
+        r.reported = false;
+        r.changed.clear();
+    });
+    let guard = Active;
+    let out = pass();
+    drop(guard);
+    let reported = REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        changed.clear();
+        changed.append(&mut r.changed);
+        r.reported
+    });
+    changed.sort_unstable();
+    changed.dedup();
+    (out, reported)
+}
 
 /// Run `f` on each function in turn, with the function taken out of `module`
 /// (its slot holds an empty placeholder meanwhile) so that `f` can edit it while
-/// reading the module's declarations. Returns whether any call reported a change.
+/// reading the module's declarations. Returns whether any call reported a
+/// change, and reports each function whose call did ([`report_changed`]).
 pub fn each_function_detached(
     module: &mut Module,
     mut f: impl FnMut(&Module, &mut Function) -> bool,
 ) -> bool {
+    report_per_function();
     let mut changed = false;
     for i in 0..module.funcs.len() {
         let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
-        changed |= f(module, &mut func);
+        if f(module, &mut func) {
+            changed = true;
+            report_changed(i);
+        }
         module.funcs[i] = func;
     }
     changed
@@ -38,5 +121,47 @@ mod tests {
         assert!(changed);
         assert_eq!(seen, ["a", "b"]);
         assert_eq!(m, before);
+    }
+
+    #[test]
+    fn tracked_runs_say_which_functions_were_reported_changed() {
+        let text =
+            "func @a() -> i64 {\nentry:\n  ret 1\n}\nfunc @b() -> i64 {\nentry:\n  ret 2\n}\n";
+        let mut m = ir::parse_module(text, "t.ir").unwrap().0;
+        let mut changed = vec![7];
+        let (any, reported) = tracked(&mut changed, || {
+            each_function_detached(&mut m, |_, func| func.name == "b")
+        });
+        assert!(any);
+        assert_eq!((reported, changed.as_slice()), (true, &[1][..]));
+        // Reported, none changed.
+        let (any, reported) = tracked(&mut changed, || {
+            each_function_detached(&mut m, |_, _| false)
+        });
+        assert!(!any);
+        assert_eq!((reported, changed.as_slice()), (true, &[][..]));
+        // A pass that reports nothing: unknown.
+        let (_, reported) = tracked(&mut changed, || true);
+        assert!(!reported);
+        // Repeats are merged, and nothing is recorded outside `tracked`.
+        let (_, reported) = tracked(&mut changed, || {
+            report_changed(1);
+            report_changed(0);
+            report_changed(1);
+        });
+        assert_eq!((reported, changed.as_slice()), (true, &[0, 1][..]));
+        report_changed(0);
+        let (_, reported) = tracked(&mut changed, || ());
+        assert_eq!((reported, changed.as_slice()), (false, &[][..]));
+        // A pass that panics ends its report.
+        let caught = std::panic::catch_unwind(|| {
+            tracked(&mut Vec::new(), || {
+                report_changed(0);
+                panic!("a pass bug")
+            })
+        });
+        assert!(caught.is_err());
+        report_changed(1);
+        assert!(REPORT.with(|r| !r.borrow().active && r.borrow().changed == [0]));
     }
 }

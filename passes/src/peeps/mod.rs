@@ -101,9 +101,13 @@ impl Pass for Peeps {
     }
 
     fn run_checked(&self, module: &mut Module, stats: &mut Stats) -> Result<bool, String> {
+        crate::per_function::report_per_function();
         let mut changed = false;
         for (i, func) in module.funcs.iter_mut().enumerate() {
-            changed |= self.run_function(func, i, stats)?;
+            if self.run_function(func, i, stats)? {
+                crate::per_function::report_changed(i);
+                changed = true;
+            }
         }
         Ok(changed)
     }
