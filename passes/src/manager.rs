@@ -352,9 +352,13 @@ impl RunState {
     /// the one before.
     fn after_pass(&mut self, name: &str, module: &Module, changed: bool, reported: bool) -> bool {
         let before = self.current;
+        let dirty_before = self.dirty.len();
         let same_sizes = self.update_sizes(module);
-        self.dirty.sort_unstable();
-        self.dirty.dedup();
+        if self.dirty.len() > dirty_before {
+            // Functions that grew, after those reported (sorted, no repeats).
+            self.dirty.sort_unstable();
+            self.dirty.dedup();
+        }
         // A pass that reports no change and left every arena its size left the
         // module as it was: its identity is the one before (hashing a big
         // module after every pass costs as much as a cheap pass).
@@ -364,16 +368,16 @@ impl RunState {
         if self.eager {
             // Debug builds check the claims: no change reported, none made;
             // no function left out of the report changed.
-            let funcs_before = std::mem::take(&mut self.funcs);
+            let funcs_before = (cfg!(debug_assertions) && reported).then(|| self.funcs.clone());
             self.current = None;
             let now = self.current(module);
             debug_assert!(
                 changed || !same_sizes || Some(now) == before,
                 "pass {name} reported no change but changed the module"
             );
-            if reported && funcs_before.len() == self.funcs.len() {
-                for (i, (was, is)) in funcs_before.iter().zip(&self.funcs).enumerate() {
-                    debug_assert!(
+            if let Some(was) = funcs_before.filter(|was| was.len() == self.funcs.len()) {
+                for (i, (was, is)) in was.iter().zip(&self.funcs).enumerate() {
+                    assert!(
                         was == is || self.dirty.binary_search(&i).is_ok(),
                         "pass {name} changed function {i} without reporting it"
                     );
