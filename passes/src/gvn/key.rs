@@ -111,6 +111,21 @@ impl KeyArena {
         (h >> 32) as u32
     }
 
+    /// The youngest (highest-numbered) value `k` names, if any: the table
+    /// files a key next to it, so that keys made one after the other, which
+    /// mostly name values made one after the other, sit side by side.
+    #[inline]
+    pub fn anchor(&self, k: &Key) -> Option<u32> {
+        let [a, b, c] = k.ops;
+        match k.tag & !0xff {
+            BINARY => Some(a.max(b)),
+            UNARY | LEN | GUARD => Some(a),
+            SELECT => Some(a.max(b).max(c)),
+            PHI => self.span(k).iter().map(|&w| w as u32).max(),
+            _ => None,
+        }
+    }
+
     /// The key of a phi in `block` with `entries` (interned, sorted).
     pub fn phi(&mut self, block: ir::Block, entries: &[(ir::Block, Value)]) -> Key {
         let start = self.words.len();
@@ -281,7 +296,16 @@ mod tests {
         assert_eq!(arena.hash(&p), arena.hash(&q));
         assert!(!arena.same(&p, &other_block));
         assert!(!arena.same(&p, &other_value));
+        assert_eq!(arena.anchor(&p), Some(y.0));
+        assert_eq!(arena.anchor(&other_value), Some(y.0));
         let len = Key::new(LEN, x.0, 0, 0);
+        assert_eq!(arena.anchor(&len), Some(x.0));
+        let bin = op_key(&InstKind::Binary(BinOp::Sub, y, x), |v| v).unwrap();
+        assert_eq!(arena.anchor(&bin), Some(y.0));
+        assert_eq!(
+            arena.anchor(&load_key(&Addr::Global(ir::GlobalId::new(7)))),
+            None
+        );
         assert!(!arena.same(&p, &len) && !arena.same(&len, &p));
         assert_eq!(arena.len(), 8);
         arena.truncate(2);

@@ -31,22 +31,12 @@ use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
-use key::{classify_with_effects, op_key, Class, Key};
+use key::{classify_with_effects, Class, Key};
 use std::cell::RefCell;
 use table::ScopedTable;
 
 /// How many loads one block keeps numbered at a time (the excess is forgotten).
 pub const LOAD_CAP: usize = 64;
-
-/// How many instructions ahead a big function's walk prefetches the table
-/// slot an instruction will look up: a random slot of an index bigger than
-/// the cache costs a miss per instruction otherwise.
-const PREFETCH_DISTANCE: usize = 4;
-
-/// Functions with this many instruction slots may prefetch, once their index
-/// has grown past 512 KiB; smaller ones keep their table in the cache and pay
-/// nothing.
-const PREFETCH_FROM_INSTS: usize = 1 << 15;
 
 /// The `gvn` pass.
 pub struct Gvn;
@@ -133,7 +123,7 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         scratch.dom.recompute(func, &scratch.cfg);
     }
     let dom = &scratch.dom;
-    scratch.table.reset(func.insts.len());
+    scratch.table.reset(func.values.len());
     scratch.merged.clear();
     let mut w = Walk {
         module,
@@ -150,11 +140,7 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     stack.clear();
     stack.push(Visit::Enter(w.func.entry()));
     let dom = (!single_block).then_some(dom);
-    if w.func.insts.len() >= PREFETCH_FROM_INSTS {
-        w.walk::<true>(dom, &mut stack);
-    } else {
-        w.walk::<false>(dom, &mut stack);
-    }
+    w.walk(dom, &mut stack);
     if !w.merged.is_empty() {
         w.rewrite_the_rest(dom);
     }
@@ -203,10 +189,7 @@ fn rewrite(kind: &mut InstKind, repl: &[u32]) {
 impl Walk<'_> {
     /// Walk the dominator tree (`None`: a single block) from the entry on
     /// `stack`, numbering each block inside the scopes of its dominators.
-    /// With `PREFETCH` (a function big enough for its table to outgrow the
-    /// cache), the table slots of the instructions ahead are prefetched in
-    /// the blocks entered once it has.
-    fn walk<const PREFETCH: bool>(&mut self, dom: Option<&DomTree>, stack: &mut Vec<Visit>) {
+    fn walk(&mut self, dom: Option<&DomTree>, stack: &mut Vec<Visit>) {
         let children = |b: Block| dom.map_or(&[][..], |d| d.children(b));
         // Scopes closed since the last block was entered: closed together, as
         // nothing looks at the table in between.
@@ -216,26 +199,7 @@ impl Walk<'_> {
                 Visit::Enter(b) => {
                     self.table.pop_scopes(std::mem::take(&mut exits));
                     self.table.push_scope();
-                    // Only once the table has outgrown the cache.
-                    let prefetch = PREFETCH && self.table.worth_prefetching();
-                    if prefetch {
-                        // The next block entered: `b`'s first child, else the
-                        // next block waiting (a few scope exits down the stack).
-                        let next = children(b).first().copied().or_else(|| {
-                            stack.iter().rev().take(8).find_map(|v| match v {
-                                Visit::Enter(c) => Some(*c),
-                                Visit::Exit => None,
-                            })
-                        });
-                        if let Some(c) = next {
-                            (0..PREFETCH_DISTANCE).for_each(|pos| self.prefetch_ahead(c, pos));
-                        }
-                    }
-                    if prefetch {
-                        self.block::<true>(b);
-                    } else {
-                        self.block::<false>(b);
-                    }
+                    self.block(b);
                     stack.push(Visit::Exit);
                     stack.extend(children(b).iter().rev().map(|&c| Visit::Enter(c)));
                 }
@@ -245,20 +209,16 @@ impl Walk<'_> {
         self.table.pop_scopes(exits);
     }
 
-    /// Number the instructions of `b`; with `PREFETCH`, the table slots of
-    /// the instructions ahead are prefetched. Inlined into the walk (one call
-    /// per block cost the oracle's small functions 1.6 % of GVN).
+    /// Number the instructions of `b`. Inlined into the walk (one call per
+    /// block cost the oracle's small functions 1.6 % of GVN).
     #[inline(always)]
-    fn block<const PREFETCH: bool>(&mut self, b: Block) {
+    fn block(&mut self, b: Block) {
         let mut loads = std::mem::take(&mut self.loads);
         loads.clear();
         let merged_before = self.counts.total();
         // Merging edits instructions but not the block's instruction list
         // until the block is done.
         for pos in 0..self.func.blocks[b.index()].insts.len() {
-            if PREFETCH {
-                self.prefetch_ahead(b, pos + PREFETCH_DISTANCE);
-            }
             let inst = self.func.blocks[b.index()].insts[pos];
             if !self.merged.is_empty() {
                 rewrite(&mut self.func.insts[inst.index()].kind, &self.repl);
@@ -280,9 +240,6 @@ impl Walk<'_> {
                                 InstKind::Guard(_) => c.guards += 1,
                                 _ => c.pure += 1,
                             }
-                            if PREFETCH {
-                                self.prefetch_users(b, pos, inst);
-                            }
                             continue;
                         }
                         Some(_) => self.table.forget_keys_since(mark),
@@ -296,9 +253,6 @@ impl Walk<'_> {
                     match loads.iter().find(|(k, _)| *k == key) {
                         Some(&(_, leader)) if self.merge(inst, leader) => {
                             self.counts.loads += 1;
-                            if PREFETCH {
-                                self.prefetch_users(b, pos, inst);
-                            }
                             continue;
                         }
                         Some(_) => {}
@@ -319,56 +273,6 @@ impl Walk<'_> {
             self.func.blocks[b.index()]
                 .insts
                 .retain(|i| insts[i.index()].block.is_some());
-        }
-    }
-
-    /// The key the instruction at `pos` of `b` would look up now, if it is an
-    /// operation that may be numbered (a guess from its opcode: the effects
-    /// decide when it is reached), with its operands read through the merges
-    /// so far.
-    fn key_ahead(&self, b: Block, pos: usize) -> Option<Key> {
-        let &inst = self.func.blocks[b.index()].insts.get(pos)?;
-        let repl = &self.repl;
-        let merged = !self.merged.is_empty();
-        op_key(&self.func.insts[inst.index()].kind, |v| {
-            match repl.get(v.index()) {
-                Some(&r) if merged && r != NONE => Value(r),
-                _ => v,
-            }
-        })
-    }
-
-    /// Start loading the table slot the instruction at `pos` of `b` will look
-    /// up (a merge of one of its operands before it is reached makes this a
-    /// wasted hint, nothing worse; [`Walk::prefetch_users`] makes up for the
-    /// merges right before it).
-    fn prefetch_ahead(&self, b: Block, pos: usize) {
-        if let Some(key) = self.key_ahead(b, pos) {
-            self.table.prefetch(self.table.hash(&key));
-        }
-    }
-
-    /// After `inst` at `pos` of `b` merged: prefetch again the slots of the
-    /// instructions up to the prefetch distance ahead that use its result,
-    /// whose keys have just changed.
-    fn prefetch_users(&self, b: Block, pos: usize, inst: Inst) {
-        let Some(old) = self.func.insts[inst.index()].result else {
-            return;
-        };
-        let list = &self.func.blocks[b.index()].insts;
-        for (p, &user) in list
-            .iter()
-            .enumerate()
-            .skip(pos + 1)
-            .take(PREFETCH_DISTANCE)
-        {
-            let mut uses = false;
-            self.func.insts[user.index()]
-                .kind
-                .for_each_operand(|v| uses |= v == old);
-            if uses {
-                self.prefetch_ahead(b, p);
-            }
         }
     }
 
