@@ -84,6 +84,10 @@ struct Walk<'a> {
     repl: Vec<u32>,
     /// The values replaced so far, in merge order.
     merged: Vec<Value>,
+    /// The phis walked and kept (their entries may name values merged later).
+    phis: Vec<Inst>,
+    /// How many blocks the walk entered.
+    walked: usize,
     counts: Counts,
 }
 
@@ -103,6 +107,7 @@ struct Scratch {
     loads: Vec<(Key, Inst)>,
     repl: Vec<u32>,
     merged: Vec<Value>,
+    phis: Vec<Inst>,
     stack: Vec<Visit>,
 }
 
@@ -125,6 +130,7 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     let dom = &scratch.dom;
     scratch.table.reset(func.values.len());
     scratch.merged.clear();
+    scratch.phis.clear();
     let mut w = Walk {
         module,
         alias: scratch.alias,
@@ -133,6 +139,8 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         loads: scratch.loads,
         repl: scratch.repl,
         merged: scratch.merged,
+        phis: scratch.phis,
+        walked: 0,
         func,
         counts: Counts::default(),
     };
@@ -168,6 +176,7 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
             loads: w.loads,
             repl: w.repl,
             merged: w.merged,
+            phis: w.phis,
             stack,
         }
     });
@@ -199,6 +208,7 @@ impl Walk<'_> {
                 Visit::Enter(b) => {
                     self.table.pop_scopes(std::mem::take(&mut exits));
                     self.table.push_scope();
+                    self.walked += 1;
                     self.block(b);
                     stack.push(Visit::Exit);
                     stack.extend(children(b).iter().rev().map(|&c| Visit::Enter(c)));
@@ -223,6 +233,7 @@ impl Walk<'_> {
             if !self.merged.is_empty() {
                 rewrite(&mut self.func.insts[inst.index()].kind, &self.repl);
             }
+            let is_phi = self.func.insts[inst.index()].kind.is_phi();
             let mark = self.table.arena_mark();
             let (class, eff) =
                 classify_with_effects(self.module, self.func, inst, self.table.arena_mut());
@@ -261,6 +272,9 @@ impl Walk<'_> {
                     }
                 }
             }
+            if is_phi {
+                self.phis.push(inst);
+            }
             // Nothing edited `inst` since it was classified: its effects stand.
             let eff = eff.unwrap_or_else(|| inst_effects(self.module, self.func, inst));
             if !eff.writes_nothing() {
@@ -295,15 +309,17 @@ impl Walk<'_> {
     /// walked) and the instructions of blocks the walk never entered.
     fn rewrite_the_rest(&mut self, dom: Option<&DomTree>) {
         let func = &mut *self.func;
-        let entry = func.entry();
-        for &b in &func.layout {
-            let walked = dom.map_or(b == entry, |d| d.is_reachable(b));
-            for &i in &func.blocks[b.index()].insts {
-                let kind = &mut func.insts[i.index()].kind;
-                if walked && !kind.is_phi() {
-                    break;
+        for &phi in &self.phis {
+            rewrite(&mut func.insts[phi.index()].kind, &self.repl);
+        }
+        if self.walked < func.layout.len() {
+            let entry = func.entry();
+            for &b in &func.layout {
+                if !dom.map_or(b == entry, |d| d.is_reachable(b)) {
+                    for &i in &func.blocks[b.index()].insts {
+                        rewrite(&mut func.insts[i.index()].kind, &self.repl);
+                    }
                 }
-                rewrite(kind, &self.repl);
             }
         }
         #[cfg(debug_assertions)]
