@@ -111,18 +111,22 @@ impl KeyArena {
         (h >> 32) as u32
     }
 
-    /// The youngest (highest-numbered) value `k` names, if any: the table
-    /// files a key next to it, so that keys made one after the other, which
-    /// mostly name values made one after the other, sit side by side.
+    /// The two youngest (highest-numbered) distinct values `k` names, the
+    /// youngest first ([`NO_ANCHOR`] where it names fewer): the table files
+    /// a key next to the first, or the second when the first one's line is
+    /// full, so that keys made one after the other, which mostly name values
+    /// made one after the other, sit side by side. (The second is there for
+    /// a value many keys name: a constant, which a function may number after
+    /// all its instructions.)
     #[inline]
-    pub fn anchor(&self, k: &Key) -> Option<u32> {
+    pub fn anchors(&self, k: &Key) -> [u32; 2] {
         let [a, b, c] = k.ops;
         match k.tag & !0xff {
-            BINARY => Some(a.max(b)),
-            UNARY | LEN | GUARD => Some(a),
-            SELECT => Some(a.max(b).max(c)),
-            PHI => self.span(k).iter().map(|&w| w as u32).max(),
-            _ => None,
+            BINARY => youngest_two([a, b]),
+            UNARY | LEN | GUARD => [a, NO_ANCHOR],
+            SELECT => youngest_two([a, b, c]),
+            PHI => youngest_two(self.span(k).iter().map(|&w| w as u32)),
+            _ => [NO_ANCHOR; 2],
         }
     }
 
@@ -137,6 +141,22 @@ impl KeyArena {
         self.words[start..].sort_unstable();
         Key::new(PHI, block.0, start as u32, entries.len() as u32)
     }
+}
+
+/// No value (an anchor of [`KeyArena::anchors`]).
+pub const NO_ANCHOR: u32 = u32::MAX;
+
+/// The two highest distinct values of `values`, the highest first.
+fn youngest_two(values: impl IntoIterator<Item = u32>) -> [u32; 2] {
+    let mut top = [NO_ANCHOR; 2];
+    for v in values {
+        if top[0] == NO_ANCHOR || v > top[0] {
+            top = [v, top[0]];
+        } else if v != top[0] && (top[1] == NO_ANCHOR || v > top[1]) {
+            top[1] = v;
+        }
+    }
+    top
 }
 
 /// Classify `inst` of `f`, also handing back its effects when they were
@@ -296,16 +316,15 @@ mod tests {
         assert_eq!(arena.hash(&p), arena.hash(&q));
         assert!(!arena.same(&p, &other_block));
         assert!(!arena.same(&p, &other_value));
-        assert_eq!(arena.anchor(&p), Some(y.0));
-        assert_eq!(arena.anchor(&other_value), Some(y.0));
         let len = Key::new(LEN, x.0, 0, 0);
-        assert_eq!(arena.anchor(&len), Some(x.0));
-        let bin = op_key(&InstKind::Binary(BinOp::Sub, y, x), |v| v).unwrap();
-        assert_eq!(arena.anchor(&bin), Some(y.0));
-        assert_eq!(
-            arena.anchor(&load_key(&Addr::Global(ir::GlobalId::new(7)))),
-            None
-        );
+        assert_eq!(arena.anchors(&p), [y.0, x.0]);
+        assert_eq!(arena.anchors(&len), [x.0, NO_ANCHOR]);
+        let sel = op_key(&InstKind::Select(x, y, x), |v| v).unwrap();
+        assert_eq!(arena.anchors(&sel), [y.0, x.0]);
+        let same = op_key(&InstKind::Binary(BinOp::Sub, x, x), |v| v).unwrap();
+        assert_eq!(arena.anchors(&same), [x.0, NO_ANCHOR]);
+        let global = load_key(&Addr::Global(ir::GlobalId::new(7)));
+        assert_eq!(arena.anchors(&global), [NO_ANCHOR; 2]);
         assert!(!arena.same(&p, &len) && !arena.same(&len, &p));
         assert_eq!(arena.len(), 8);
         arena.truncate(2);

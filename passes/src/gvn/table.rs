@@ -6,18 +6,19 @@
 //! stack of 28-byte entries in insertion order (scopes pop from its end),
 //! phi entries in one [`KeyArena`] that pops with them. The index is filed
 //! by value, not by hash alone: a key goes in the 64-byte line of its
-//! youngest operand ([`KeyArena::anchor`]; one line of 8 slots per 4
-//! values), so a walk that makes keys over values made one after the other
-//! reads the index front to back, one line at a time, however big it is: a
-//! hash-ordered index of a 100k-instruction function misses the cache on
-//! almost every lookup. A lookup reads that one line; a key whose line is
-//! full (or that names no value) goes to a small open-addressing index
-//! instead, which the line then sends lookups on to. Nothing N-sized is
+//! youngest operand, or of its second youngest when that line is full
+//! ([`KeyArena::anchors`]; one line of 8 slots per 4 values), so a walk
+//! that makes keys over values made one after the other reads the index
+//! front to back, one line at a time, however big it is: a hash-ordered
+//! index of a 100k-instruction function misses the cache on almost every
+//! lookup. A lookup reads one line, or two; a key whose lines are full (or
+//! that names no value) goes to a small open-addressing index instead,
+//! which a full line sends lookups on to. Nothing N-sized is
 //! cleared per run: a finished walk has popped every scope, leaving the
 //! index empty, so [`ScopedTable::reset`] only tidies what a walk left
 //! behind.
 
-use super::key::{Key, KeyArena};
+use super::key::{Key, KeyArena, NO_ANCHOR};
 use ir::Inst;
 
 /// A hash table of keys to their first (dominating) instruction, with scopes.
@@ -74,6 +75,9 @@ struct Slot {
     hash: u32,
     entry: u32,
 }
+
+/// No line (in [`ScopedTable::lines_of`]).
+const NO_LINE: usize = usize::MAX;
 
 /// Where an entry is filed: a line index, or this for the spill index.
 const SPILL: u32 = u32::MAX;
@@ -194,11 +198,22 @@ impl ScopedTable {
         }
     }
 
-    /// The line `key` is filed in, if it has one.
+    /// The lines `key` may be filed in, in the order tried ([`NO_LINE`]:
+    /// none): those of its two youngest values, once each.
     #[inline(always)]
-    fn line_of(&self, key: &Key) -> Option<usize> {
-        let line = (self.arena.anchor(key)? / VALUES_PER_LINE) as usize;
-        (line < self.lines.len()).then_some(line)
+    fn lines_of(&self, key: &Key) -> [usize; 2] {
+        let [a, b] = self
+            .arena
+            .anchors(key)
+            .map(|v| match (v / VALUES_PER_LINE) as usize {
+                l if v != NO_ANCHOR && l < self.lines.len() => l,
+                _ => NO_LINE,
+            });
+        if a == b || a == NO_LINE {
+            [b.min(a), NO_LINE]
+        } else {
+            [a, b]
+        }
     }
 
     /// Whether a key of `line` went to the spill index.
@@ -223,7 +238,10 @@ impl ScopedTable {
     /// inlined: its callers are the hot lookups.
     #[inline(always)]
     fn entry_of(&self, key: &Key, hash: u32) -> Option<u32> {
-        if let Some(l) = self.line_of(key) {
+        for l in self.lines_of(key) {
+            if l == NO_LINE {
+                break;
+            }
             let line = &self.lines[l];
             let mut m = line.matches(hash);
             while m != 0 {
@@ -282,13 +300,17 @@ impl ScopedTable {
         debug_assert!(self.entry_of(&key, hash).is_none(), "key numbered twice");
         let pos = self.entries.len() as u32 + 1;
         let mut home = SPILL;
-        if let Some(l) = self.line_of(&key) {
+        for l in self.lines_of(&key) {
+            if l == NO_LINE {
+                break;
+            }
             let line = &mut self.lines[l];
             match line.entry.iter().position(|&p| p == 0) {
                 Some(i) => {
                     line.entry[i] = pos;
                     line.hash[i] = hash;
                     home = l as u32;
+                    break;
                 }
                 None => self.spilled[l / 64] |= 1 << (l % 64),
             }
@@ -412,7 +434,7 @@ mod tests {
             .into_iter()
             .flat_map(|op| (0..4).map(move |a| key(op, a)))
             .collect();
-        // Two lines; every key is filed with value 5, in the second.
+        // Two lines; every key names value 5 (the second) and one of 0-3.
         let mut t = ScopedTable::new(8);
         t.push_scope();
         t.insert(keys[0], Inst::new(0));
@@ -420,7 +442,9 @@ mod tests {
         for (i, &k) in keys.iter().enumerate().skip(1) {
             t.insert(k, Inst::new(i));
         }
-        assert!(t.has_spilled(1) && !t.has_spilled(0));
+        // 8 in the line of value 5, 8 in that of values 0-3, 4 spilled.
+        assert!(t.has_spilled(1) && t.has_spilled(0));
+        assert_eq!(t.spill_live, 4);
         for (i, k) in keys.iter().enumerate() {
             assert_eq!(t.find(k), Some(Inst::new(i)));
         }
