@@ -380,6 +380,12 @@ mod tests {
     }
 
     #[test]
+    fn entries_and_lines_keep_their_sizes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 28);
+        assert_eq!(std::mem::size_of::<Line>(), 64);
+    }
+
+    #[test]
     fn scopes_forget_what_they_numbered() {
         let k = len_key(0);
         let mut t = ScopedTable::new(4);
