@@ -8,6 +8,16 @@
 //! leaf the load reads (per `ir::effects`) at an address that may alias (per
 //! [`crate::alias`]). Calls, allocations, volatile accesses and `escape` are
 //! never numbered.
+//!
+//! A merge does not look for the users of the value it replaces: it records
+//! the replacement in a dense per-value table, and each instruction reads
+//! its operands through that table when the walk reaches it. Every use but
+//! a phi's is dominated by its definition, so it is reached after any merge
+//! of that definition; the phis of the blocks walked and the instructions of
+//! the blocks never reached (unreachable ones) are rewritten once at the
+//! end. The function ends exactly as if each merge had rewritten every use
+//! at once, and the walk reads each instruction once. The alias facts are
+//! computed when the first load is numbered (most functions have none).
 
 pub mod folds;
 pub mod key;
@@ -20,24 +30,13 @@ use crate::stats::Stats;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
-use ir::uses::UseList;
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify_with_effects, Class, Key};
 use std::cell::RefCell;
-use table::{hash_key, ScopedTable};
+use table::ScopedTable;
 
 /// How many loads one block keeps numbered at a time (the excess is forgotten).
 pub const LOAD_CAP: usize = 64;
-
-/// How many instructions ahead a big function's walk prefetches the table
-/// slot an instruction will look up: a random slot of an index bigger than
-/// the cache costs a miss per instruction otherwise.
-const PREFETCH_DISTANCE: usize = 4;
-
-/// Functions with this many instruction slots may prefetch, once their index
-/// has grown past 512 KiB; smaller ones keep their table in the cache and pay
-/// nothing.
-const PREFETCH_FROM_INSTS: usize = 1 << 15;
 
 /// The `gvn` pass.
 pub struct Gvn;
@@ -61,16 +60,34 @@ struct Counts {
     guards: u64,
 }
 
+impl Counts {
+    /// How many instructions were merged away.
+    fn total(&self) -> u64 {
+        self.pure + self.phis + self.loads + self.guards
+    }
+}
+
+/// No replacement (in [`Walk::repl`]).
+const NONE: u32 = u32::MAX;
+
 struct Walk<'a> {
     module: &'a Module,
     func: &'a mut Function,
     alias: AliasAnalysis,
+    /// Whether `alias` describes this function (computed at the first load).
+    alias_ready: bool,
     table: ScopedTable,
     /// The loads numbered in the current block (storage reused block to block).
     loads: Vec<(Key, Inst)>,
-    /// Who uses each value, built at the first merge (most runs merge nothing).
-    uses: UseList,
-    uses_built: bool,
+    /// Per value: the value a merge replaced it by, or [`NONE`]. All
+    /// [`NONE`] between runs (a run resets what it set).
+    repl: Vec<u32>,
+    /// The values replaced so far, in merge order.
+    merged: Vec<Value>,
+    /// The phis walked and kept (their entries may name values merged later).
+    phis: Vec<Inst>,
+    /// How many blocks the walk entered.
+    walked: usize,
     counts: Counts,
 }
 
@@ -88,7 +105,9 @@ struct Scratch {
     alias: AliasAnalysis,
     table: ScopedTable,
     loads: Vec<(Key, Inst)>,
-    uses: UseList,
+    repl: Vec<u32>,
+    merged: Vec<Value>,
+    phis: Vec<Inst>,
     stack: Vec<Visit>,
 }
 
@@ -109,15 +128,19 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         scratch.dom.recompute(func, &scratch.cfg);
     }
     let dom = &scratch.dom;
-    scratch.table.reset(func.insts.len());
-    scratch.alias.recompute(func);
+    scratch.table.reset(func.values.len());
+    scratch.merged.clear();
+    scratch.phis.clear();
     let mut w = Walk {
         module,
         alias: scratch.alias,
+        alias_ready: false,
         table: scratch.table,
         loads: scratch.loads,
-        uses: scratch.uses,
-        uses_built: false,
+        repl: scratch.repl,
+        merged: scratch.merged,
+        phis: scratch.phis,
+        walked: 0,
         func,
         counts: Counts::default(),
     };
@@ -125,13 +148,15 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     stack.clear();
     stack.push(Visit::Enter(w.func.entry()));
     let dom = (!single_block).then_some(dom);
-    if w.func.insts.len() >= PREFETCH_FROM_INSTS {
-        w.walk::<true>(dom, &mut stack);
-    } else {
-        w.walk::<false>(dom, &mut stack);
+    w.walk(dom, &mut stack);
+    if !w.merged.is_empty() {
+        w.rewrite_the_rest(dom);
+    }
+    for &v in &w.merged {
+        w.repl[v.index()] = NONE;
     }
     let c = &w.counts;
-    let total = c.pure + c.phis + c.loads + c.guards;
+    let total = c.total();
     for (rule, n) in [
         ("pure_merged", c.pure),
         ("phis_merged", c.phis),
@@ -142,14 +167,6 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
             stats.add("gvn", rule, n);
         }
     }
-    if total > 0 {
-        let insts = &w.func.insts;
-        for b in &w.func.layout {
-            w.func.blocks[b.index()]
-                .insts
-                .retain(|i| insts[i.index()].block.is_some());
-        }
-    }
     SCRATCH.with(|s| {
         *s.borrow_mut() = Scratch {
             cfg: scratch.cfg,
@@ -157,27 +174,31 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
             alias: w.alias,
             table: w.table,
             loads: w.loads,
-            uses: w.uses,
+            repl: w.repl,
+            merged: w.merged,
+            phis: w.phis,
             stack,
         }
     });
     total > 0
 }
 
-/// Whether `kind` has `v` among its operands.
-fn uses_value(kind: &InstKind, v: Value) -> bool {
-    let mut found = false;
-    kind.for_each_operand(|o| found |= o == v);
-    found
+/// Read every operand of `kind` through `repl`.
+#[inline]
+fn rewrite(kind: &mut InstKind, repl: &[u32]) {
+    kind.for_each_operand_mut(|v| {
+        if let Some(&r) = repl.get(v.index()) {
+            if r != NONE {
+                *v = Value(r);
+            }
+        }
+    });
 }
 
 impl Walk<'_> {
     /// Walk the dominator tree (`None`: a single block) from the entry on
     /// `stack`, numbering each block inside the scopes of its dominators.
-    /// With `PREFETCH` (a function big enough for its table to outgrow the
-    /// cache), the table slots of the instructions ahead are prefetched in
-    /// the blocks entered once it has.
-    fn walk<const PREFETCH: bool>(&mut self, dom: Option<&DomTree>, stack: &mut Vec<Visit>) {
+    fn walk(&mut self, dom: Option<&DomTree>, stack: &mut Vec<Visit>) {
         let children = |b: Block| dom.map_or(&[][..], |d| d.children(b));
         // Scopes closed since the last block was entered: closed together, as
         // nothing looks at the table in between.
@@ -187,26 +208,8 @@ impl Walk<'_> {
                 Visit::Enter(b) => {
                     self.table.pop_scopes(std::mem::take(&mut exits));
                     self.table.push_scope();
-                    // Only once the table has outgrown the cache.
-                    let prefetch = PREFETCH && self.table.worth_prefetching();
-                    if prefetch {
-                        // The next block entered: `b`'s first child, else the
-                        // next block waiting (a few scope exits down the stack).
-                        let next = children(b).first().copied().or_else(|| {
-                            stack.iter().rev().take(8).find_map(|v| match v {
-                                Visit::Enter(c) => Some(*c),
-                                Visit::Exit => None,
-                            })
-                        });
-                        if let Some(c) = next {
-                            (0..PREFETCH_DISTANCE).for_each(|pos| self.prefetch_ahead(c, pos));
-                        }
-                    }
-                    if prefetch {
-                        self.block::<true>(b);
-                    } else {
-                        self.block::<false>(b);
-                    }
+                    self.walked += 1;
+                    self.block(b);
                     stack.push(Visit::Exit);
                     stack.extend(children(b).iter().rev().map(|&c| Visit::Enter(c)));
                 }
@@ -216,30 +219,32 @@ impl Walk<'_> {
         self.table.pop_scopes(exits);
     }
 
-    /// Number the instructions of `b`; with `PREFETCH`, the table slots of
-    /// the instructions ahead are prefetched. Inlined into the walk (one call
-    /// per block cost the oracle's small functions 1.6 % of GVN).
+    /// Number the instructions of `b`. Inlined into the walk (one call per
+    /// block cost the oracle's small functions 1.6 % of GVN).
     #[inline(always)]
-    fn block<const PREFETCH: bool>(&mut self, b: Block) {
+    fn block(&mut self, b: Block) {
         let mut loads = std::mem::take(&mut self.loads);
         loads.clear();
-        // Merging edits instructions but never a block's instruction list.
+        let merged_before = self.counts.total();
+        // Merging edits instructions but not the block's instruction list
+        // until the block is done.
         for pos in 0..self.func.blocks[b.index()].insts.len() {
-            if PREFETCH {
-                self.prefetch_ahead(b, pos + PREFETCH_DISTANCE);
-            }
             let inst = self.func.blocks[b.index()].insts[pos];
-            if self.func.insts[inst.index()].block.is_none() {
-                continue;
+            if !self.merged.is_empty() {
+                rewrite(&mut self.func.insts[inst.index()].kind, &self.repl);
             }
-            let (class, eff) = classify_with_effects(self.module, self.func, inst);
+            let is_phi = self.func.insts[inst.index()].kind.is_phi();
+            let mark = self.table.arena_mark();
+            let (class, eff) =
+                classify_with_effects(self.module, self.func, inst, self.table.arena_mut());
             match class {
                 Class::Skip => {}
                 Class::Scoped(key) => {
                     // Hashed once for the lookup and the insertion.
-                    let h = hash_key(&key);
+                    let h = self.table.hash(&key);
                     match self.table.find_hashed(&key, h) {
                         Some(leader) if self.merge(inst, leader) => {
+                            self.table.forget_keys_since(mark);
                             let c = &mut self.counts;
                             match self.func.insts[inst.index()].kind {
                                 InstKind::Phi(_) => c.phis += 1,
@@ -248,19 +253,27 @@ impl Walk<'_> {
                             }
                             continue;
                         }
-                        Some(_) => {}
+                        Some(_) => self.table.forget_keys_since(mark),
                         None => self.table.insert_hashed(key, h, inst),
                     }
                 }
-                Class::Load(key) => match loads.iter().find(|(k, _)| *k == key) {
-                    Some(&(_, leader)) if self.merge(inst, leader) => {
-                        self.counts.loads += 1;
-                        continue;
+                Class::Load(key) => {
+                    if !self.alias_ready {
+                        self.compute_alias();
                     }
-                    Some(_) => {}
-                    None if loads.len() < LOAD_CAP => loads.push((key, inst)),
-                    None => {}
-                },
+                    match loads.iter().find(|(k, _)| *k == key) {
+                        Some(&(_, leader)) if self.merge(inst, leader) => {
+                            self.counts.loads += 1;
+                            continue;
+                        }
+                        Some(_) => {}
+                        None if loads.len() < LOAD_CAP => loads.push((key, inst)),
+                        None => {}
+                    }
+                }
+            }
+            if is_phi {
+                self.phis.push(inst);
             }
             // Nothing edited `inst` since it was classified: its effects stand.
             let eff = eff.unwrap_or_else(|| inst_effects(self.module, self.func, inst));
@@ -269,22 +282,54 @@ impl Walk<'_> {
             }
         }
         self.loads = loads;
+        if self.counts.total() > merged_before {
+            let insts = &self.func.insts;
+            self.func.blocks[b.index()]
+                .insts
+                .retain(|i| insts[i.index()].block.is_some());
+        }
     }
 
-    /// Start loading the table slot the instruction at `pos` of `b` will look
-    /// up, when it is an operation that may be numbered (a guess from its
-    /// opcode: the effects decide when it is reached; an operand edited by a
-    /// merge in between makes the guess a wasted hint, nothing worse).
-    fn prefetch_ahead(&self, b: Block, pos: usize) {
-        let Some(&inst) = self.func.blocks[b.index()].insts.get(pos) else {
-            return;
-        };
-        let kind = &self.func.insts[inst.index()].kind;
-        if matches!(
-            kind,
-            InstKind::Binary(..) | InstKind::Unary(..) | InstKind::Select(..) | InstKind::Len(_)
-        ) {
-            self.table.prefetch(&Key::Op(key::normalize(kind.clone())));
+    /// Compute the alias facts of the function as it stands: as if every
+    /// merge so far had rewritten all its uses (the rest is rewritten first).
+    fn compute_alias(&mut self) {
+        if !self.merged.is_empty() {
+            for &b in &self.func.layout {
+                for &i in &self.func.blocks[b.index()].insts {
+                    rewrite(&mut self.func.insts[i.index()].kind, &self.repl);
+                }
+            }
+        }
+        self.alias.recompute(self.func);
+        self.alias_ready = true;
+    }
+
+    /// After the walk: rewrite the uses no instruction reached since the
+    /// merge: phi entries (a back edge's value is merged after its phi is
+    /// walked) and the instructions of blocks the walk never entered.
+    fn rewrite_the_rest(&mut self, dom: Option<&DomTree>) {
+        let func = &mut *self.func;
+        for &phi in &self.phis {
+            rewrite(&mut func.insts[phi.index()].kind, &self.repl);
+        }
+        if self.walked < func.layout.len() {
+            let entry = func.entry();
+            for &b in &func.layout {
+                if !dom.map_or(b == entry, |d| d.is_reachable(b)) {
+                    for &i in &func.blocks[b.index()].insts {
+                        rewrite(&mut func.insts[i.index()].kind, &self.repl);
+                    }
+                }
+            }
+        }
+        #[cfg(debug_assertions)]
+        for i in func.inst_iter() {
+            func.insts[i.index()].kind.for_each_operand(|v| {
+                debug_assert!(
+                    self.repl.get(v.index()).is_none_or(|&r| r == NONE),
+                    "{v:?} was merged but is still used"
+                )
+            });
         }
     }
 
@@ -320,30 +365,19 @@ impl Walk<'_> {
                 if self.func.value_type(old) != self.func.value_type(new) {
                     return false;
                 }
-                // The users of `old` come from the use list built at the
-                // first merge: `old`'s instruction is visited only now, so no
-                // earlier merge redirected anything to it or from it (merges
-                // only redirect to leaders, which are never merged later).
-                if !self.uses_built {
-                    self.uses.recompute(self.func);
-                    self.uses_built = true;
+                // `old`'s instruction is walked only now, so no earlier
+                // merge replaced it, and `new`, a leader walked before, is
+                // never replaced later: one step of `repl` is the answer.
+                if self.repl.len() <= old.index() {
+                    self.repl
+                        .resize(self.func.values.len().max(old.index() + 1), NONE);
                 }
-                let func = &mut *self.func;
-                for &u in self.uses.users(old) {
-                    let data = &mut func.insts[u.index()];
-                    if data.block.is_none() || !uses_value(&data.kind, old) {
-                        continue;
-                    }
-                    // Edge lock: a numbered instruction leaves the table before it is edited.
-                    self.table.unlock(u);
-                    data.kind.for_each_operand_mut(|v| {
-                        if *v == old {
-                            *v = new;
-                        }
-                    });
+                self.repl[old.index()] = new.0;
+                self.merged.push(old);
+                if self.alias_ready {
+                    // Copies of `old` now look through to `new`.
+                    self.alias.redirect(self.func, old, new);
                 }
-                // Copies of `old` now look through to `new`.
-                self.alias.redirect(func, old, new);
             }
             (None, None) => {}
             _ => return false,
