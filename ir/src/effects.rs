@@ -181,6 +181,21 @@ impl Checked {
             Checked::NonNull(b) | Checked::InBounds(b, _) => b,
         }
     }
+
+    /// The instruction that makes exactly this check and nothing else
+    /// (`nullcheck`, `boundscheck`).
+    pub fn check(self) -> InstKind {
+        match self {
+            Checked::NonNull(b) => InstKind::NullCheck(b),
+            Checked::InBounds(a, i) => InstKind::BoundsCheck(a, i),
+        }
+    }
+}
+
+/// Whether `kind` is a check alone: exactly the [`Checked::check`] of what
+/// it checks (no result, no read, no write).
+pub fn is_check(kind: &InstKind) -> bool {
+    checked_by(kind).is_some_and(|c| c.check() == *kind)
 }
 
 /// What `kind` checks (`None` for an instruction that checks no reference).

@@ -1,0 +1,162 @@
+//! Which null and bounds checks a function already made where: the "known
+//! checked" analysis DCE asks before it keeps a `nullcheck` or `boundscheck`.
+//!
+//! An instruction that completes checks what [`ir::effects::checked_by`]
+//! says (a field access, `len` or `nullcheck`: its reference is non-null; an
+//! element access or `boundscheck`: its array is non-null and its index in
+//! bounds). SSA values never change and array lengths are immutable, so such
+//! a fact holds at every point the instruction dominates. A walk of the
+//! dominator tree in preorder keeps the facts of the instructions that
+//! dominate the current one in a scoped set (a block's facts are dropped
+//! when the walk leaves its subtree). Values are keyed by their copy roots
+//! ([`crate::copies::CopyRoots`]), so a check of `copy %p` is a check of
+//! `%p`. Besides these, a result of an allocation is non-null everywhere, and
+//! a constant index of a `newarray` of constant length is in bounds when it
+//! is below the length.
+//!
+//! A check whose facts are all known where it stands is redundant
+//! ([`redundant_checks`]); removing it keeps every fact it stood for known,
+//! since what made it known dominates everything the check dominated.
+
+use crate::copies::CopyRoots;
+use ir::effects::{checked_by, inst_effects, Checked};
+use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Module, Value};
+use rustc_hash::FxHashSet;
+
+/// The facts known at one point of the walk, undone block by block.
+#[derive(Default)]
+struct Scoped {
+    set: FxHashSet<Checked>,
+    /// The facts in the order they were added (each once).
+    log: Vec<Checked>,
+}
+
+impl Scoped {
+    fn add(&mut self, fact: Checked) {
+        if self.set.insert(fact) {
+            self.log.push(fact);
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        for fact in self.log.drain(len..) {
+            self.set.remove(&fact);
+        }
+    }
+}
+
+/// The known-checked questions over one function.
+struct Known<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    roots: CopyRoots,
+    facts: Scoped,
+}
+
+impl Known<'_> {
+    fn root(&self, v: Value) -> Value {
+        self.roots.root(self.f, v)
+    }
+
+    /// `fact` with its values replaced by their copy roots.
+    fn rooted(&self, fact: Checked) -> Checked {
+        match fact {
+            Checked::NonNull(b) => Checked::NonNull(self.root(b)),
+            Checked::InBounds(a, i) => Checked::InBounds(self.root(a), self.root(i)),
+        }
+    }
+
+    /// Whether (rooted) `v` is the result of an allocation.
+    fn allocated(&self, v: Value) -> bool {
+        self.f
+            .def_inst(v)
+            .is_some_and(|d| inst_effects(self.m, self.f, d).allocates)
+    }
+
+    /// Whether the (rooted) fact is known at the current point.
+    fn known(&self, fact: Checked) -> bool {
+        match fact {
+            Checked::NonNull(b) => self.allocated(b) || self.facts.set.contains(&fact),
+            Checked::InBounds(a, i) => self.facts.set.contains(&fact) || self.const_in_bounds(a, i),
+        }
+    }
+
+    /// A constant index below the constant length of the `newarray` that made `a`.
+    fn const_in_bounds(&self, a: Value, i: Value) -> bool {
+        let Some(d) = self.f.def_inst(a) else {
+            return false;
+        };
+        let InstKind::NewArray { len, .. } = self.f.inst(d).kind else {
+            return false;
+        };
+        match (self.f.as_const(i), self.f.as_const(len)) {
+            (Some(i), Some(n)) => 0 <= i && i < n,
+            _ => false,
+        }
+    }
+
+    /// Record what `inst` checks (an element check also makes its array non-null).
+    fn learn(&mut self, inst: Inst) {
+        if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
+            let fact = self.rooted(fact);
+            if let Checked::InBounds(a, _) = fact {
+                self.facts.add(Checked::NonNull(a));
+            }
+            self.facts.add(fact);
+        }
+    }
+
+    /// Walk `b`'s instructions: a check `is_check` selects whose fact is
+    /// known goes to `out`; every other instruction teaches its facts.
+    fn block(&mut self, b: Block, is_check: &impl Fn(Inst) -> bool, out: &mut Vec<Inst>) {
+        for &inst in &self.f.blocks[b.index()].insts {
+            if is_check(inst) {
+                if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
+                    if self.known(self.rooted(fact)) {
+                        out.push(inst);
+                        continue;
+                    }
+                }
+            }
+            self.learn(inst);
+        }
+    }
+}
+
+/// The checks of `f` (the instructions `is_check` selects, each checking
+/// what [`checked_by`] says and doing nothing else) that are redundant: what
+/// they check is known where they stand (see the module header). Removing
+/// all of them at once is sound. Unreachable blocks are not visited.
+pub fn redundant_checks(m: &Module, f: &Function, is_check: impl Fn(Inst) -> bool) -> Vec<Inst> {
+    let mut out = Vec::new();
+    if f.layout.is_empty() {
+        return out;
+    }
+    let dom = DomTree::new(f, &Cfg::new(f));
+    let mut k = Known {
+        m,
+        f,
+        roots: CopyRoots::new(f),
+        facts: Scoped::default(),
+    };
+    // Depth-first over the dominator tree: (block, facts on entry, next child).
+    let entry = f.entry();
+    k.block(entry, &is_check, &mut out);
+    let mut stack: Vec<(Block, usize, usize)> = vec![(entry, 0, 0)];
+    while let Some(top) = stack.last_mut() {
+        let (b, _, next) = *top;
+        match dom.children(b).get(next) {
+            Some(&c) => {
+                top.2 += 1;
+                let mark = k.facts.log.len();
+                k.block(c, &is_check, &mut out);
+                stack.push((c, mark, 0));
+            }
+            None => {
+                let (_, mark, _) = stack.pop().expect("non-empty");
+                k.facts.truncate(mark);
+            }
+        }
+    }
+    out
+}
