@@ -45,17 +45,30 @@ impl Scoped {
     }
 }
 
+/// Storage reused from function to function (see [`redundant_checks`]).
+#[derive(Default)]
+pub struct Scratch {
+    cfg: Cfg,
+    dom: DomTree,
+    roots: CopyRoots,
+    facts: Scoped,
+    /// Per value: whether some check checks it (as copy root): facts about
+    /// other values are never asked for and not recorded.
+    wanted: Vec<bool>,
+    /// The walk: (block, facts on entry, next child).
+    stack: Vec<(Block, usize, usize)>,
+}
+
 /// The known-checked questions over one function.
 struct Known<'a> {
     m: &'a Module,
     f: &'a Function,
-    roots: CopyRoots,
-    facts: Scoped,
+    s: &'a mut Scratch,
 }
 
 impl Known<'_> {
     fn root(&self, v: Value) -> Value {
-        self.roots.root(self.f, v)
+        self.s.roots.root(self.f, v)
     }
 
     /// `fact` with its values replaced by their copy roots.
@@ -76,8 +89,10 @@ impl Known<'_> {
     /// Whether the (rooted) fact is known at the current point.
     fn known(&self, fact: Checked) -> bool {
         match fact {
-            Checked::NonNull(b) => self.allocated(b) || self.facts.set.contains(&fact),
-            Checked::InBounds(a, i) => self.facts.set.contains(&fact) || self.const_in_bounds(a, i),
+            Checked::NonNull(b) => self.allocated(b) || self.s.facts.set.contains(&fact),
+            Checked::InBounds(a, i) => {
+                self.s.facts.set.contains(&fact) || self.const_in_bounds(a, i)
+            }
         }
     }
 
@@ -95,15 +110,20 @@ impl Known<'_> {
         }
     }
 
-    /// Record what `inst` checks (an element check also makes its array non-null).
+    /// Record what `inst` checks, if some check asks about its base (an
+    /// element check also makes its array non-null).
     fn learn(&mut self, inst: Inst) {
-        if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
-            let fact = self.rooted(fact);
-            if let Checked::InBounds(a, _) = fact {
-                self.facts.add(Checked::NonNull(a));
-            }
-            self.facts.add(fact);
+        let Some(fact) = checked_by(&self.f.inst(inst).kind) else {
+            return;
+        };
+        let fact = self.rooted(fact);
+        if !self.s.wanted[fact.base().index()] {
+            return;
         }
+        if let Checked::InBounds(a, _) = fact {
+            self.s.facts.add(Checked::NonNull(a));
+        }
+        self.s.facts.add(fact);
     }
 
     /// Walk `b`'s instructions: a check `is_check` selects whose fact is
@@ -126,37 +146,52 @@ impl Known<'_> {
 /// The checks of `f` (the instructions `is_check` selects, each checking
 /// what [`checked_by`] says and doing nothing else) that are redundant: what
 /// they check is known where they stand (see the module header). Removing
-/// all of them at once is sound. Unreachable blocks are not visited.
-pub fn redundant_checks(m: &Module, f: &Function, is_check: impl Fn(Inst) -> bool) -> Vec<Inst> {
+/// all of them at once is sound. Unreachable blocks are not visited. Linear
+/// in the function's size; `scratch` is reused storage.
+pub fn redundant_checks(
+    m: &Module,
+    f: &Function,
+    is_check: impl Fn(Inst) -> bool,
+    scratch: &mut Scratch,
+) -> Vec<Inst> {
     let mut out = Vec::new();
     if f.layout.is_empty() {
         return out;
     }
-    let dom = DomTree::new(f, &Cfg::new(f));
-    let mut k = Known {
-        m,
-        f,
-        roots: CopyRoots::new(f),
-        facts: Scoped::default(),
-    };
-    // Depth-first over the dominator tree: (block, facts on entry, next child).
+    scratch.cfg.recompute(f);
+    scratch.dom.recompute(f, &scratch.cfg);
+    scratch.roots.recompute(f);
+    scratch.facts.truncate(0);
+    scratch.wanted.clear();
+    scratch.wanted.resize(f.values.len(), false);
+    for inst in f.inst_iter().filter(|&i| is_check(i)) {
+        if let Some(c) = checked_by(&f.inst(inst).kind) {
+            let b = scratch.roots.root(f, c.base());
+            scratch.wanted[b.index()] = true;
+        }
+    }
+    let mut stack = std::mem::take(&mut scratch.stack);
+    stack.clear();
+    let mut k = Known { m, f, s: scratch };
+    // Depth-first over the dominator tree, facts undone on the way back.
     let entry = f.entry();
     k.block(entry, &is_check, &mut out);
-    let mut stack: Vec<(Block, usize, usize)> = vec![(entry, 0, 0)];
+    stack.push((entry, 0, 0));
     while let Some(top) = stack.last_mut() {
         let (b, _, next) = *top;
-        match dom.children(b).get(next) {
-            Some(&c) => {
+        match k.s.dom.children(b).get(next).copied() {
+            Some(c) => {
                 top.2 += 1;
-                let mark = k.facts.log.len();
+                let mark = k.s.facts.log.len();
                 k.block(c, &is_check, &mut out);
                 stack.push((c, mark, 0));
             }
             None => {
                 let (_, mark, _) = stack.pop().expect("non-empty");
-                k.facts.truncate(mark);
+                k.s.facts.truncate(mark);
             }
         }
     }
+    scratch.stack = stack;
     out
 }

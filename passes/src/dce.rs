@@ -66,6 +66,8 @@ struct Scratch {
     live: Vec<u8>,
     blocks: Vec<Block>,
     insts: Vec<Inst>,
+    /// The known-checked analysis's storage.
+    checks: crate::checks::Scratch,
 }
 
 /// Liveness marks of an instruction during [`remove_dead_insts`].
@@ -227,7 +229,7 @@ fn remove_dead_insts(
         });
     }
     if placed_live == placed {
-        let went = any_check && remove_known_checks(module, fid, &[], stats);
+        let went = any_check && remove_known_checks(module, fid, scratch, 0, stats);
         return (went, went);
     }
     // Unlink the dead (nothing changes when everything is live).
@@ -237,9 +239,7 @@ fn remove_dead_insts(
         insts,
         ..
     } = &mut module.funcs[fid.index()];
-    let (mut removed, mut phis) = (0u64, 0u64);
-    let converted = &mut scratch.insts;
-    converted.clear();
+    let (mut removed, mut phis, mut converted) = (0u64, 0u64, 0usize);
     for b in layout.iter() {
         blocks[b.index()].insts.retain(|&i| {
             let data = &mut insts[i.index()];
@@ -249,7 +249,7 @@ fn remove_dead_insts(
                     if let Some(c) = checked_by(&data.kind) {
                         data.kind = c.check();
                         data.result = None;
-                        converted.push(i);
+                        converted += 1;
                     }
                     true
                 }
@@ -266,27 +266,34 @@ fn remove_dead_insts(
         stats.add("dce", "insts_removed", removed - phis);
         stats.add("dce", "phis_removed", phis);
     }
-    let converted = std::mem::take(&mut scratch.insts);
     let went =
-        (any_check || !converted.is_empty()) && remove_known_checks(module, fid, &converted, stats);
-    scratch.insts = converted;
+        (any_check || converted > 0) && remove_known_checks(module, fid, scratch, converted, stats);
     (true, went)
 }
 
 /// Remove the checks of function `fid` that [`crate::checks`] finds
-/// redundant; `converted` are the ones this run made of unused loads.
-/// Whether any went.
+/// redundant; `converted` of them were made of unused loads by this run
+/// (marked [`Mark::TRAP`] in `scratch.live`). Whether any went.
 fn remove_known_checks(
     module: &mut Module,
     fid: FuncId,
-    converted: &[Inst],
+    scratch: &mut Scratch,
+    converted: usize,
     stats: &mut Stats,
 ) -> bool {
     let func = &module.funcs[fid.index()];
-    let gone = crate::checks::redundant_checks(module, func, |i| is_check(&func.inst(i).kind));
-    let from_loads = gone.iter().filter(|i| converted.contains(i)).count();
+    let gone = crate::checks::redundant_checks(
+        module,
+        func,
+        |i| is_check(&func.inst(i).kind),
+        &mut scratch.checks,
+    );
+    let from_loads = gone
+        .iter()
+        .filter(|i| scratch.live.get(i.index()) == Some(&Mark::TRAP))
+        .count();
     for (rule, n) in [
-        ("loads_to_checks", converted.len() - from_loads),
+        ("loads_to_checks", converted - from_loads),
         ("loads_removed_checked", from_loads),
         ("checks_removed", gone.len() - from_loads),
     ] {
