@@ -52,9 +52,11 @@ pub struct Scratch {
     dom: DomTree,
     roots: CopyRoots,
     facts: Scoped,
-    /// Per value: whether some check checks it (as copy root): facts about
-    /// other values are never asked for and not recorded.
+    /// Per value (as copy root): whether some check checks it (facts about
+    /// other values are never asked for and not recorded).
     wanted: Vec<bool>,
+    /// Per value (as copy root): how many instructions check it, up to 2.
+    checkers: Vec<u8>,
     /// The walk: (block, facts on entry, next child).
     stack: Vec<(Block, usize, usize)>,
 }
@@ -155,26 +157,21 @@ pub fn redundant_checks(
     scratch: &mut Scratch,
 ) -> Vec<Inst> {
     let mut out = Vec::new();
-    if f.layout.is_empty() {
+    if f.layout.is_empty() || !worth_a_walk(m, f, &is_check, scratch) {
+        return out;
+    }
+    scratch.facts.truncate(0);
+    let entry = f.entry();
+    if f.layout.len() == 1 {
+        Known { m, f, s: scratch }.block(entry, &is_check, &mut out);
         return out;
     }
     scratch.cfg.recompute(f);
     scratch.dom.recompute(f, &scratch.cfg);
-    scratch.roots.recompute(f);
-    scratch.facts.truncate(0);
-    scratch.wanted.clear();
-    scratch.wanted.resize(f.values.len(), false);
-    for inst in f.inst_iter().filter(|&i| is_check(i)) {
-        if let Some(c) = checked_by(&f.inst(inst).kind) {
-            let b = scratch.roots.root(f, c.base());
-            scratch.wanted[b.index()] = true;
-        }
-    }
     let mut stack = std::mem::take(&mut scratch.stack);
     stack.clear();
     let mut k = Known { m, f, s: scratch };
     // Depth-first over the dominator tree, facts undone on the way back.
-    let entry = f.entry();
     k.block(entry, &is_check, &mut out);
     stack.push((entry, 0, 0));
     while let Some(top) = stack.last_mut() {
@@ -194,4 +191,34 @@ pub fn redundant_checks(
     }
     scratch.stack = stack;
     out
+}
+
+/// Whether some check may be redundant: its base (as copy root) is
+/// allocated or checked by another instruction too. Marks the wanted bases
+/// on the way (linear, no hashing): most functions need no walk at all.
+fn worth_a_walk(
+    m: &Module,
+    f: &Function,
+    is_check: &impl Fn(Inst) -> bool,
+    s: &mut Scratch,
+) -> bool {
+    s.roots.recompute(f);
+    let n = f.values.len();
+    s.wanted.clear();
+    s.wanted.resize(n, false);
+    s.checkers.clear();
+    s.checkers.resize(n, 0);
+    for inst in f.inst_iter() {
+        if let Some(c) = checked_by(&f.inst(inst).kind) {
+            let b = s.roots.root(f, c.base()).index();
+            s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
+            s.wanted[b] |= is_check(inst);
+        }
+    }
+    (0..n).any(|v| {
+        s.wanted[v]
+            && (s.checkers[v] >= 2
+                || f.def_inst(Value::new(v))
+                    .is_some_and(|d| inst_effects(m, f, d).allocates))
+    })
 }

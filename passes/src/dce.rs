@@ -38,14 +38,18 @@ impl Pass for Dce {
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-                // Removing checks may leave what only they used dead: once more.
+                // Removing checks may leave what only they used dead: once
+                // more. The checks that stayed stay (removing code adds no
+                // fact); only loads made checks then are asked about.
+                let mut first = true;
                 loop {
                     let (edited, checks_went) =
-                        remove_dead_insts(module, FuncId::new(i), stats, scratch);
+                        remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
                     changed |= edited;
                     if !checks_went {
                         break;
                     }
+                    first = false;
                 }
             }
             changed
@@ -177,12 +181,14 @@ fn remove_unreachable_blocks(
 
 /// Mark live from the roots, then remove everything unmarked, turn what is
 /// kept only for its trap into checks and remove the redundant checks.
-/// Whether the function changed, and whether checks went.
+/// Whether the function changed, and whether checks went. Checks already
+/// there are asked about only on the `first` run over the function.
 fn remove_dead_insts(
     module: &mut Module,
     fid: FuncId,
     stats: &mut Stats,
     scratch: &mut Scratch,
+    first: bool,
 ) -> (bool, bool) {
     let func = &module.funcs[fid.index()];
     let live = &mut scratch.live;
@@ -229,7 +235,7 @@ fn remove_dead_insts(
         });
     }
     if placed_live == placed {
-        let went = any_check && remove_known_checks(module, fid, scratch, 0, stats);
+        let went = first && any_check && remove_known_checks(module, fid, scratch, 0, stats);
         return (went, went);
     }
     // Unlink the dead (nothing changes when everything is live).
@@ -266,8 +272,8 @@ fn remove_dead_insts(
         stats.add("dce", "insts_removed", removed - phis);
         stats.add("dce", "phis_removed", phis);
     }
-    let went =
-        (any_check || converted > 0) && remove_known_checks(module, fid, scratch, converted, stats);
+    let went = ((first && any_check) || converted > 0)
+        && remove_known_checks(module, fid, scratch, converted, stats);
     (true, went)
 }
 
