@@ -10,6 +10,7 @@ use ir::{Addr, BinOp, Callee, Type, UnOp, Value};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Stmt {
     LoadField,
+    Check,
     StoreField,
     ReuseAddr,
     Elem,
@@ -35,11 +36,11 @@ enum Stmt {
     UnaryChain,
     NullBase,
     CallSelf,
-    Check,
 }
 
 const STMTS: [Stmt; 27] = [
     Stmt::LoadField,
+    Stmt::Check,
     Stmt::StoreField,
     Stmt::ReuseAddr,
     Stmt::Elem,
@@ -65,11 +66,13 @@ const STMTS: [Stmt; 27] = [
     Stmt::UnaryChain,
     Stmt::NullBase,
     Stmt::CallSelf,
-    Stmt::Check,
 ];
 
+/// `Check` takes one unit of `LoadField`'s weight and sits right after it,
+/// so every other statement keeps the bytes that pick it: programs without
+/// a check are the programs of the generator before checks existed.
 const WEIGHTS: [u32; 27] = [
-    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3, 1,
+    11, 1, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
 ];
 
 impl Gen<'_, '_, '_, '_> {
