@@ -614,22 +614,12 @@ impl<'a> Selector<'a> {
                                 vec![Operand::reg_use(at), Operand::reg_def(d)],
                                 PRegSet::empty(),
                             ),
-                            None => {
-                                let (o, x) = (self.reg(base), self.reg(index));
-                                let at = self.fresh();
-                                let checked = self.null_check(base);
-                                self.in_bounds.push((base, index, at));
-                                self.push(
-                                    VInst::LoadElem { checked },
-                                    vec![
-                                        Operand::reg_use(o),
-                                        Operand::reg_use(x),
-                                        Operand::reg_def(d),
-                                        Operand::reg_def(at),
-                                    ],
-                                    PRegSet::empty(),
-                                );
-                            }
+                            None => self.first_elem_check(
+                                base,
+                                index,
+                                |checked| VInst::LoadElem { checked },
+                                Some(Operand::reg_def(d)),
+                            ),
                         },
                     },
                     Addr::Global(g) => self.push(
@@ -798,6 +788,18 @@ impl<'a> Selector<'a> {
                     call_clobbers(&[]),
                 );
             }
+            InstKind::NullCheck(x) => {
+                let checked = self.null_check(*x);
+                if checked != NullCheck::Skip {
+                    let a = self.reg(*x);
+                    self.push(
+                        VInst::NullCheck { checked },
+                        vec![Operand::reg_use(a)],
+                        PRegSet::empty(),
+                    );
+                }
+            }
+            InstKind::BoundsCheck(base, index) => self.bounds_check(*base, *index),
             InstKind::Guard(c) => match self.imm32(*c) {
                 Some(k) if k != 0 => {}
                 _ => {
@@ -809,6 +811,51 @@ impl<'a> Selector<'a> {
                 unreachable!("terminators are lowered by lower_terminator")
             }
         }
+    }
+
+    /// `boundscheck base, index`: an element access's checks without the
+    /// read; nothing when an earlier access of this block checked the same
+    /// element, and a later one reuses the address this one computes.
+    fn bounds_check(&mut self, base: Value, index: Value) {
+        match self.const_index(index) {
+            Some(Some(c)) => {
+                let o = self.reg(base);
+                let checked = self.null_check(base);
+                self.push(
+                    VInst::BoundsCheckConst { c, checked },
+                    vec![Operand::reg_use(o)],
+                    PRegSet::empty(),
+                );
+            }
+            Some(None) => {
+                let o = self.reg(base);
+                self.out_of_range(o, None)
+            }
+            None if self.elem_addressed(base, index).is_some() => {}
+            None => {
+                self.first_elem_check(base, index, |checked| VInst::BoundsCheck { checked }, None)
+            }
+        }
+    }
+
+    /// The first bounds check of `base[index]` in this block (a load's or a
+    /// `boundscheck`'s): operands `[use base, use index, (def d)?, def at]`,
+    /// where `at` is recorded for the block's later accesses of the element.
+    fn first_elem_check(
+        &mut self,
+        base: Value,
+        index: Value,
+        make: impl FnOnce(NullCheck) -> VInst,
+        result: Option<Operand>,
+    ) {
+        let (o, x) = (self.reg(base), self.reg(index));
+        let at = self.fresh();
+        let checked = self.null_check(base);
+        self.in_bounds.push((base, index, at));
+        let mut ops = vec![Operand::reg_use(o), Operand::reg_use(x)];
+        ops.extend(result);
+        ops.push(Operand::reg_def(at));
+        self.push(make(checked), ops, PRegSet::empty());
     }
 
     /// `v` (the result of `new` or `newarray`) is non-null.

@@ -664,6 +664,17 @@ impl FuncEmitter<'_> {
                 }
                 self.a.mov(r(1), qword_ptr(r15 + r(0) * 8 + 8))
             }
+            VInst::NullCheck { checked } => {
+                if self.tests_null(checked) {
+                    self.null_check(r(0))?;
+                }
+                Ok(())
+            }
+            VInst::BoundsCheck { checked } => {
+                self.bounds(r(0), r(1), checked)?;
+                self.a.lea(r(2), qword_ptr(r(0) + r(1)))
+            }
+            VInst::BoundsCheckConst { c, checked } => self.const_bounds(r(0), c, checked),
             VInst::LoadGlobal { disp } => self.a.mov(r(0), qword_ptr(r15 + disp)),
             VInst::StoreGlobal { disp } => self.a.mov(qword_ptr(r15 + disp), r(0)),
             VInst::StoreArg { i } => self.a.mov(qword_ptr(rsp + 8 * i as i32), r(0)),

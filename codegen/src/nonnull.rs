@@ -27,19 +27,13 @@
 //! at all (every check stays: sound, only slower code), so memory and time
 //! stay bounded on any function size.
 
-use ir::{Addr, Block, Function, InstKind, Value};
+use ir::{Block, Function, InstKind, Value};
 
-/// The reference a null-checking access of `kind` checks: the base of a
-/// field or element load or store, or the array of `len`.
+/// The reference a null-checking instruction of `kind` checks: the base of
+/// a field or element load or store, the array of `len`, the operand of
+/// `nullcheck`, the array of `boundscheck` (`ir::effects::checked_by`).
 pub fn checked_base(kind: &InstKind) -> Option<Value> {
-    match kind {
-        InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => match *addr {
-            Addr::Field { base, .. } | Addr::Elem { base, .. } => Some(base),
-            Addr::Global(_) => None,
-        },
-        InstKind::Len(a) => Some(*a),
-        _ => None,
-    }
+    ir::effects::checked_by(kind).map(ir::effects::Checked::base)
 }
 
 /// The most words all blocks' sets of one table may take together (8 MiB);

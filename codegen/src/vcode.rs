@@ -151,6 +151,15 @@ pub enum VInst {
     ElemOutOfRange,
     /// `[use a, def d]`.
     Len { checked: NullCheck },
+    /// `[use r]`: `nullcheck` (never with `checked` = `Skip`: isel then
+    /// emits nothing).
+    NullCheck { checked: NullCheck },
+    /// `[use base, use index, def at]`: `boundscheck`, the checks of
+    /// [`VInst::LoadElem`] with `at` for later accesses of the element but
+    /// no read.
+    BoundsCheck { checked: NullCheck },
+    /// `[use base]`: `boundscheck` of a constant index `c` in `0..=65536`.
+    BoundsCheckConst { c: i32, checked: NullCheck },
     /// `[def d]`.
     LoadGlobal { disp: i32 },
     /// `[use v]`.
@@ -206,7 +215,10 @@ impl VInst {
             | VInst::StoreElem { checked }
             | VInst::LoadElemConst { checked, .. }
             | VInst::StoreElemConst { checked, .. }
-            | VInst::Len { checked } => Some(checked),
+            | VInst::Len { checked }
+            | VInst::NullCheck { checked }
+            | VInst::BoundsCheck { checked }
+            | VInst::BoundsCheckConst { checked, .. } => Some(checked),
             _ => None,
         }
     }

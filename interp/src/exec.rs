@@ -29,7 +29,8 @@ pub struct Execution {
     /// IR instructions executed (phis included; a trapping instruction counts).
     pub steps: u64,
     /// Heap loads executed (`load` of a field, element or global; a trapping
-    /// load does not count, `len` and volatile steps are not loads).
+    /// load does not count; `len`, `nullcheck`, `boundscheck` and volatile
+    /// steps are not loads).
     pub loads: u64,
     /// Heap stores executed (as `loads`, for `store`).
     pub stores: u64,
@@ -753,6 +754,20 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
                 Op::Guard { c } => {
                     if rd!(c) == 0 {
                         trap!(TrapKind::GuardFailed);
+                    }
+                }
+                Op::NullCheck { a } => {
+                    if rd!(a) == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                }
+                Op::BoundsCheck { a, i } => {
+                    let base = rd!(a) as usize;
+                    if base == 0 {
+                        trap!(TrapKind::NullDeref);
+                    }
+                    if rd!(i) >= self.heap.words[base + 1] {
+                        trap!(TrapKind::OutOfBounds);
                     }
                 }
                 Op::Jmp { t } => {

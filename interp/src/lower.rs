@@ -231,6 +231,15 @@ pub enum Op {
     Guard {
         c: u32,
     },
+    /// `nullcheck`: trap `null_deref` when the reference is null.
+    NullCheck {
+        a: u32,
+    },
+    /// `boundscheck`: an element access's traps, without the read.
+    BoundsCheck {
+        a: u32,
+        i: u32,
+    },
     /// `jmp`: `t` is a pc.
     Jmp {
         t: u32,
@@ -554,6 +563,11 @@ impl<'a> Lowerer<'a> {
                     continue;
                 }
                 InstKind::Guard(c) => Op::Guard { c: slot(*c) },
+                InstKind::NullCheck(a) => Op::NullCheck { a: slot(*a) },
+                InstKind::BoundsCheck(a, x) => Op::BoundsCheck {
+                    a: slot(*a),
+                    i: slot(*x),
+                },
                 InstKind::Jmp(t) => {
                     self.emit_phi_moves(b, *t, i, rem);
                     let pc = self.emit(Op::Jmp { t: 0 }, i, rem, None);

@@ -214,6 +214,16 @@ impl<'m> FunctionBuilder<'m> {
         self.effect(InstKind::Guard(c))
     }
 
+    /// `nullcheck r`.
+    pub fn nullcheck(&mut self, r: Value) -> Inst {
+        self.effect(InstKind::NullCheck(r))
+    }
+
+    /// `boundscheck a, i`.
+    pub fn boundscheck(&mut self, a: Value, i: Value) -> Inst {
+        self.effect(InstKind::BoundsCheck(a, i))
+    }
+
     /// `phi` of type `ty`; entries may be filled in later with [`Self::set_phi_entries`].
     pub fn phi(&mut self, ty: Type, entries: Vec<(Block, Value)>) -> Value {
         self.value(InstKind::Phi(entries), ty)

@@ -162,6 +162,57 @@ impl Effects {
     }
 }
 
+/// What an instruction proves about its operands when it completes without
+/// trapping: the checks of IR.md §4's accesses (and loadstar's `nullcheck`
+/// and `boundscheck`, which are those checks alone).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Checked {
+    /// The reference is non-null (a field access, `len`, `nullcheck`).
+    NonNull(Value),
+    /// The array is non-null and the index is in `0..len` (an element
+    /// access, `boundscheck`).
+    InBounds(Value, Value),
+}
+
+impl Checked {
+    /// The reference known non-null past the check.
+    pub fn base(self) -> Value {
+        match self {
+            Checked::NonNull(b) | Checked::InBounds(b, _) => b,
+        }
+    }
+
+    /// The instruction that makes exactly this check and nothing else
+    /// (`nullcheck`, `boundscheck`).
+    pub fn check(self) -> InstKind {
+        match self {
+            Checked::NonNull(b) => InstKind::NullCheck(b),
+            Checked::InBounds(a, i) => InstKind::BoundsCheck(a, i),
+        }
+    }
+}
+
+/// Whether `kind` is a check alone: exactly the [`Checked::check`] of what
+/// it checks (no result, no read, no write).
+pub fn is_check(kind: &InstKind) -> bool {
+    checked_by(kind).is_some_and(|c| c.check() == *kind)
+}
+
+/// What `kind` checks (`None` for an instruction that checks no reference).
+/// A volatile access checks like a plain one (after its environment step).
+pub fn checked_by(kind: &InstKind) -> Option<Checked> {
+    match kind {
+        InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => match *addr {
+            Addr::Field { base, .. } => Some(Checked::NonNull(base)),
+            Addr::Elem { base, index } => Some(Checked::InBounds(base, index)),
+            Addr::Global(_) => None,
+        },
+        InstKind::Len(a) | InstKind::NullCheck(a) => Some(Checked::NonNull(*a)),
+        InstKind::BoundsCheck(a, i) => Some(Checked::InBounds(*a, *i)),
+        _ => None,
+    }
+}
+
 /// The largest length `newarray` accepts (IR.md §4).
 pub const MAX_ARRAY_LEN: i64 = 65536;
 
@@ -213,7 +264,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
                 allocates: false,
             }
         }
-        InstKind::Len(a) => Effects {
+        InstKind::Len(a) | InstKind::NullCheck(a) => Effects {
             traps: if may_be_null(f, *a) {
                 Traps::May
             } else {
@@ -251,7 +302,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
             },
             ..Effects::none()
         },
-        InstKind::Unreachable => Effects {
+        InstKind::BoundsCheck(..) | InstKind::Unreachable => Effects {
             traps: Traps::May,
             ..Effects::none()
         },

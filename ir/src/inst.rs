@@ -264,6 +264,13 @@ pub enum InstKind {
     Escape(Value),
     /// `guard c`.
     Guard(Value),
+    /// `nullcheck r`: trap `null_deref` when r is null (loadstar's extension:
+    /// the trap of an access without its read).
+    NullCheck(Value),
+    /// `boundscheck a, i`: trap `null_deref` when a is null, else
+    /// `out_of_bounds` when i is outside `0..len a` — an element access's
+    /// trap without its read.
+    BoundsCheck(Value, Value),
     /// `phi [L1: v1], ...`: one entry per predecessor edge.
     Phi(Vec<(Block, Value)>),
     /// `jmp L`.
@@ -328,7 +335,12 @@ impl InstKind {
             | InstKind::Len(a)
             | InstKind::Escape(a)
             | InstKind::Guard(a)
+            | InstKind::NullCheck(a)
             | InstKind::Br(a, _, _) => f(*a),
+            InstKind::BoundsCheck(a, i) => {
+                f(*a);
+                f(*i)
+            }
             InstKind::Select(c, a, b) => {
                 f(*c);
                 f(*a);
@@ -358,7 +370,12 @@ impl InstKind {
             | InstKind::Len(a)
             | InstKind::Escape(a)
             | InstKind::Guard(a)
+            | InstKind::NullCheck(a)
             | InstKind::Br(a, _, _) => f(a),
+            InstKind::BoundsCheck(a, i) => {
+                f(a);
+                f(i)
+            }
             InstKind::Select(c, a, b) => {
                 f(c);
                 f(a);
@@ -397,6 +414,8 @@ impl InstKind {
             InstKind::Call { .. } => "call",
             InstKind::Escape(_) => "escape",
             InstKind::Guard(_) => "guard",
+            InstKind::NullCheck(_) => "nullcheck",
+            InstKind::BoundsCheck(..) => "boundscheck",
             InstKind::Phi(_) => "phi",
             InstKind::Jmp(_) => "jmp",
             InstKind::Br(..) => "br",

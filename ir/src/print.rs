@@ -408,9 +408,19 @@ fn write_inst(out: &mut String, m: &Module, f: &Function, names: &Names, inst: I
             out.push_str(", ");
             v(out, *b);
         }
-        InstKind::Unary(_, a) | InstKind::Len(a) | InstKind::Escape(a) | InstKind::Guard(a) => {
+        InstKind::Unary(_, a)
+        | InstKind::Len(a)
+        | InstKind::Escape(a)
+        | InstKind::Guard(a)
+        | InstKind::NullCheck(a) => {
             out.push(' ');
             v(out, *a);
+        }
+        InstKind::BoundsCheck(a, i) => {
+            out.push(' ');
+            v(out, *a);
+            out.push_str(", ");
+            v(out, *i);
         }
         InstKind::Select(c, a, b) => {
             out.push(' ');

@@ -7,12 +7,22 @@
 //! Liveness is computed by marking from the roots (terminators and instructions
 //! with effects), so dead phi cycles go too. What an instruction may do is
 //! asked of the effects table, never decided here.
+//!
+//! An unused instruction whose trap is its only reason to stay (a field or
+//! element load, a `len`: it writes nothing, and what may trap is the null
+//! or bounds check `ir::effects::checked_by` names) becomes that check alone,
+//! `nullcheck` or `boundscheck` (`dce.loads_to_checks`). Then every check
+//! whose facts are already known where it stands ([`crate::checks`]: its
+//! base allocated here, or an access or check of the same values dominating
+//! it) goes: `dce.checks_removed` for a check that was there before,
+//! `dce.loads_removed_checked` for an unused load (or `len`) that cannot
+//! trap there (e.g. `store %p.aux, 2` then an unused `load %p.val`).
 
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::effects::inst_effects;
+use ir::effects::{checked_by, inst_effects, is_check, Effects, Traps};
 use ir::reuse::with_reused;
-use ir::{Block, FuncId, Function, Inst, InstKind, Module};
+use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module};
 use std::cell::RefCell;
 
 /// The `dce` pass.
@@ -28,7 +38,19 @@ impl Pass for Dce {
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-                changed |= remove_dead_insts(module, FuncId::new(i), stats, scratch);
+                // Removing checks may leave what only they used dead: once
+                // more. The checks that stayed stay (removing code adds no
+                // fact); only loads made checks then are asked about.
+                let mut first = true;
+                loop {
+                    let (edited, checks_went) =
+                        remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
+                    changed |= edited;
+                    if !checks_went {
+                        break;
+                    }
+                    first = false;
+                }
             }
             changed
         })
@@ -48,6 +70,8 @@ struct Scratch {
     live: Vec<u8>,
     blocks: Vec<Block>,
     insts: Vec<Inst>,
+    /// The known-checked analysis's storage.
+    checks: crate::checks::Scratch,
 }
 
 /// Liveness marks of an instruction during [`remove_dead_insts`].
@@ -60,6 +84,20 @@ impl Mark {
     const PLACED: u8 = 1;
     /// Live (placed, or used by a live instruction).
     const LIVE: u8 = 2;
+    /// Kept for its trap so far ([`trap_only`]): its operands are live; it
+    /// becomes its check unless a live instruction uses its result.
+    const TRAP: u8 = 3;
+}
+
+/// The check an unused instruction with effects `eff` stands for when its
+/// trap is its only reason to stay: it has a result (a load or `len`),
+/// writes and allocates nothing and may trap, and it checks a reference
+/// (`ir::effects::checked_by`) — the only trap such an instruction has.
+fn trap_only(data: &InstData, eff: &Effects) -> Option<InstKind> {
+    if data.result.is_none() || !eff.writes_nothing() || eff.allocates || eff.traps != Traps::May {
+        return None;
+    }
+    checked_by(&data.kind).map(|c| c.check())
 }
 
 /// Reachability states of a block during [`mark_reachable`].
@@ -141,13 +179,17 @@ fn remove_unreachable_blocks(
     true
 }
 
-/// Mark live from the roots, then remove everything unmarked.
+/// Mark live from the roots, then remove everything unmarked, turn what is
+/// kept only for its trap into checks and remove the redundant checks.
+/// Whether the function changed, and whether checks went. Checks already
+/// there are asked about only on the `first` run over the function.
 fn remove_dead_insts(
     module: &mut Module,
     fid: FuncId,
     stats: &mut Stats,
     scratch: &mut Scratch,
-) -> bool {
+    first: bool,
+) -> (bool, bool) {
     let func = &module.funcs[fid.index()];
     let live = &mut scratch.live;
     live.clear();
@@ -156,19 +198,28 @@ fn remove_dead_insts(
     work.clear();
     // How many distinct instructions are placed, and how many of those are
     // live: when all are, nothing is unlinked (no block is touched again).
+    // Instructions kept only for their trap count as neither until the end.
     let (mut placed, mut placed_live) = (0usize, 0usize);
+    let mut any_check = false;
     for inst in func.inst_iter() {
         if live[inst.index()] != Mark::UNSEEN {
             continue;
         }
         placed += 1;
         let data = func.inst(inst);
-        if data.kind.is_terminator() || !inst_effects(module, func, inst).removable_if_unused() {
-            live[inst.index()] = Mark::LIVE;
-            placed_live += 1;
-            work.push(inst);
-        } else {
-            live[inst.index()] = Mark::PLACED;
+        let eff = (!data.kind.is_terminator()).then(|| inst_effects(module, func, inst));
+        match eff {
+            Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
+            Some(eff) if trap_only(data, &eff).is_some() => {
+                live[inst.index()] = Mark::TRAP;
+                work.push(inst);
+            }
+            _ => {
+                any_check |= is_check(&data.kind);
+                live[inst.index()] = Mark::LIVE;
+                placed_live += 1;
+                work.push(inst);
+            }
         }
     }
     while let Some(inst) = work.pop() {
@@ -176,7 +227,7 @@ fn remove_dead_insts(
             if let Some(def) = func.def_inst(v) {
                 let mark = &mut live[def.index()];
                 if *mark != Mark::LIVE {
-                    placed_live += usize::from(*mark == Mark::PLACED);
+                    placed_live += usize::from(*mark != Mark::UNSEEN);
                     *mark = Mark::LIVE;
                     work.push(def);
                 }
@@ -184,7 +235,8 @@ fn remove_dead_insts(
         });
     }
     if placed_live == placed {
-        return false;
+        let went = first && any_check && remove_known_checks(module, fid, scratch, 0, stats);
+        return (went, went);
     }
     // Unlink the dead (nothing changes when everything is live).
     let Function {
@@ -193,22 +245,68 @@ fn remove_dead_insts(
         insts,
         ..
     } = &mut module.funcs[fid.index()];
-    let (mut removed, mut phis) = (0u64, 0u64);
+    let (mut removed, mut phis, mut converted) = (0u64, 0u64, 0usize);
     for b in layout.iter() {
-        blocks[b.index()].insts.retain(|i| {
-            let dead = live[i.index()] != Mark::LIVE;
-            if dead {
-                removed += 1;
-                phis += u64::from(insts[i.index()].kind.is_phi());
-                insts[i.index()].block = None;
+        blocks[b.index()].insts.retain(|&i| {
+            let data = &mut insts[i.index()];
+            match live[i.index()] {
+                Mark::LIVE => true,
+                Mark::TRAP => {
+                    if let Some(c) = checked_by(&data.kind) {
+                        data.kind = c.check();
+                        data.result = None;
+                        converted += 1;
+                    }
+                    true
+                }
+                _ => {
+                    removed += 1;
+                    phis += u64::from(data.kind.is_phi());
+                    data.block = None;
+                    false
+                }
             }
-            !dead
         });
     }
-    if removed == 0 {
-        return false;
+    if removed > 0 {
+        stats.add("dce", "insts_removed", removed - phis);
+        stats.add("dce", "phis_removed", phis);
     }
-    stats.add("dce", "insts_removed", removed - phis);
-    stats.add("dce", "phis_removed", phis);
-    true
+    let went = ((first && any_check) || converted > 0)
+        && remove_known_checks(module, fid, scratch, converted, stats);
+    (true, went)
+}
+
+/// Remove the checks of function `fid` that [`crate::checks`] finds
+/// redundant; `converted` of them were made of unused loads by this run
+/// (marked [`Mark::TRAP`] in `scratch.live`). Whether any went.
+fn remove_known_checks(
+    module: &mut Module,
+    fid: FuncId,
+    scratch: &mut Scratch,
+    converted: usize,
+    stats: &mut Stats,
+) -> bool {
+    let func = &module.funcs[fid.index()];
+    let gone = crate::checks::redundant_checks(
+        module,
+        func,
+        |i| is_check(&func.inst(i).kind),
+        &mut scratch.checks,
+    );
+    let from_loads = gone
+        .iter()
+        .filter(|i| scratch.live.get(i.index()) == Some(&Mark::TRAP))
+        .count();
+    for (rule, n) in [
+        ("loads_to_checks", converted - from_loads),
+        ("loads_removed_checked", from_loads),
+        ("checks_removed", gone.len() - from_loads),
+    ] {
+        if n > 0 {
+            stats.add("dce", rule, n as u64);
+        }
+    }
+    module.funcs[fid.index()].remove_insts(&gone);
+    !gone.is_empty()
 }

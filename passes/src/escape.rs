@@ -81,12 +81,15 @@ impl EscapeInfo {
                 }
             };
             match &data.kind {
-                // Uses as a plain address base or length do not leak the reference;
-                // a volatile access hands its base to the environment (IR.md §6).
+                // Uses as a plain address base, length or check do not leak the
+                // reference; a volatile access hands its base to the environment
+                // (IR.md §6).
                 InstKind::Load {
                     volatile: false, ..
                 }
                 | InstKind::Len(_)
+                | InstKind::NullCheck(_)
+                | InstKind::BoundsCheck(..)
                 | InstKind::Unary(ir::UnOp::Copy, _) => {}
                 InstKind::Store {
                     value,

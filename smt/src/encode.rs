@@ -438,6 +438,15 @@ impl<'a> Encoder<'a> {
                 pc = self.trap(&pc, c.eq(bv(0)), GUARD_FAILED, st);
                 None
             }
+            InstKind::NullCheck(r) => {
+                let r = v(*r, st)?;
+                pc = self.trap(&pc, r.eq(bv(0)), NULL_DEREF, st);
+                None
+            }
+            InstKind::BoundsCheck(a, i) => {
+                pc = self.elem_checks(f, *a, *i, pc, st)?.0;
+                None
+            }
             InstKind::Call { callee, args } => {
                 let vals = args
                     .iter()
@@ -579,17 +588,12 @@ impl<'a> Encoder<'a> {
                 (pc, r, is_ref)
             }
             Addr::Elem { base, index } => {
-                let a = val(f, st, *base)?;
-                let i = val(f, st, *index)?;
-                let ty = f.value_type(*base);
-                pc = self.trap(&pc, a.eq(bv(0)), NULL_DEREF, st);
-                let Some(ei) = self.elem_of(ty)? else {
-                    // A `null`-typed base: the check above always traps.
-                    return Ok((pc, bv(0)));
+                let (npc, checked) = self.elem_checks(f, *base, *index, pc, st)?;
+                let Some((ei, a, i)) = checked else {
+                    // A `null`-typed base: the null check always traps.
+                    return Ok((npc, bv(0)));
                 };
-                let n = self.len_of(ei, &a, st);
-                let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
-                pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
+                pc = npc;
                 let r = select(&select_arr(&st.heap.elems[ei], &a), &i).simplify();
                 let is_ref = self.sh.elem_types[ei].is_ref();
                 if is_ref {
@@ -633,20 +637,41 @@ impl<'a> Encoder<'a> {
                 *arr = arr.store(&o, &x).simplify();
             }
             Addr::Elem { base, index } => {
-                let a = val(f, st, *base)?;
-                let i = val(f, st, *index)?;
-                pc = self.trap(&pc, a.eq(bv(0)), NULL_DEREF, st);
-                let Some(ei) = self.elem_of(f.value_type(*base))? else {
-                    return Ok(pc); // a `null`-typed base: the check above always traps
+                let (npc, checked) = self.elem_checks(f, *base, *index, pc, st)?;
+                let Some((ei, a, i)) = checked else {
+                    return Ok(npc); // a `null`-typed base: the null check always traps
                 };
-                let n = self.len_of(ei, &a, st);
-                let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
-                pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
+                pc = npc;
                 let row = select_arr(&st.heap.elems[ei], &a).store(&i, &x);
                 st.heap.elems[ei] = st.heap.elems[ei].store(&a, &row).simplify();
             }
         }
         Ok(pc)
+    }
+
+    /// The traps of an element access `base[index]` (`null_deref`, then
+    /// `out_of_bounds`), shared by loads, stores and `boundscheck`: the path
+    /// condition that continues, and the element slot with the array and
+    /// index terms (`None` for a `null`-typed base, which always traps).
+    #[allow(clippy::type_complexity)]
+    fn elem_checks(
+        &mut self,
+        f: &Function,
+        base: Value,
+        index: Value,
+        pc: Bool,
+        st: &State,
+    ) -> Result<(Bool, Option<(usize, BV, BV)>), String> {
+        let a = val(f, st, base)?;
+        let i = val(f, st, index)?;
+        let pc = self.trap(&pc, a.eq(bv(0)), NULL_DEREF, st);
+        let Some(ei) = self.elem_of(f.value_type(base))? else {
+            return Ok((pc, None));
+        };
+        let n = self.len_of(ei, &a, st);
+        let oob = Bool::or(&[i.bvslt(bv(0)), i.bvsge(&n)]);
+        let pc = self.trap(&pc, oob, OUT_OF_BOUNDS, st);
+        Ok((pc, Some((ei, a, i))))
     }
 
     /// The length of array `a` of element slot `ei`, with the facts about initial lengths.

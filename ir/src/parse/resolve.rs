@@ -519,7 +519,9 @@ impl<'a> FuncResolver<'a> {
             | AstOp::Len(a)
             | AstOp::Escape(a)
             | AstOp::Guard(a)
+            | AstOp::NullCheck(a)
             | AstOp::NewArray(_, a) => ops(&[a]),
+            AstOp::BoundsCheck(a, i) => ops(&[a, i]),
             AstOp::New(_) | AstOp::Unreachable => Ok(()),
             AstOp::Load(addr, _) => self.check_addr(addr),
             AstOp::Store(addr, v, _) => {
@@ -882,6 +884,8 @@ impl<'a> FuncResolver<'a> {
             },
             AstOp::Escape(a) => InstKind::Escape(self.operand(a)?),
             AstOp::Guard(a) => InstKind::Guard(self.operand(a)?),
+            AstOp::NullCheck(a) => InstKind::NullCheck(self.operand(a)?),
+            AstOp::BoundsCheck(a, i) => InstKind::BoundsCheck(self.operand(a)?, self.operand(i)?),
             AstOp::Phi(entries) => InstKind::Phi(
                 self.ast.phi_entries[entries.range()]
                     .iter()

@@ -477,6 +477,11 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>) -> PResult<AstInst<'
         "len" => AstOp::Len(parse_operand(c, names, "the operand of 'len'")?),
         "escape" => AstOp::Escape(parse_operand(c, names, "the operand of 'escape'")?),
         "guard" => AstOp::Guard(parse_operand(c, names, "the operand of 'guard'")?),
+        "nullcheck" => AstOp::NullCheck(parse_operand(c, names, "the operand of 'nullcheck'")?),
+        "boundscheck" => {
+            let [a, i] = parse_operands(c, names, "boundscheck")?;
+            AstOp::BoundsCheck(a, i)
+        }
         "call" => {
             let callee = expect_global(c, "a callee like '@f' after 'call'")?;
             c.expect_punct('(', "after the callee")?;

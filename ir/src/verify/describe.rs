@@ -39,6 +39,8 @@ pub(crate) fn describe_inst(m: &Module, f: &Function, inst: Inst) -> String {
         }
         InstKind::Escape(a) => format!("escape {}", v(*a)),
         InstKind::Guard(c) => format!("guard {}", v(*c)),
+        InstKind::NullCheck(a) => format!("nullcheck {}", v(*a)),
+        InstKind::BoundsCheck(a, i) => format!("boundscheck {}, {}", v(*a), v(*i)),
         InstKind::Phi(entries) => {
             let es: Vec<String> = entries
                 .iter()

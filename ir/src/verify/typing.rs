@@ -219,6 +219,23 @@ fn report_not_int(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, t: Type, what
     );
 }
 
+/// The array operand of `len` or `boundscheck` (an array type or `null`).
+fn array_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, a: Value, mn: &str) {
+    if let Some(t) = operand(cx, b, i, a) {
+        if !t.is_array() && t != Type::NULL {
+            cx.report(
+                Some(b),
+                Some(i),
+                format!(
+                    "{mn} of {}, which has non-array type {}",
+                    cx.val(a),
+                    cx.ty(t)
+                ),
+            );
+        }
+    }
+}
+
 /// An operand that must fit `expected`.
 #[inline]
 fn fitting_operand(
@@ -365,20 +382,29 @@ fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
             Expect::Nothing
         }
         InstKind::Len(a) => {
+            array_operand(cx, b, i, a, "len");
+            Expect::Ty(Type::I64)
+        }
+        InstKind::BoundsCheck(a, x) => {
+            array_operand(cx, b, i, a, "boundscheck");
+            int_operand(cx, b, i, x, "index");
+            Expect::Nothing
+        }
+        InstKind::NullCheck(a) => {
             if let Some(t) = operand(cx, b, i, a) {
-                if !t.is_array() && t != Type::NULL {
+                if !t.is_ref() {
                     cx.report(
                         Some(b),
                         Some(i),
                         format!(
-                            "len of {}, which has non-array type {}",
+                            "nullcheck of {}, which has non-reference type {}",
                             cx.val(a),
                             cx.ty(t)
                         ),
                     );
                 }
             }
-            Expect::Ty(Type::I64)
+            Expect::Nothing
         }
         InstKind::Call { callee, ref args } => check_call(cx, b, i, callee, args),
         InstKind::Escape(v) => {

@@ -1,6 +1,7 @@
 //! Straight-line instruction choice: memory accesses (fields, elements,
 //! globals, volatile), allocation, arithmetic that may trap, reference copies,
-//! calls, `escape` and `guard` — and the dispatch into control-flow shapes.
+//! calls, `escape`, `guard`, `nullcheck` and `boundscheck` — and the
+//! dispatch into control-flow shapes.
 
 use super::Gen;
 use ir::{Addr, BinOp, Callee, Type, UnOp, Value};
@@ -9,6 +10,7 @@ use ir::{Addr, BinOp, Callee, Type, UnOp, Value};
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Stmt {
     LoadField,
+    Check,
     StoreField,
     ReuseAddr,
     Elem,
@@ -36,8 +38,9 @@ enum Stmt {
     CallSelf,
 }
 
-const STMTS: [Stmt; 26] = [
+const STMTS: [Stmt; 27] = [
     Stmt::LoadField,
+    Stmt::Check,
     Stmt::StoreField,
     Stmt::ReuseAddr,
     Stmt::Elem,
@@ -65,8 +68,11 @@ const STMTS: [Stmt; 26] = [
     Stmt::CallSelf,
 ];
 
-const WEIGHTS: [u32; 26] = [
-    12, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
+/// `Check` takes one unit of `LoadField`'s weight and sits right after it,
+/// so every other statement keeps the bytes that pick it: programs without
+/// a check are the programs of the generator before checks existed.
+const WEIGHTS: [u32; 27] = [
+    11, 1, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
 ];
 
 impl Gen<'_, '_, '_, '_> {
@@ -171,7 +177,44 @@ impl Gen<'_, '_, '_, '_> {
             Stmt::UnaryChain => self.unary_chain(),
             Stmt::NullBase => self.null_base(),
             Stmt::CallSelf => self.call_self(),
+            Stmt::Check => self.explicit_check(),
         }
+    }
+
+    /// A `nullcheck` of a reference or a `boundscheck` of an element, under
+    /// the generator's usual checks (so it traps about as often as an
+    /// access would), sometimes next to an access of the same base or
+    /// element (before or after it), which makes one of the two checks
+    /// redundant.
+    fn explicit_check(&mut self) {
+        let (addr, open) = if self.c.chance(100) {
+            let addr = self.field_addr();
+            let Addr::Field { base, .. } = addr else {
+                unreachable!("field_addr gives a field")
+            };
+            let open = self.check_addr(&addr);
+            self.b.nullcheck(base);
+            (addr, open)
+        } else {
+            let (base, index) = (self.array(), self.index());
+            let addr = Addr::Elem { base, index };
+            let open = self.check_addr(&addr);
+            self.b.boundscheck(base, index);
+            (addr, open)
+        };
+        match self.c.below(3) {
+            0 => self.do_load(addr, false),
+            1 => {
+                self.do_store(addr.clone(), false);
+                match addr {
+                    Addr::Elem { base, index } => self.b.boundscheck(base, index),
+                    Addr::Field { base, .. } => self.b.nullcheck(base),
+                    Addr::Global(_) => unreachable!("a field or element"),
+                };
+            }
+            _ => {}
+        }
+        self.close(open);
     }
 
     /// A reference type, objects more often than arrays.

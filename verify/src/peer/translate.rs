@@ -307,6 +307,17 @@ impl<'a, 'm> FuncCx<'a, 'm> {
         n
     }
 
+    /// The checks of an element access `base[index]` (also `boundscheck`):
+    /// null, then `index < len` unsigned.
+    fn bounds_check(&mut self, base: Value, index: Value) {
+        self.null_check(base);
+        let n = self.load_len(base);
+        let ok = self.temp();
+        let line = format!("{ok} = icmp uge i64 {}, {n}", self.op(index));
+        self.line(&line);
+        self.trap_if(&ok, Trap::OutOfBounds);
+    }
+
     /// The address of `addr` as a typed pointer temp (checks emitted), its
     /// LLVM value type and TBAA tag.
     fn address(&mut self, addr: &Addr, value_ty: Type) -> (String, &'static str, usize) {
@@ -327,12 +338,7 @@ impl<'a, 'm> FuncCx<'a, 'm> {
                 (q, vty, self.cx.tag(Leaf::Field(field)))
             }
             Addr::Elem { base, index } => {
-                self.null_check(base);
-                let n = self.load_len(base);
-                let ok = self.temp();
-                let line = format!("{ok} = icmp uge i64 {}, {n}", self.op(index));
-                self.line(&line);
-                self.trap_if(&ok, Trap::OutOfBounds);
+                self.bounds_check(base, index);
                 // A `null` base has no element type of its own (the access
                 // always traps): the accessed value's type stands in.
                 let elem = self.f.values[base.index()].ty.elem().unwrap_or(value_ty);
@@ -547,6 +553,8 @@ impl<'a, 'm> FuncCx<'a, 'm> {
                 };
                 self.line(&line);
             }
+            InstKind::NullCheck(a) => self.null_check(*a),
+            InstKind::BoundsCheck(a, i) => self.bounds_check(*a, *i),
             InstKind::Guard(c) => {
                 let t = self.temp();
                 let line = format!("{t} = icmp eq i64 {}, 0", self.op(*c));

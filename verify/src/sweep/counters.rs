@@ -14,7 +14,10 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
     ("dce", "blocks_removed"),
+    ("dce", "checks_removed"),
     ("dce", "insts_removed"),
+    ("dce", "loads_removed_checked"),
+    ("dce", "loads_to_checks"),
     ("dce", "phis_removed"),
     ("gvn", "guards_merged"),
     ("gvn", "loads_merged"),

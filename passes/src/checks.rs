@@ -1,0 +1,224 @@
+//! Which null and bounds checks a function already made where: the "known
+//! checked" analysis DCE asks before it keeps a `nullcheck` or `boundscheck`.
+//!
+//! An instruction that completes checks what [`ir::effects::checked_by`]
+//! says (a field access, `len` or `nullcheck`: its reference is non-null; an
+//! element access or `boundscheck`: its array is non-null and its index in
+//! bounds). SSA values never change and array lengths are immutable, so such
+//! a fact holds at every point the instruction dominates. A walk of the
+//! dominator tree in preorder keeps the facts of the instructions that
+//! dominate the current one in a scoped set (a block's facts are dropped
+//! when the walk leaves its subtree). Values are keyed by their copy roots
+//! ([`crate::copies::CopyRoots`]), so a check of `copy %p` is a check of
+//! `%p`. Besides these, a result of an allocation is non-null everywhere, and
+//! a constant index of a `newarray` of constant length is in bounds when it
+//! is below the length.
+//!
+//! A check whose facts are all known where it stands is redundant
+//! ([`redundant_checks`]); removing it keeps every fact it stood for known,
+//! since what made it known dominates everything the check dominated.
+
+use crate::copies::CopyRoots;
+use ir::effects::{checked_by, inst_effects, Checked};
+use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Module, Value};
+use rustc_hash::FxHashSet;
+
+/// The facts known at one point of the walk, undone block by block.
+#[derive(Default)]
+struct Scoped {
+    set: FxHashSet<Checked>,
+    /// The facts in the order they were added (each once).
+    log: Vec<Checked>,
+}
+
+impl Scoped {
+    fn add(&mut self, fact: Checked) {
+        if self.set.insert(fact) {
+            self.log.push(fact);
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        for fact in self.log.drain(len..) {
+            self.set.remove(&fact);
+        }
+    }
+}
+
+/// Storage reused from function to function (see [`redundant_checks`]).
+#[derive(Default)]
+pub struct Scratch {
+    cfg: Cfg,
+    dom: DomTree,
+    roots: CopyRoots,
+    facts: Scoped,
+    /// Per value (as copy root): whether some check checks it (facts about
+    /// other values are never asked for and not recorded).
+    wanted: Vec<bool>,
+    /// Per value (as copy root): how many instructions check it, up to 2.
+    checkers: Vec<u8>,
+    /// The walk: (block, facts on entry, next child).
+    stack: Vec<(Block, usize, usize)>,
+}
+
+/// The known-checked questions over one function.
+struct Known<'a> {
+    m: &'a Module,
+    f: &'a Function,
+    s: &'a mut Scratch,
+}
+
+impl Known<'_> {
+    fn root(&self, v: Value) -> Value {
+        self.s.roots.root(self.f, v)
+    }
+
+    /// `fact` with its values replaced by their copy roots.
+    fn rooted(&self, fact: Checked) -> Checked {
+        match fact {
+            Checked::NonNull(b) => Checked::NonNull(self.root(b)),
+            Checked::InBounds(a, i) => Checked::InBounds(self.root(a), self.root(i)),
+        }
+    }
+
+    /// Whether (rooted) `v` is the result of an allocation.
+    fn allocated(&self, v: Value) -> bool {
+        self.f
+            .def_inst(v)
+            .is_some_and(|d| inst_effects(self.m, self.f, d).allocates)
+    }
+
+    /// Whether the (rooted) fact is known at the current point.
+    fn known(&self, fact: Checked) -> bool {
+        match fact {
+            Checked::NonNull(b) => self.allocated(b) || self.s.facts.set.contains(&fact),
+            Checked::InBounds(a, i) => {
+                self.s.facts.set.contains(&fact) || self.const_in_bounds(a, i)
+            }
+        }
+    }
+
+    /// A constant index below the constant length of the `newarray` that made `a`.
+    fn const_in_bounds(&self, a: Value, i: Value) -> bool {
+        let Some(d) = self.f.def_inst(a) else {
+            return false;
+        };
+        let InstKind::NewArray { len, .. } = self.f.inst(d).kind else {
+            return false;
+        };
+        match (self.f.as_const(i), self.f.as_const(len)) {
+            (Some(i), Some(n)) => 0 <= i && i < n,
+            _ => false,
+        }
+    }
+
+    /// Record what `inst` checks, if some check asks about its base (an
+    /// element check also makes its array non-null).
+    fn learn(&mut self, inst: Inst) {
+        let Some(fact) = checked_by(&self.f.inst(inst).kind) else {
+            return;
+        };
+        let fact = self.rooted(fact);
+        if !self.s.wanted[fact.base().index()] {
+            return;
+        }
+        if let Checked::InBounds(a, _) = fact {
+            self.s.facts.add(Checked::NonNull(a));
+        }
+        self.s.facts.add(fact);
+    }
+
+    /// Walk `b`'s instructions: a check `is_check` selects whose fact is
+    /// known goes to `out`; every other instruction teaches its facts.
+    fn block(&mut self, b: Block, is_check: &impl Fn(Inst) -> bool, out: &mut Vec<Inst>) {
+        for &inst in &self.f.blocks[b.index()].insts {
+            if is_check(inst) {
+                if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
+                    if self.known(self.rooted(fact)) {
+                        out.push(inst);
+                        continue;
+                    }
+                }
+            }
+            self.learn(inst);
+        }
+    }
+}
+
+/// The checks of `f` (the instructions `is_check` selects, each checking
+/// what [`checked_by`] says and doing nothing else) that are redundant: what
+/// they check is known where they stand (see the module header). Removing
+/// all of them at once is sound. Unreachable blocks are not visited. Linear
+/// in the function's size; `scratch` is reused storage.
+pub fn redundant_checks(
+    m: &Module,
+    f: &Function,
+    is_check: impl Fn(Inst) -> bool,
+    scratch: &mut Scratch,
+) -> Vec<Inst> {
+    let mut out = Vec::new();
+    if f.layout.is_empty() || !worth_a_walk(m, f, &is_check, scratch) {
+        return out;
+    }
+    scratch.facts.truncate(0);
+    let entry = f.entry();
+    if f.layout.len() == 1 {
+        Known { m, f, s: scratch }.block(entry, &is_check, &mut out);
+        return out;
+    }
+    scratch.cfg.recompute(f);
+    scratch.dom.recompute(f, &scratch.cfg);
+    let mut stack = std::mem::take(&mut scratch.stack);
+    stack.clear();
+    let mut k = Known { m, f, s: scratch };
+    // Depth-first over the dominator tree, facts undone on the way back.
+    k.block(entry, &is_check, &mut out);
+    stack.push((entry, 0, 0));
+    while let Some(top) = stack.last_mut() {
+        let (b, _, next) = *top;
+        match k.s.dom.children(b).get(next).copied() {
+            Some(c) => {
+                top.2 += 1;
+                let mark = k.s.facts.log.len();
+                k.block(c, &is_check, &mut out);
+                stack.push((c, mark, 0));
+            }
+            None => {
+                let (_, mark, _) = stack.pop().expect("non-empty");
+                k.s.facts.truncate(mark);
+            }
+        }
+    }
+    scratch.stack = stack;
+    out
+}
+
+/// Whether some check may be redundant: its base (as copy root) is
+/// allocated or checked by another instruction too. Marks the wanted bases
+/// on the way (linear, no hashing): most functions need no walk at all.
+fn worth_a_walk(
+    m: &Module,
+    f: &Function,
+    is_check: &impl Fn(Inst) -> bool,
+    s: &mut Scratch,
+) -> bool {
+    s.roots.recompute(f);
+    let n = f.values.len();
+    s.wanted.clear();
+    s.wanted.resize(n, false);
+    s.checkers.clear();
+    s.checkers.resize(n, 0);
+    for inst in f.inst_iter() {
+        if let Some(c) = checked_by(&f.inst(inst).kind) {
+            let b = s.roots.root(f, c.base()).index();
+            s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
+            s.wanted[b] |= is_check(inst);
+        }
+    }
+    (0..n).any(|v| {
+        s.wanted[v]
+            && (s.checkers[v] >= 2
+                || f.def_inst(Value::new(v))
+                    .is_some_and(|d| inst_effects(m, f, d).allocates))
+    })
+}
