@@ -385,12 +385,30 @@ fn addr_node(f: &Function, addr: &Addr) -> HeapNode {
     }
 }
 
-/// Element accesses may always trap (bounds); fields only through a possibly-null base.
+/// Fields trap only through a possibly-null base; elements unless the base is
+/// a `newarray` of constant length and the index a constant below it.
 fn addr_traps(f: &Function, addr: &Addr) -> Traps {
     match *addr {
         Addr::Field { base, .. } if !may_be_null(f, base) => Traps::Never,
+        Addr::Elem { base, index } if index_in_fresh_bounds(f, base, index) => Traps::Never,
         Addr::Field { .. } | Addr::Elem { .. } => Traps::May,
         Addr::Global(_) => Traps::Never,
+    }
+}
+
+/// Whether `base` is a `newarray` of constant length (in range) and `index` a
+/// constant in `0..length`: the element access can neither meet `null` nor
+/// leave the bounds.
+fn index_in_fresh_bounds(f: &Function, base: Value, index: Value) -> bool {
+    let Some(ValueDef::Inst(i)) = f.values.get(base.index()).map(|d| d.def) else {
+        return false;
+    };
+    let Some(InstKind::NewArray { len, .. }) = f.insts.get(i.index()).map(|d| &d.kind) else {
+        return false;
+    };
+    match (f.as_const_checked(*len), f.as_const_checked(index)) {
+        (Some(n), Some(k)) => (0..=MAX_ARRAY_LEN).contains(&n) && (0..n).contains(&k),
+        _ => false,
     }
 }
 

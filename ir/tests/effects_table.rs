@@ -224,6 +224,49 @@ fn element_load_and_store_touch_their_element_type_and_may_trap() {
 }
 
 #[test]
+fn element_access_of_a_constant_length_newarray_at_a_constant_index_in_range_never_traps() {
+    let s = sample();
+    // (length, index, whether the access may trap)
+    for (len, index, traps) in [
+        (3, 0, Traps::Never),
+        (3, 2, Traps::Never),
+        (3, 3, Traps::May),
+        (3, -1, Traps::May),
+        (0, 0, Traps::May),
+        (-2, 0, Traps::May),
+    ] {
+        let store = effects_of(&s, |fb, [_, _, i, _]| {
+            let n = fb.iconst(len);
+            let arr = fb.new_array(Type::I64, n);
+            let k = fb.iconst(index);
+            fb.store_elem(arr, k, i);
+        });
+        assert_eq!(store.traps, traps, "store, length {len}, index {index}");
+        let load = effects_of(&s, |fb, _| {
+            let n = fb.iconst(len);
+            let arr = fb.new_array(Type::I64, n);
+            let k = fb.iconst(index);
+            fb.load_elem(arr, k);
+        });
+        assert_eq!(load.traps, traps, "load, length {len}, index {index}");
+        assert_eq!(load.removable_if_unused(), traps == Traps::Never);
+    }
+    // A variable index or a variable length keeps the bounds check.
+    let var_index = effects_of(&s, |fb, [_, _, i, _]| {
+        let n = fb.iconst(4);
+        let arr = fb.new_array(Type::I64, n);
+        fb.load_elem(arr, i);
+    });
+    assert_eq!(var_index.traps, Traps::May);
+    let var_len = effects_of(&s, |fb, [_, _, i, _]| {
+        let arr = fb.new_array(Type::I64, i);
+        let k = fb.iconst(0);
+        fb.load_elem(arr, k);
+    });
+    assert_eq!(var_len.traps, Traps::May);
+}
+
+#[test]
 fn len_reads_nothing_and_traps_only_on_a_maybe_null_array() {
     let s = sample();
     let e = effects_of(&s, |fb, [_, _, _, a]| {
