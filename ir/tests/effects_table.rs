@@ -3,7 +3,8 @@
 mod verify_support;
 
 use ir::effects::{
-    extern_effects, inst_effects, module_heap_leaves, sets_overlap, Effects, HeapNode, Traps,
+    extern_effects, inst_effects, module_heap_leaves, null_checked, sets_overlap,
+    traps_only_on_null, Effects, HeapNode, Traps,
 };
 use ir::{
     Addr, BinOp, Callee, EffectLoc, Extern, ExternEffects, Function, InstKind, Type, UnOp, Value,
@@ -494,4 +495,49 @@ fn module_heap_leaves_lists_fields_element_types_globals_alloc_and_output() {
     assert!(!module_heap_leaves(&s.m)
         .iter()
         .any(|l| matches!(l, HeapNode::Element(_))));
+}
+
+#[test]
+fn null_checks_and_traps_only_on_null() {
+    let s = sample();
+    let mut fb = Fb::new(&s.m, "f", None);
+    let p = fb.param("p", Type::object(s.point));
+    let i = fb.param("i", Type::I64);
+    let a = fb.param("a", Type::I64.array_of());
+    fb.at("entry");
+    let field_load = fb.load_field(p, s.px);
+    let field_store = fb.store_field(p, s.py, i);
+    let elem_load = fb.load_elem(a, i);
+    let length = fb.len(a);
+    let volatile = fb.store(
+        Addr::Field {
+            base: p,
+            field: s.px,
+        },
+        i,
+        true,
+    );
+    let o = fb.new_object(s.point);
+    let fresh = fb.load_field(o, s.px);
+    let sum = fb.binary(BinOp::Add, i, i);
+    let f: Function = fb.finish();
+    let def = |v: Value| f.def_inst(v).unwrap();
+    // (instruction, null_checked, traps_only_on_null)
+    for (inst, checked, only) in [
+        (def(field_load), Some(p), Some(p)),
+        (field_store, Some(p), Some(p)),
+        (def(elem_load), Some(a), None),
+        (def(length), Some(a), Some(a)),
+        (volatile, Some(p), None),
+        (def(fresh), Some(o), None),
+        (def(sum), None, None),
+    ] {
+        assert_eq!(null_checked(&f, inst), checked, "{:?}", f.inst(inst).kind);
+        assert_eq!(
+            traps_only_on_null(&f, inst),
+            only,
+            "{:?}",
+            f.inst(inst).kind
+        );
+    }
 }

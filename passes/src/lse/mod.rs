@@ -13,6 +13,7 @@ pub mod folds;
 pub mod forward;
 pub mod known;
 pub mod loc;
+pub mod nonnull;
 pub mod unread;
 pub mod writers;
 
