@@ -346,17 +346,21 @@ pub fn eliminate_dead_stores(
         dead
     };
     let mut dead = walk(at_entry, None);
-    loops.recompute(func, cfg, dom);
-    if !loops.loops().is_empty() {
+    if cfg.has_retreating_edge() {
+        loops.recompute(func, cfg, dom);
         // Again, now with what the first walk found at the loop exits
-        // standing in for the back edges.
+        // standing in for the back edges, if that is anything.
         std::mem::swap(at_entry, first);
         let mut back = BackEdges {
             loops,
             first,
             cache: vec![None; loops.loops().len()],
         };
-        dead = walk(at_entry, Some(&mut back));
+        if back.any_dead(&facts, func, cap) {
+            dead = walk(at_entry, Some(&mut back));
+        } else {
+            std::mem::swap(at_entry, first);
+        }
     }
     func.remove_insts(&dead);
     dead
@@ -399,6 +403,17 @@ impl BackEdges<'_> {
             self.cache[l.index()] = Some(summary);
         }
         self.cache[l.index()].as_ref().map(DeadSet::view)
+    }
+
+    /// Summarize every loop; whether any back edge contributes anything.
+    fn any_dead(&mut self, facts: &Facts<'_>, func: &Function, cap: usize) -> bool {
+        let mut any = false;
+        for k in 0..self.cache.len() {
+            let summary = self.summarize(facts, func, LoopId(k as u32), cap);
+            any |= !summary.entries.is_empty();
+            self.cache[k] = Some(summary);
+        }
+        any
     }
 
     fn summarize(&self, facts: &Facts<'_>, func: &Function, l: LoopId, cap: usize) -> DeadSet {
