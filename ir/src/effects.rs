@@ -309,6 +309,36 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
     }
 }
 
+/// The reference whose being `null` makes instruction `inst` trap
+/// `null_deref` (the base of a field or element access, volatile or not, or
+/// the array of `len`): once the instruction has run, it is not null.
+pub fn null_checked(f: &Function, inst: Inst) -> Option<Value> {
+    match &f.insts.get(inst.index())?.kind {
+        InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => match *addr {
+            Addr::Field { base, .. } | Addr::Elem { base, .. } => Some(base),
+            Addr::Global(_) => None,
+        },
+        InstKind::Len(a) => Some(*a),
+        _ => None,
+    }
+}
+
+/// The reference whose being `null` is the only way instruction `inst` may
+/// trap (a plain field access or `len`; `None` for one that cannot trap, and
+/// for element accesses, which may also leave the bounds, and volatile ones,
+/// which take an environment step first): where that reference is known not
+/// to be null, the instruction cannot trap.
+pub fn traps_only_on_null(f: &Function, inst: Inst) -> Option<Value> {
+    let base = null_checked(f, inst)?;
+    let only_null = match &f.insts.get(inst.index())?.kind {
+        InstKind::Load { addr, volatile } | InstKind::Store { addr, volatile, .. } => {
+            !volatile && matches!(addr, Addr::Field { .. })
+        }
+        _ => true,
+    };
+    (only_null && may_be_null(f, base)).then_some(base)
+}
+
 /// What a call of extern `e` reads and writes: World/World without declared
 /// effects, else exactly the declared leaves, plus a read of `Output` (the set
 /// of escaped objects, which is part of every step's reach).
@@ -436,12 +466,30 @@ fn addr_node(f: &Function, addr: &Addr) -> HeapNode {
     }
 }
 
-/// Element accesses may always trap (bounds); fields only through a possibly-null base.
+/// Fields trap only through a possibly-null base; elements unless the base is
+/// a `newarray` of constant length and the index a constant below it.
 fn addr_traps(f: &Function, addr: &Addr) -> Traps {
     match *addr {
         Addr::Field { base, .. } if !may_be_null(f, base) => Traps::Never,
+        Addr::Elem { base, index } if index_in_fresh_bounds(f, base, index) => Traps::Never,
         Addr::Field { .. } | Addr::Elem { .. } => Traps::May,
         Addr::Global(_) => Traps::Never,
+    }
+}
+
+/// Whether `base` is a `newarray` of constant length (in range) and `index` a
+/// constant in `0..length`: the element access can neither meet `null` nor
+/// leave the bounds.
+fn index_in_fresh_bounds(f: &Function, base: Value, index: Value) -> bool {
+    let Some(ValueDef::Inst(i)) = f.values.get(base.index()).map(|d| d.def) else {
+        return false;
+    };
+    let Some(InstKind::NewArray { len, .. }) = f.insts.get(i.index()).map(|d| &d.kind) else {
+        return false;
+    };
+    match (f.as_const_checked(*len), f.as_const_checked(index)) {
+        (Some(n), Some(k)) => (0..=MAX_ARRAY_LEN).contains(&n) && (0..n).contains(&k),
+        _ => false,
     }
 }
 

@@ -3,7 +3,8 @@
 mod verify_support;
 
 use ir::effects::{
-    extern_effects, inst_effects, module_heap_leaves, sets_overlap, Effects, HeapNode, Traps,
+    extern_effects, inst_effects, module_heap_leaves, null_checked, sets_overlap,
+    traps_only_on_null, Effects, HeapNode, Traps,
 };
 use ir::{
     Addr, BinOp, Callee, EffectLoc, Extern, ExternEffects, Function, InstKind, Type, UnOp, Value,
@@ -221,6 +222,49 @@ fn element_load_and_store_touch_their_element_type_and_may_trap() {
         vec![HeapNode::Element(Type::object(s.node))]
     );
     assert_eq!(store.traps, Traps::May, "bounds are not known");
+}
+
+#[test]
+fn element_access_of_a_constant_length_newarray_at_a_constant_index_in_range_never_traps() {
+    let s = sample();
+    // (length, index, whether the access may trap)
+    for (len, index, traps) in [
+        (3, 0, Traps::Never),
+        (3, 2, Traps::Never),
+        (3, 3, Traps::May),
+        (3, -1, Traps::May),
+        (0, 0, Traps::May),
+        (-2, 0, Traps::May),
+    ] {
+        let store = effects_of(&s, |fb, [_, _, i, _]| {
+            let n = fb.iconst(len);
+            let arr = fb.new_array(Type::I64, n);
+            let k = fb.iconst(index);
+            fb.store_elem(arr, k, i);
+        });
+        assert_eq!(store.traps, traps, "store, length {len}, index {index}");
+        let load = effects_of(&s, |fb, _| {
+            let n = fb.iconst(len);
+            let arr = fb.new_array(Type::I64, n);
+            let k = fb.iconst(index);
+            fb.load_elem(arr, k);
+        });
+        assert_eq!(load.traps, traps, "load, length {len}, index {index}");
+        assert_eq!(load.removable_if_unused(), traps == Traps::Never);
+    }
+    // A variable index or a variable length keeps the bounds check.
+    let var_index = effects_of(&s, |fb, [_, _, i, _]| {
+        let n = fb.iconst(4);
+        let arr = fb.new_array(Type::I64, n);
+        fb.load_elem(arr, i);
+    });
+    assert_eq!(var_index.traps, Traps::May);
+    let var_len = effects_of(&s, |fb, [_, _, i, _]| {
+        let arr = fb.new_array(Type::I64, i);
+        let k = fb.iconst(0);
+        fb.load_elem(arr, k);
+    });
+    assert_eq!(var_len.traps, Traps::May);
 }
 
 #[test]
@@ -451,4 +495,49 @@ fn module_heap_leaves_lists_fields_element_types_globals_alloc_and_output() {
     assert!(!module_heap_leaves(&s.m)
         .iter()
         .any(|l| matches!(l, HeapNode::Element(_))));
+}
+
+#[test]
+fn null_checks_and_traps_only_on_null() {
+    let s = sample();
+    let mut fb = Fb::new(&s.m, "f", None);
+    let p = fb.param("p", Type::object(s.point));
+    let i = fb.param("i", Type::I64);
+    let a = fb.param("a", Type::I64.array_of());
+    fb.at("entry");
+    let field_load = fb.load_field(p, s.px);
+    let field_store = fb.store_field(p, s.py, i);
+    let elem_load = fb.load_elem(a, i);
+    let length = fb.len(a);
+    let volatile = fb.store(
+        Addr::Field {
+            base: p,
+            field: s.px,
+        },
+        i,
+        true,
+    );
+    let o = fb.new_object(s.point);
+    let fresh = fb.load_field(o, s.px);
+    let sum = fb.binary(BinOp::Add, i, i);
+    let f: Function = fb.finish();
+    let def = |v: Value| f.def_inst(v).unwrap();
+    // (instruction, null_checked, traps_only_on_null)
+    for (inst, checked, only) in [
+        (def(field_load), Some(p), Some(p)),
+        (field_store, Some(p), Some(p)),
+        (def(elem_load), Some(a), None),
+        (def(length), Some(a), Some(a)),
+        (volatile, Some(p), None),
+        (def(fresh), Some(o), None),
+        (def(sum), None, None),
+    ] {
+        assert_eq!(null_checked(&f, inst), checked, "{:?}", f.inst(inst).kind);
+        assert_eq!(
+            traps_only_on_null(&f, inst),
+            only,
+            "{:?}",
+            f.inst(inst).kind
+        );
+    }
 }

@@ -13,17 +13,36 @@
 //! A store that may itself trap is removed only when the overwriting store is
 //! reached with nothing observable in between: then, if the removed store
 //! would have trapped, the overwriting one traps the same way (same base and
-//! index) with the same trace and heap. Successors not yet visited (back
-//! edges, irreducible edges) contribute the empty set, so loops are handled
-//! pessimistically and a store a later iteration may read is never removed.
+//! index) with the same trace and heap.
+//!
+//! Loops: a first walk lets successors not yet visited (back edges,
+//! irreducible edges) contribute the empty set. Where the function has
+//! natural loops, a second walk lets each back edge contribute what is dead
+//! at every exit of its loop (from the first walk) and that nothing in the
+//! loop may observe ([`BackEdges`]): a store overwritten after a loop that
+//! never reads it is dead. A store a later iteration may read is never
+//! removed (its location is read in the loop, or keyed on a value the loop
+//! defines).
+//!
+//! Traps on a `null` base (`ir::effects::traps_only_on_null`) are finer:
+//! - an access that an earlier check of the same base rules out
+//!   ([`super::nonnull`]) cannot trap at all;
+//! - an access through base `b` that may trap only when `b` is `null` leaves
+//!   the pending stores into fields of `b` in the set: where `b` is not null
+//!   it does not trap, and where it is, the field store above would have
+//!   trapped `null_deref` before it, with the heap it would show. That store
+//!   is then clean: without it, this access traps the same way first.
 
 use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
+use super::nonnull::NonNull;
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
-use ir::effects::inst_effects;
-use ir::{Block, Function, Inst, InstKind, Module};
+use ir::dom::DomTree;
+use ir::effects::{inst_effects, traps_only_on_null};
+use ir::loops::{LoopId, LoopInfo};
+use ir::{Block, Function, Inst, InstKind, Module, Value};
 
 #[cfg(feature = "bug-zoo")]
 use crate::zoo::{self, Bug};
@@ -128,14 +147,30 @@ impl DeadSet {
     /// so only private locations stay; and it is an observable event, so no
     /// path from here to an overwriting store is clean any more (a removed
     /// store that would have trapped must trap before anything else could).
-    fn at_possible_trap(&mut self, clobbers: &Clobbers<'_>) {
+    /// A trap that happens only when `null_base` is null keeps the
+    /// locations on that base too: a store into them has trapped first.
+    fn at_possible_trap(&mut self, clobbers: &Clobbers<'_>, null_base: Option<Value>) {
         #[cfg(feature = "bug-zoo")]
         if zoo::active(Bug::LseDseAcrossTrap) {
             // Planted (Cranelift #14053): a possible trap observes nothing.
             return;
         }
-        self.entries.retain(|d| clobbers.is_private(d.loc));
+        self.entries.retain(|d| {
+            clobbers.is_private(d.loc) || (null_base.is_some() && d.loc.base() == null_base)
+        });
         self.entries.iter_mut().for_each(|d| d.clean = false);
+    }
+
+    /// Step back over an instruction that traps exactly when `base` is null:
+    /// a field store into `base` above it would have trapped the same way
+    /// first, so without that store this instruction does, with nothing
+    /// observable in between.
+    fn at_null_check(&mut self, base: Value) {
+        for d in &mut self.entries {
+            if matches!(d.loc, Loc::Field { base: b, .. } if b == base) {
+                d.clean = true;
+            }
+        }
     }
 
     /// Stay within the cap by forgetting (never by assuming): dropping an
@@ -208,6 +243,42 @@ pub struct Scratch {
     at_entry: EntrySets,
     set: DeadSet,
     meet: DeadSet,
+    dom: DomTree,
+    nonnull: NonNull,
+    loops: LoopInfo,
+    /// The sets of the first walk, for the loop exits of the second.
+    first: EntrySets,
+}
+
+/// What the backward walk asks about the function besides the set.
+struct Facts<'a> {
+    module: &'a Module,
+    subst: &'a Subst,
+    clobbers: &'a Clobbers<'a>,
+    nonnull: &'a NonNull,
+}
+
+/// How one instruction may trap, as the walk sees it.
+struct TrapFacts {
+    /// Its effects (`ir::effects`).
+    eff: ir::Effects,
+    /// The base whose null is its only possible trap, resolved.
+    null_base: Option<Value>,
+    /// It may trap here (not ruled out by an earlier check of its base).
+    may_trap: bool,
+}
+
+impl Facts<'_> {
+    fn traps(&self, func: &Function, inst: Inst) -> TrapFacts {
+        let eff = inst_effects(self.module, func, inst);
+        let null_base = traps_only_on_null(func, inst).map(|b| self.subst.resolve(func, b));
+        let may_trap = eff.may_trap() && !self.nonnull.cannot_trap_on_null(inst);
+        TrapFacts {
+            eff,
+            null_base,
+            may_trap,
+        }
+    }
 }
 
 /// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed stores.
@@ -237,20 +308,176 @@ pub fn eliminate_dead_stores(
         at_entry,
         set,
         meet,
+        dom,
+        nonnull,
+        loops,
+        first,
     } = scratch;
-    at_entry.reset(func.blocks.len());
-    let mut dead: Vec<Inst> = Vec::new();
-    for &b in cfg.rpo().iter().rev() {
-        exit_set(func, cfg, b, at_entry, clobbers, cap, set, meet);
-        for &inst in func.blocks[b.index()].insts.iter().rev() {
-            if transfer(module, func, &subst, clobbers, inst, set, cap) {
-                dead.push(inst);
+    dom.recompute(func, cfg);
+    nonnull.compute(func, dom, &subst);
+    let facts = Facts {
+        module,
+        subst: &subst,
+        clobbers,
+        nonnull,
+    };
+    let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
+        at_entry.reset(func.blocks.len());
+        let mut dead: Vec<Inst> = Vec::new();
+        for &b in cfg.rpo().iter().rev() {
+            exit_set(
+                &facts,
+                func,
+                cfg,
+                b,
+                at_entry,
+                back.as_deref_mut(),
+                cap,
+                set,
+                meet,
+            );
+            for &inst in func.blocks[b.index()].insts.iter().rev() {
+                if transfer(&facts, func, inst, set, cap) {
+                    dead.push(inst);
+                }
             }
+            at_entry.set(b, set);
         }
-        at_entry.set(b, set);
+        dead
+    };
+    let mut dead = walk(at_entry, None);
+    if cfg.has_retreating_edge() {
+        loops.recompute(func, cfg, dom);
+        // Again, now with what the first walk found at the loop exits
+        // standing in for the back edges, if that is anything.
+        std::mem::swap(at_entry, first);
+        let mut back = BackEdges {
+            loops,
+            first,
+            cache: vec![None; loops.loops().len()],
+        };
+        if back.any_dead(&facts, func, cap) {
+            dead = walk(at_entry, Some(&mut back));
+        } else {
+            std::mem::swap(at_entry, first);
+        }
     }
     func.remove_insts(&dead);
     dead
+}
+
+/// Instructions a loop may have for its exits to stand in for its back edges.
+const LOOP_SCAN_LIMIT: usize = 4096;
+
+/// What a back edge contributes in the second walk. A location overwritten
+/// before it is read on every path from every exit of the loop (the first
+/// walk's sets there), keyed on values defined outside the loop, and that no
+/// instruction of the loop may observe (a load that may alias it, a read of
+/// its heap leaf, a possible trap unless it is private or the trap is on its
+/// own base's null), is dead at the header: each path from there leaves the
+/// loop without observing it, or never leaves (and runs out of fuel: an
+/// inconclusive run). None of these is clean: a store that may trap is not
+/// removed over a loop.
+struct BackEdges<'a> {
+    loops: &'a LoopInfo,
+    first: &'a EntrySets,
+    cache: Vec<Option<DeadSet>>,
+}
+
+impl BackEdges<'_> {
+    /// The set the back edge from `b` to header `h` contributes, if it is one.
+    fn contribution(
+        &mut self,
+        facts: &Facts<'_>,
+        func: &Function,
+        b: Block,
+        h: Block,
+        cap: usize,
+    ) -> Option<DeadView<'_>> {
+        let l = self.loops.loop_with_header(h)?;
+        if !self.loops.contains(l, b) {
+            return None;
+        }
+        if self.cache[l.index()].is_none() {
+            let summary = self.summarize(facts, func, l, cap);
+            self.cache[l.index()] = Some(summary);
+        }
+        self.cache[l.index()].as_ref().map(DeadSet::view)
+    }
+
+    /// Summarize every loop; whether any back edge contributes anything.
+    fn any_dead(&mut self, facts: &Facts<'_>, func: &Function, cap: usize) -> bool {
+        let mut any = false;
+        for k in 0..self.cache.len() {
+            let summary = self.summarize(facts, func, LoopId(k as u32), cap);
+            any |= !summary.entries.is_empty();
+            self.cache[k] = Some(summary);
+        }
+        any
+    }
+
+    fn summarize(&self, facts: &Facts<'_>, func: &Function, l: LoopId, cap: usize) -> DeadSet {
+        let lp = self.loops.get(l);
+        let mut out = DeadSet::default();
+        let size: usize = lp
+            .blocks
+            .iter()
+            .map(|b| func.blocks[b.index()].insts.len())
+            .sum();
+        if lp.exits.is_empty() || size > LOOP_SCAN_LIMIT {
+            return out;
+        }
+        let mut scratch = DeadSet::default();
+        for (k, &e) in lp.exits.iter().enumerate() {
+            let exit_set = self.first.get(e).unwrap_or_default();
+            if k == 0 {
+                out.assign(exit_set);
+            } else {
+                scratch.assign_meet(out.view(), exit_set, facts.clobbers, func, cap);
+                std::mem::swap(&mut out, &mut scratch);
+            }
+        }
+        let inside = |v: Value| {
+            func.def_inst(v)
+                .and_then(|i| func.inst(i).block)
+                .is_some_and(|blk| self.loops.contains(l, blk))
+        };
+        out.entries
+            .retain(|d| !d.loc.keys().any(inside) && !observed_in(facts, func, &lp.blocks, d.loc));
+        out.entries.iter_mut().for_each(|d| d.clean = false);
+        out.private_all = false;
+        out.private_except.clear();
+        out
+    }
+}
+
+/// Whether an instruction of `blocks` may observe a pending store to `loc`
+/// (as [`transfer`] would decide stepping over it).
+fn observed_in(facts: &Facts<'_>, func: &Function, blocks: &[Block], loc: Loc) -> bool {
+    let (subst, clobbers) = (facts.subst, facts.clobbers);
+    blocks
+        .iter()
+        .flat_map(|b| &func.blocks[b.index()].insts)
+        .any(|&inst| {
+            let TrapFacts {
+                eff,
+                null_base,
+                may_trap,
+            } = facts.traps(func, inst);
+            let reads = match &func.inst(inst).kind {
+                InstKind::Store {
+                    volatile: false, ..
+                } => false,
+                InstKind::Load {
+                    addr,
+                    volatile: false,
+                } => load_observes(clobbers, func, loc, Loc::of(func, subst, addr)),
+                _ => clobbers.effect_reads(func, &eff, loc),
+            };
+            let on_own_base = null_base.is_some() && null_base == loc.base();
+            let traps = may_trap && !clobbers.is_private(loc) && !on_own_base;
+            reads || traps
+        })
 }
 
 /// Set `set` to the set at the end of `b`: the meet over its successors
@@ -258,15 +485,17 @@ pub fn eliminate_dead_stores(
 /// private location. `scratch` is working storage.
 #[allow(clippy::too_many_arguments)]
 fn exit_set(
+    facts: &Facts<'_>,
     func: &Function,
     cfg: &Cfg,
     b: Block,
     at_entry: &EntrySets,
-    clobbers: &Clobbers<'_>,
+    mut back: Option<&mut BackEdges<'_>>,
     cap: usize,
     set: &mut DeadSet,
     scratch: &mut DeadSet,
 ) {
+    let clobbers = facts.clobbers;
     let succs = cfg.succs(b);
     if succs.is_empty() {
         let terminates = func
@@ -286,7 +515,13 @@ fn exit_set(
             // skipped instead of contributing "nothing is dead".
             continue;
         }
-        let succ_set = at_entry.get(s).unwrap_or_default();
+        let succ_set = match (at_entry.get(s), back.as_deref_mut()) {
+            (Some(view), _) => view,
+            (None, Some(back)) => back
+                .contribution(facts, func, b, s, cap)
+                .unwrap_or_default(),
+            (None, None) => DeadView::default(),
+        };
         if have_result {
             scratch.assign_meet(set.view(), succ_set, clobbers, func, cap);
             std::mem::swap(set, scratch);
@@ -301,17 +536,14 @@ fn exit_set(
 }
 
 /// Step backward over `inst`; returns true when it is a dead store.
-fn transfer(
-    module: &Module,
-    func: &Function,
-    subst: &Subst,
-    clobbers: &Clobbers<'_>,
-    inst: Inst,
-    set: &mut DeadSet,
-    cap: usize,
-) -> bool {
+fn transfer(facts: &Facts<'_>, func: &Function, inst: Inst, set: &mut DeadSet, cap: usize) -> bool {
+    let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
-    let eff = inst_effects(module, func, inst);
+    let TrapFacts {
+        eff,
+        null_base,
+        may_trap,
+    } = facts.traps(func, inst);
     match &data.kind {
         InstKind::Store {
             addr,
@@ -319,13 +551,23 @@ fn transfer(
             ..
         } => {
             let loc = Loc::of(func, subst, addr);
-            if let Some(clean) = set.lookup(loc, clobbers, func) {
-                if !eff.may_trap() || clean {
+            match set.lookup(loc, clobbers, func) {
+                Some(_) if !may_trap => return true,
+                Some(true) => {
+                    // Its trap moves to a later access, which must show the
+                    // heap as it is here; and this store may be the check
+                    // that made accesses after it safe (super::nonnull),
+                    // which then may trap: so it stays a possible trap.
+                    set.at_possible_trap(clobbers, null_base);
+                    if let Some(b) = null_base {
+                        set.at_null_check(b);
+                    }
                     return true;
                 }
+                _ => {}
             }
-            if eff.may_trap() {
-                set.at_possible_trap(clobbers);
+            if may_trap {
+                set.at_possible_trap(clobbers, null_base);
             }
             if clobbers.writes_observable(&eff, clobbers.is_private(loc)) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);
@@ -342,8 +584,8 @@ fn transfer(
             let loc = Loc::of(func, subst, addr);
             set.entries
                 .retain(|d| !load_observes(clobbers, func, d.loc, loc));
-            if eff.may_trap() {
-                set.at_possible_trap(clobbers);
+            if may_trap {
+                set.at_possible_trap(clobbers, null_base);
             }
             // A load can read a private location the set holds only implicitly.
             if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
@@ -354,13 +596,18 @@ fn transfer(
         _ => {
             set.entries
                 .retain(|d| !clobbers.effect_reads(func, &eff, d.loc));
-            if eff.may_trap() {
-                set.at_possible_trap(clobbers);
+            if may_trap {
+                set.at_possible_trap(clobbers, null_base);
             }
             if clobbers.writes_observable(&eff, false) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);
             }
         }
+    }
+    if let Some(b) = null_base {
+        // Even where an earlier check rules the trap out: that check may be
+        // the very store this makes dead, and then this access traps instead.
+        set.at_null_check(b);
     }
     if let Some(r) = data.result {
         set.entries.retain(|d| !d.loc.keys().any(|k| k == r));

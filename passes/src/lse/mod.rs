@@ -13,6 +13,8 @@ pub mod folds;
 pub mod forward;
 pub mod known;
 pub mod loc;
+pub mod nonnull;
+pub mod unread;
 pub mod writers;
 
 use crate::alias::AliasAnalysis;
@@ -35,6 +37,7 @@ struct Scratch {
     cfg: Cfg,
     forward: forward::Scratch,
     dse: dse::Scratch,
+    unread: unread::Scratch,
 }
 
 thread_local! {
@@ -88,7 +91,7 @@ impl Lse {
             .any(|i| forward::is_plain_access(&func.inst(i).kind))
         {
             // Nothing is ever known and no store can die: no analysis needed.
-            record_counts(stats, &forward::ForwardCounts::default(), 0, 0, 0);
+            record_counts(stats, &forward::ForwardCounts::default(), [0; 4]);
             return false;
         }
         let alias = &mut scratch.alias;
@@ -125,6 +128,7 @@ impl Lse {
         let alias = &*alias;
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
+        let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
         let dead = dse::eliminate_dead_stores(
             module,
             func,
@@ -137,23 +141,22 @@ impl Lse {
         record_counts(
             stats,
             &fw.counts,
-            dead.len() as u64,
-            phis_kept,
-            latch_loads_kept,
+            [
+                dead.len() as u64,
+                unread.len() as u64,
+                phis_kept,
+                latch_loads_kept,
+            ],
         );
-        !fw.removed.is_empty() || !dead.is_empty() || phis_kept > 0
+        !fw.removed.is_empty() || !dead.is_empty() || !unread.is_empty() || phis_kept > 0
     }
 }
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
-/// the pass's counters once).
-fn record_counts(
-    stats: &mut Stats,
-    c: &forward::ForwardCounts,
-    stores_dead: u64,
-    phis_kept: u64,
-    latch_loads_kept: u64,
-) {
+/// the pass's counters once); `removed` holds the dead stores, the stores into
+/// unread objects, the phis and the latch loads kept.
+fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4]) {
+    let [stores_dead, stores_unread, phis_kept, latch_loads_kept] = removed;
     let rules = stats.passes.entry("lse").or_default();
     for (rule, n) in [
         ("loads_forwarded_local", c.forwarded_local),
@@ -163,6 +166,7 @@ fn record_counts(
         ("loads_forwarded_fresh", c.forwarded_fresh),
         ("stores_redundant", c.stores_redundant),
         ("stores_dead", stores_dead),
+        ("stores_dead_unread_object", stores_unread),
         ("phis_created", phis_kept),
         ("latch_loads_inserted", latch_loads_kept),
         ("evictions", c.evictions),

@@ -32,6 +32,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "loads_forwarded_merge"),
     ("lse", "phis_created"),
     ("lse", "stores_dead"),
+    ("lse", "stores_dead_unread_object"),
     ("lse", "stores_redundant"),
     ("manager", "passes_run"),
     ("manager", "passes_skipped_unchanged"),

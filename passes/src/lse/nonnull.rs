@@ -1,0 +1,95 @@
+//! Accesses that cannot meet `null`: an instruction whose only possible trap
+//! is its base being `null` (`ir::effects::traps_only_on_null`) cannot trap
+//! when an earlier instruction that traps on that same base being `null`
+//! (`ir::effects::null_checked`, bases compared through copies and replaced
+//! loads) runs before it on every path: earlier in its block, or in a block
+//! that dominates it. Had the base been `null`, that earlier instruction
+//! would have trapped.
+//!
+//! One preorder walk of the dominator tree, counting per base how many
+//! checking instructions enclose the current point: linear in the function.
+
+use super::loc::Subst;
+use ir::dom::DomTree;
+use ir::effects::{null_checked, traps_only_on_null};
+use ir::{Block, Function, Inst, Value};
+
+/// Storage reused from run to run, and the result of the last run.
+#[derive(Default)]
+pub struct NonNull {
+    /// Per instruction: its null-only trap cannot happen.
+    safe: Vec<bool>,
+    /// Per value: how many checks of it enclose the current point of the walk.
+    checked: Vec<u32>,
+    /// The values counted up in the blocks on the current path, in order.
+    counted: Vec<Value>,
+    /// The walk: (block, its first entry in `counted`, next child to visit).
+    stack: Vec<(Block, usize, usize)>,
+}
+
+impl NonNull {
+    /// Find the instructions of `func` that cannot trap on a `null` base.
+    pub fn compute(&mut self, func: &Function, dom: &DomTree, subst: &Subst) {
+        let NonNull {
+            safe,
+            checked,
+            counted,
+            stack,
+        } = self;
+        safe.clear();
+        safe.resize(func.insts.len(), false);
+        checked.clear();
+        checked.resize(func.values.len(), 0);
+        counted.clear();
+        stack.clear();
+        let Some(&entry) = dom.preorder().first() else {
+            return;
+        };
+        let mut enter = |b: Block, checked: &mut Vec<u32>, counted: &mut Vec<Value>| {
+            enter_block(func, subst, b, safe, checked, counted)
+        };
+        enter(entry, checked, counted);
+        stack.push((entry, 0, 0));
+        while let Some(top) = stack.last_mut() {
+            let (b, mark, next) = *top;
+            if let Some(&child) = dom.children(b).get(next) {
+                top.2 += 1;
+                let child_mark = counted.len();
+                enter(child, checked, counted);
+                stack.push((child, child_mark, 0));
+            } else {
+                for v in counted.drain(mark..) {
+                    checked[v.index()] -= 1;
+                }
+                stack.pop();
+            }
+        }
+    }
+
+    /// Whether `inst`'s only possible trap (a `null` base) cannot happen.
+    pub fn cannot_trap_on_null(&self, inst: Inst) -> bool {
+        self.safe.get(inst.index()).copied().unwrap_or(false)
+    }
+}
+
+/// Visit block `b`: mark its null-only traps that an enclosing check rules
+/// out, and count its own checks up (recorded in `counted`).
+fn enter_block(
+    func: &Function,
+    subst: &Subst,
+    b: Block,
+    safe: &mut [bool],
+    checked: &mut [u32],
+    counted: &mut Vec<Value>,
+) {
+    for &inst in &func.blocks[b.index()].insts {
+        if let Some(base) = traps_only_on_null(func, inst) {
+            safe[inst.index()] = checked[subst.resolve(func, base).index()] > 0;
+        }
+        if let Some(base) = null_checked(func, inst) {
+            let base = subst.resolve(func, base);
+            checked[base.index()] += 1;
+            counted.push(base);
+        }
+    }
+}

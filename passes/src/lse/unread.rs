@@ -1,0 +1,133 @@
+//! Stores into never-read private objects: an allocation (`new`, `newarray`)
+//! whose fields and elements no instruction ever loads, and that nothing but
+//! other such objects can reach, is invisible to every observer (the
+//! environment, a callee, a trap's heap walk, the caller: IR.md §6-§7), so
+//! every store into it that cannot trap is dead. Once they are gone the
+//! allocation is usually unused and `dce` deletes it.
+//!
+//! The analysis is flow-insensitive: an allocation is *unread* unless some
+//! use of it (its value or a `copy` of it) may read it or let it become
+//! reachable: a load or volatile access through it, an operand of a call,
+//! `escape`, `ret`, `phi` or `select`, or being stored into anything but
+//! another unread allocation (a greatest fixed point: an object stored only
+//! into unread objects is unread). A plain store through it, `len` and an
+//! identity comparison (`eq`/`ne`) read none of its slots. Whether a store
+//! may trap is asked of the effects table: a store that may trap (an element
+//! index not known to be in range) stays, since the trap and its kind are
+//! observable.
+
+use crate::copies::CopyRoots;
+use ir::effects::inst_effects;
+use ir::{Addr, BinOp, Function, Inst, InstKind, Module, UnOp, Value};
+
+/// Storage reused from run to run.
+#[derive(Default)]
+pub struct Scratch {
+    roots: CopyRoots,
+    /// Per value: `Some(allocation)` when it is (a copy of) an allocation.
+    alloc_of: Vec<Option<Value>>,
+    /// Per allocation value: some use may read it (or make it reachable).
+    read: Vec<bool>,
+    /// `(container, stored)`: `stored` is read when `container` is.
+    stored_into: Vec<(Value, Value)>,
+    work: Vec<Value>,
+}
+
+/// Remove every store into a never-read allocation that cannot trap; returns
+/// the removed stores.
+pub fn remove_stores_to_unread(
+    module: &Module,
+    func: &mut Function,
+    scratch: &mut Scratch,
+) -> Vec<Inst> {
+    if !func.inst_iter().any(|i| {
+        matches!(
+            func.inst(i).kind,
+            InstKind::New(_) | InstKind::NewArray { .. }
+        )
+    }) {
+        return Vec::new();
+    }
+    mark_read(func, scratch);
+    let Scratch { alloc_of, read, .. } = &*scratch;
+    let unread_base = |addr: &Addr| {
+        let base = match *addr {
+            Addr::Field { base, .. } | Addr::Elem { base, .. } => base,
+            Addr::Global(_) => return false,
+        };
+        alloc_of[base.index()].is_some_and(|a| !read[a.index()])
+    };
+    let dead: Vec<Inst> = func
+        .inst_iter()
+        .filter(|&i| match &func.inst(i).kind {
+            InstKind::Store {
+                addr,
+                volatile: false,
+                ..
+            } => unread_base(addr) && !inst_effects(module, func, i).may_trap(),
+            _ => false,
+        })
+        .collect();
+    func.remove_insts(&dead);
+    dead
+}
+
+/// Fill `scratch.alloc_of` and `scratch.read` for `func`.
+fn mark_read(func: &Function, scratch: &mut Scratch) {
+    let Scratch {
+        roots,
+        alloc_of,
+        read,
+        stored_into,
+        work,
+    } = scratch;
+    let n = func.values.len();
+    roots.recompute(func);
+    alloc_of.clear();
+    alloc_of.resize(n, None);
+    read.clear();
+    read.resize(n, false);
+    stored_into.clear();
+    work.clear();
+    for inst in func.inst_iter() {
+        let data = func.inst(inst);
+        if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) = (&data.kind, data.result) {
+            alloc_of[r.index()] = Some(r);
+        }
+    }
+    let alloc = |v: Value| alloc_of[roots.root(func, v).index()];
+    for inst in func.inst_iter() {
+        match &func.inst(inst).kind {
+            InstKind::Store {
+                addr,
+                value,
+                volatile: false,
+            } => match (addr_base(addr).and_then(alloc), alloc(*value)) {
+                (Some(container), Some(stored)) => stored_into.push((container, stored)),
+                (None, Some(stored)) => work.push(stored),
+                (_, None) => {}
+            },
+            InstKind::Len(_)
+            | InstKind::Unary(UnOp::Copy, _)
+            | InstKind::Binary(BinOp::Eq | BinOp::Ne, _, _) => {}
+            other => other.for_each_operand(|v| work.extend(alloc(v))),
+        }
+    }
+    // Reading a container reads what is stored in it.
+    stored_into.sort_unstable();
+    while let Some(a) = work.pop() {
+        if std::mem::replace(&mut read[a.index()], true) {
+            continue;
+        }
+        let from = stored_into.partition_point(|&(c, _)| c < a);
+        let to = stored_into.partition_point(|&(c, _)| c <= a);
+        work.extend(stored_into[from..to].iter().map(|&(_, s)| s));
+    }
+}
+
+fn addr_base(addr: &Addr) -> Option<Value> {
+    match *addr {
+        Addr::Field { base, .. } | Addr::Elem { base, .. } => Some(base),
+        Addr::Global(_) => None,
+    }
+}
