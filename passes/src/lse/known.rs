@@ -1,6 +1,11 @@
 //! The forward state of LSE: which value each tracked location is known to
-//! hold, with a cap on how many are tracked. Going over the cap evicts the
-//! oldest entry, which is a clobber (forgetting), never a skip.
+//! hold, with a cap on how many are tracked. Going over the cap evicts an
+//! entry, which is a clobber (forgetting), never a skip. Which one: the
+//! oldest of the newest [`WINDOW`] entries, so that older facts stay; but
+//! when the new location was itself evicted lately ([`Evicted`]), the table
+//! is thrashing (a scan over more locations than the cap, repeated, where
+//! each miss would evict the entry needed next), and the newest entry goes
+//! instead, so that the rest of the scan still finds its facts.
 
 use super::loc::Loc;
 use ir::Value;
@@ -32,6 +37,32 @@ pub struct Entry {
     pub origin: Origin,
 }
 
+/// How many of the newest entries take turns when the table is full: a new
+/// fact evicts the oldest of them, never one of the older entries.
+pub const WINDOW: usize = 16;
+
+/// How many evicted locations [`Evicted`] remembers.
+const GHOSTS: usize = 32;
+
+/// The locations evicted last (over the whole function, whatever the block):
+/// a location among them that comes back means the table is thrashing.
+#[derive(Clone, Debug, Default)]
+pub struct Evicted {
+    ring: [Option<Loc>; GHOSTS],
+    next: usize,
+}
+
+impl Evicted {
+    fn note(&mut self, loc: Loc) {
+        self.ring[self.next] = Some(loc);
+        self.next = (self.next + 1) % GHOSTS;
+    }
+
+    fn contains(&self, loc: Loc) -> bool {
+        self.ring.contains(&Some(loc))
+    }
+}
+
 /// Known values at one program point, oldest first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Known {
@@ -44,15 +75,41 @@ impl Known {
         lookup(&self.entries, loc)
     }
 
-    /// Record `loc = value`; returns true when an older entry had to be evicted.
-    pub fn insert(&mut self, loc: Loc, value: Value, origin: Origin, cap: usize) -> bool {
+    /// Record `loc = value`; returns true when another entry had to be
+    /// evicted (see the module header), which is noted in `evicted`. The
+    /// cap is at least 1.
+    pub fn insert(
+        &mut self,
+        loc: Loc,
+        value: Value,
+        origin: Origin,
+        cap: usize,
+        evicted: &mut Evicted,
+    ) -> bool {
         self.entries.retain(|e| e.loc != loc);
-        let evicted = self.entries.len() >= cap;
-        if evicted {
-            self.entries.remove(0);
+        let len = self.entries.len();
+        let full = len >= cap;
+        if full {
+            let victim = if evicted.contains(loc) {
+                len - 1
+            } else {
+                len - WINDOW.min(len)
+            };
+            evicted.note(self.entries.remove(victim).loc);
         }
         self.entries.push(Entry { loc, value, origin });
-        evicted
+        full
+    }
+
+    /// Record `loc = value` only if there is room below `cap` (never
+    /// evicting); returns whether it was recorded.
+    pub fn insert_if_room(&mut self, loc: Loc, value: Value, origin: Origin, cap: usize) -> bool {
+        self.entries.retain(|e| e.loc != loc);
+        if self.entries.len() >= cap {
+            return false;
+        }
+        self.entries.push(Entry { loc, value, origin });
+        true
     }
 
     /// Forget every entry for which `clobbered` says yes.
