@@ -9,6 +9,7 @@
 
 use super::loc::Loc;
 use ir::Value;
+use std::hash::{Hash, Hasher};
 
 /// Where a known value came from, for per-rule statistics.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -45,22 +46,32 @@ pub const WINDOW: usize = 16;
 const GHOSTS: usize = 32;
 
 /// The locations evicted last (over the whole function, whatever the block):
-/// a location among them that comes back means the table is thrashing.
+/// a location among them that comes back means the table is thrashing. Kept
+/// as 32-bit fingerprints, compared all at once; a collision only changes
+/// which entry is evicted (never what is known).
 #[derive(Clone, Debug, Default)]
 pub struct Evicted {
-    ring: [Option<Loc>; GHOSTS],
+    ring: [u32; GHOSTS],
     next: usize,
 }
 
 impl Evicted {
     fn note(&mut self, loc: Loc) {
-        self.ring[self.next] = Some(loc);
+        self.ring[self.next] = fingerprint(loc);
         self.next = (self.next + 1) % GHOSTS;
     }
 
     fn contains(&self, loc: Loc) -> bool {
-        self.ring.contains(&Some(loc))
+        let f = fingerprint(loc);
+        self.ring.iter().fold(false, |found, &g| found | (g == f))
     }
+}
+
+/// A nonzero hash of `loc` (0 marks an empty slot of [`Evicted`]).
+fn fingerprint(loc: Loc) -> u32 {
+    let mut h = rustc_hash::FxHasher::default();
+    loc.hash(&mut h);
+    (h.finish() >> 32) as u32 | 1
 }
 
 /// Known values at one program point, oldest first.
