@@ -154,3 +154,56 @@ impl Known {
 pub fn lookup(entries: &[Entry], loc: Loc) -> Option<&Entry> {
     entries.iter().find(|e| e.loc == loc)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::GlobalId;
+
+    fn loc(i: usize) -> Loc {
+        Loc::Global(GlobalId::new(i))
+    }
+
+    /// A table of 32 globals `@0` ... `@31`, then `@32` past the cap.
+    fn full_then_one_more(ev: &mut Evicted) -> Known {
+        let mut k = Known::default();
+        let v = Value::new(0);
+        for i in 0..32 {
+            assert!(!k.insert(loc(i), v, Origin::Local, 32, ev), "room for @{i}");
+        }
+        assert!(k.insert(loc(32), v, Origin::Local, 32, ev), "@32 evicts");
+        k
+    }
+
+    #[test]
+    fn past_the_cap_the_oldest_of_the_newest_window_goes() {
+        let k = full_then_one_more(&mut Evicted::default());
+        assert_eq!(k.entries().len(), 32);
+        assert!(
+            k.get(loc(16)).is_none(),
+            "@16 was the oldest of the newest 16"
+        );
+        for i in (0..16).chain(17..33) {
+            assert!(k.get(loc(i)).is_some(), "@{i} stays");
+        }
+    }
+
+    #[test]
+    fn a_location_evicted_lately_evicts_the_newest_entry() {
+        let mut ev = Evicted::default();
+        let mut k = full_then_one_more(&mut ev);
+        assert!(k.insert(loc(16), Value::new(1), Origin::Local, 32, &mut ev));
+        assert!(k.get(loc(32)).is_none(), "the newest entry went");
+        assert!(k.get(loc(17)).is_some(), "the window's oldest stays");
+        assert_eq!(k.get(loc(16)).map(|e| e.value), Some(Value::new(1)));
+    }
+
+    #[test]
+    fn a_fact_only_into_free_room_never_evicts() {
+        let mut ev = Evicted::default();
+        let mut k = full_then_one_more(&mut ev);
+        assert!(!k.insert_if_room(loc(40), Value::new(2), Origin::Fresh, 32));
+        assert!(k.get(loc(40)).is_none());
+        assert_eq!(k.entries().len(), 32);
+    }
+}
