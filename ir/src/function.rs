@@ -192,6 +192,12 @@ impl Function {
         v
     }
 
+    /// The integer constant `c` if the function already has it (never
+    /// creates one).
+    pub fn existing_iconst(&self, c: i64) -> Option<Value> {
+        self.consts.get(&c).copied()
+    }
+
     /// The (interned) `null` constant.
     pub fn null(&mut self) -> Value {
         if let Some(v) = self.null {

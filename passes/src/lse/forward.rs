@@ -19,7 +19,18 @@
 //! - a `new T` makes every field of the fresh object known: 0 or `null`
 //!   (IR.md §2), so loads of fields nothing wrote yet fold and stores of the
 //!   initial value are redundant (up to [`FRESH_FIELDS`] fields, and only
-//!   into free room below the cap: a fresh fact never evicts a learned one).
+//!   into free room below the cap: a fresh fact never evicts a learned one);
+//! - a `newarray E, n` makes the whole fresh array known to hold 0 or `null`
+//!   (one fact, [`whole_array`]) and, for a constant `n`, its first
+//!   [`FRESH_FIELDS`] elements too (so that joins and loops that write them
+//!   get phis from the initial value). A store that may write an element
+//!   forgets the whole-array fact unless it stores the initial value. A load
+//!   of an element the fact covers gets the initial value; it goes only when
+//!   it cannot trap (a constant index below the array's constant length),
+//!   otherwise it stays, its result unused, for its bounds trap. A store of
+//!   the initial value is redundant under the same condition.
+//! - a store of value `v` does not clobber a fact that its location holds
+//!   `v`: whether or not it writes that location, `v` is there afterwards.
 //!
 //! Every fact is keyed on values that dominate the point where it holds, and
 //! names a value available there; a fact exists only after an access of the
@@ -30,7 +41,7 @@
 
 use super::arena::BlockSlices;
 use super::clobber::Clobbers;
-use super::known::{lookup, Entry, Known, Origin};
+use super::known::{lookup, Entry, Evicted, Known, Origin};
 use super::loc::{Loc, Subst};
 use super::writers::LoopWriters;
 use crate::alias::AliasResult;
@@ -56,14 +67,18 @@ pub struct ForwardCounts {
     pub forwarded_loop_carried: u64,
     /// Stores of the value already known to be there.
     pub stores_redundant: u64,
-    /// ... a field of a fresh object that nothing wrote yet.
+    /// ... a field of a fresh object or an element of a fresh array that
+    /// nothing wrote yet.
     pub forwarded_fresh: u64,
+    /// Loads of a fresh array's element whose value (the initial one) was
+    /// forwarded but which stay for their bounds trap (their result unused).
+    pub fresh_kept_for_trap: u64,
     /// Tracked locations forgotten because of the cap.
     pub evictions: u64,
 }
 
-/// The most fields of one fresh object whose initial values forwarding
-/// tracks (the first ones, in declaration order).
+/// The most fields of one fresh object (elements of a fresh array of constant
+/// length) whose initial values forwarding tracks: the first ones.
 pub const FRESH_FIELDS: usize = 8;
 
 /// The result of forwarding, before it is applied.
@@ -122,13 +137,15 @@ struct Forward<'a> {
     /// Scratch: the values the forward predecessors know for one location.
     values: Vec<Value>,
     /// The constants `0` and `null`, when the function allocates objects and
-    /// accesses fields (the initial values of fresh objects' fields).
+    /// accesses fields, or arrays and elements (the initial values).
     zeros: Option<(Value, Value)>,
     subst: Subst,
     removed: Vec<Inst>,
     created_phis: Vec<Inst>,
     latch_loads: Vec<Inst>,
     pending: Vec<PendingPhi>,
+    /// The locations evicted last, to tell thrashing.
+    evicted: Evicted,
     counts: ForwardCounts,
 }
 
@@ -179,6 +196,7 @@ pub fn forward(
         created_phis: Vec::new(),
         latch_loads: Vec::new(),
         pending: Vec::new(),
+        evicted: Evicted::default(),
         counts: ForwardCounts::default(),
         cfg,
         loops: &scratch.loops,
@@ -204,28 +222,72 @@ pub fn forward(
 }
 
 /// The constants `0` and `null` (interned, created here if needed) when
-/// `func` has a `new` and a field access, so that the fields of fresh
-/// objects can be known; `None` otherwise (nothing is created).
+/// `func` has a `new` and a field access, or a `newarray` and an element
+/// access, so that the fields of fresh objects and the elements of fresh
+/// arrays can be known; `None` otherwise (nothing is created).
 fn fresh_zeros(func: &mut Function) -> Option<(Value, Value)> {
-    let (mut news, mut fields) = (false, false);
+    let (mut news, mut fields, mut arrays, mut elems) = (false, false, false, false);
+    let wanted = |news, fields, arrays, elems| (news && fields) || (arrays && elems);
     for i in func.inst_iter() {
         match &func.inst(i).kind {
             InstKind::New(_) => news = true,
-            InstKind::Load {
-                addr: Addr::Field { .. },
-                ..
-            }
-            | InstKind::Store {
-                addr: Addr::Field { .. },
-                ..
-            } => fields = true,
+            InstKind::NewArray { .. } => arrays = true,
+            InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => match addr {
+                Addr::Field { .. } => fields = true,
+                Addr::Elem { .. } => elems = true,
+                Addr::Global(_) => {}
+            },
             _ => {}
         }
-        if news && fields {
+        if wanted(news, fields, arrays, elems) {
             break;
         }
     }
-    (news && fields).then(|| (func.iconst(0), func.null()))
+    wanted(news, fields, arrays, elems).then(|| (func.iconst(0), func.null()))
+}
+
+/// The key of the fact "every element of the fresh array `arr` holds its
+/// initial value": the element location indexed by the array itself, which
+/// no access names (an index is an `i64`). It is clobbered, merged and kept
+/// through loops like any element location of `arr`, and never gets a phi
+/// (its value is always the initial one).
+pub fn whole_array(arr: Value) -> Loc {
+    Loc::Elem {
+        base: arr,
+        index: arr,
+    }
+}
+
+/// The initial value of element location `loc` when `state` knows that the
+/// whole array is still initial.
+fn fresh_element(state: &Known, loc: Loc) -> Option<Value> {
+    let Loc::Elem { base, .. } = loc else {
+        return None;
+    };
+    state.get(whole_array(base)).map(|e| e.value)
+}
+
+/// Whether an access of element location `loc` cannot trap because its base
+/// is a `newarray` of constant length and its index a constant below it.
+fn in_fresh_bounds(func: &Function, subst: &Subst, loc: Loc) -> bool {
+    let Loc::Elem { base, index } = loc else {
+        return false;
+    };
+    let (Some(i), Some(def)) = (func.as_const(index), func.def_inst(base)) else {
+        return false;
+    };
+    match func.inst(def).kind {
+        InstKind::NewArray { len, .. } => func
+            .as_const(subst.resolve(func, len))
+            .is_some_and(|n| (0..n).contains(&i)),
+        _ => false,
+    }
+}
+
+/// Record a fresh fact only into free room below `cap` (a fresh fact never
+/// evicts a learned one); returns whether it was recorded.
+fn insert_fresh(state: &mut Known, loc: Loc, value: Value, cap: usize) -> bool {
+    state.insert_if_room(loc, value, Origin::Fresh, cap)
 }
 
 /// Whether `loc`'s base is the constant `null` (after looking through copies
@@ -276,8 +338,18 @@ impl Forward<'_> {
                         self.subst.set(func, result, value);
                         self.removed.push(inst);
                         self.count_forward(origin);
-                    } else if state.insert(loc, result, Origin::Local, self.cap) {
-                        self.counts.evictions += 1;
+                    } else if let Some(init) = fresh_element(&state, loc) {
+                        self.subst.set(func, result, init);
+                        if in_fresh_bounds(func, &self.subst, loc) {
+                            self.removed.push(inst);
+                            self.counts.forwarded_fresh += 1;
+                        } else {
+                            // It may trap (bounds): it stays, its result unused.
+                            self.counts.fresh_kept_for_trap += 1;
+                        }
+                        self.learn(&mut state, loc, init, Origin::Fresh);
+                    } else {
+                        self.learn(&mut state, loc, result, Origin::Local);
                     }
                 }
                 InstKind::Store {
@@ -287,18 +359,20 @@ impl Forward<'_> {
                 } => {
                     let loc = Loc::of(func, &self.subst, addr);
                     let value = self.subst.resolve(func, *value);
-                    if state.get(loc).map(|e| e.value) == Some(value) {
+                    if state.get(loc).map(|e| e.value) == Some(value)
+                        || (fresh_element(&state, loc) == Some(value)
+                            && in_fresh_bounds(func, &self.subst, loc))
+                    {
                         self.removed.push(inst);
                         self.counts.stores_redundant += 1;
                         continue;
                     }
-                    state.clobber(|e| self.store_clobbers(func, e.loc, loc));
+                    // A fact that the location holds `value` stays true.
+                    state.clobber(|e| e.value != value && self.store_clobbers(func, e.loc, loc));
                     if null_based(func, loc) {
                         continue;
                     }
-                    if state.insert(loc, value, Origin::Local, self.cap) {
-                        self.counts.evictions += 1;
-                    }
+                    self.learn(&mut state, loc, value, Origin::Local);
                 }
                 InstKind::New(s) => {
                     let (Some(obj), Some((zero, null))) = (data.result, self.zeros) else {
@@ -311,16 +385,34 @@ impl Forward<'_> {
                             index: index as u32,
                         };
                         let value = if f.ty.is_int() { zero } else { null };
-                        // Only into free room: a fresh fact never evicts a learned one.
-                        if state.entries().len() >= self.cap {
-                            break;
-                        }
-                        state.insert(
+                        if !insert_fresh(
+                            &mut state,
                             Loc::Field { base: obj, field },
                             value,
-                            Origin::Fresh,
                             self.cap,
-                        );
+                        ) {
+                            break;
+                        }
+                    }
+                }
+                InstKind::NewArray { elem, len } => {
+                    let (Some(arr), Some((zero, null))) = (data.result, self.zeros) else {
+                        continue;
+                    };
+                    let init = if elem.is_int() { zero } else { null };
+                    if !insert_fresh(&mut state, whole_array(arr), init, self.cap) {
+                        continue;
+                    }
+                    let n = func.as_const(self.subst.resolve(func, *len)).unwrap_or(0);
+                    for c in 0..n.clamp(0, FRESH_FIELDS as i64) {
+                        // Only indices some access can name (a constant of the function).
+                        let Some(index) = func.existing_iconst(c) else {
+                            continue;
+                        };
+                        if !insert_fresh(&mut state, Loc::Elem { base: arr, index }, init, self.cap)
+                        {
+                            break;
+                        }
                     }
                 }
                 _ => {
@@ -367,6 +459,13 @@ impl Forward<'_> {
             return known.base() == stored.base();
         }
         alias != AliasResult::No
+    }
+
+    /// Record `loc = value` in `state`, counting an eviction.
+    fn learn(&mut self, state: &mut Known, loc: Loc, value: Value, origin: Origin) {
+        if state.insert(loc, value, origin, self.cap, &mut self.evicted) {
+            self.counts.evictions += 1;
+        }
     }
 
     fn count_forward(&mut self, origin: Origin) {

@@ -110,13 +110,19 @@ impl Lse {
             self.cap,
         );
         func.remove_insts(&fw.removed);
+        // Whether an operand changed (a load kept for its trap has its result
+        // replaced without being removed).
+        let mut rewritten = false;
         if !fw.subst.is_empty() {
             // One pass over the function: every operand to what it stands for now.
             let map: Vec<Value> = (0..func.values.len())
                 .map(|i| fw.subst.resolve_replaced(Value::new(i)))
                 .collect();
             func.for_each_placed_kind_mut(|kind| {
-                kind.for_each_operand_mut(|v| *v = map[v.index()])
+                kind.for_each_operand_mut(|v| {
+                    rewritten |= map[v.index()] != *v;
+                    *v = map[v.index()];
+                })
             });
             // Copies of a replaced load now look through to its replacement.
             for (i, &to) in map.iter().enumerate() {
@@ -148,7 +154,7 @@ impl Lse {
                 latch_loads_kept,
             ],
         );
-        !fw.removed.is_empty() || !dead.is_empty() || !unread.is_empty() || phis_kept > 0
+        !fw.removed.is_empty() || rewritten || !dead.is_empty() || !unread.is_empty() || phis_kept > 0
     }
 }
 
@@ -164,6 +170,7 @@ fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4
         ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
         ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
         ("loads_forwarded_fresh", c.forwarded_fresh),
+        ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
         ("stores_redundant", c.stores_redundant),
         ("stores_dead", stores_dead),
         ("stores_dead_unread_object", stores_unread),

@@ -30,6 +30,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "loads_forwarded_loop_carried"),
     ("lse", "loads_forwarded_loop_invariant"),
     ("lse", "loads_forwarded_merge"),
+    ("lse", "loads_fresh_kept_for_trap"),
     ("lse", "phis_created"),
     ("lse", "stores_dead"),
     ("lse", "stores_dead_unread_object"),
