@@ -265,6 +265,15 @@ enum Command {
         /// Time cap of `--reduce`, in seconds.
         #[arg(long, default_value_t = 30.0)]
         reduce_seconds: f64,
+        /// Instead of counting accesses, run the translation with `lli-14` on
+        /// the oracle's inputs and compare its behaviour with the
+        /// interpreter's (exit 1 on a disagreement); with `--out`, each
+        /// disagreement is written there as a run test.
+        #[arg(long)]
+        lli: bool,
+        /// With `--lli` and FILE: inputs per function.
+        #[arg(long, default_value_t = 3)]
+        inputs: usize,
     },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
@@ -602,33 +611,78 @@ fn peer_command(
 ) -> ExitCode {
     use verify::commands::peer::{peer_file, peer_survey};
     match (file, generated) {
-        (Some(file), None) => match peer_file(&file, passes, emit) {
-            Ok((text, standing)) => {
-                print!("{text}");
-                ExitCode::from(u8::from(standing == verify::peer::Standing::More))
-            }
-            Err(diag) => {
-                eprintln!("{diag}");
-                ExitCode::from(2)
-            }
-        },
+        (Some(file), None) => exit_with(peer_file(&file, passes, emit), |(text, standing)| {
+            (text, standing == verify::peer::Standing::More)
+        }),
         (None, Some(n)) => {
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let out = out.map(std::path::PathBuf::from);
-            match peer_survey(n, seed, size, passes, jobs, out.as_deref()) {
-                Ok(s) => {
-                    print!("{}", s.render(passes));
-                    ExitCode::from(u8::from(s.more > 0))
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(2)
-                }
-            }
+            let done = peer_survey(n, seed, size, passes, jobs_or_cores(jobs), out.as_deref());
+            exit_with(done.map_err(|e| format!("error: {e}")), |s| {
+                (s.render(passes), s.more > 0)
+            })
         }
         _ => {
             eprintln!("error: peer wants a FILE or --generated N");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `jobs`, or one per core.
+fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Print what `show` makes of a result and exit 1 when it says so (0
+/// otherwise); print the error and exit 2 on `Err`.
+fn exit_with<T, E: std::fmt::Display>(
+    r: Result<T, E>,
+    show: impl FnOnce(T) -> (String, bool),
+) -> ExitCode {
+    match r {
+        Ok(v) => {
+            let (text, fail) = show(v);
+            print!("{text}");
+            ExitCode::from(u8::from(fail))
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `peer --lli`: one file or generated programs run by `lli-14` against the
+/// interpreter; exit 1 on a disagreement, 2 on bad input or without `lli`.
+fn peer_lli_command(
+    file: Option<String>,
+    generated: Option<u64>,
+    (seed, size): (u64, usize),
+    jobs: Option<usize>,
+    out: Option<String>,
+    inputs: usize,
+) -> ExitCode {
+    use verify::commands::peer_lli::{lli_file, lli_survey, render};
+    match (file, generated) {
+        (Some(file), None) => exit_with(lli_file(&file, inputs.max(1)), |(t, names)| {
+            (render(&t, &names), !t.disagreements.is_empty())
+        }),
+        (None, Some(n)) => {
+            let out = out.map(std::path::PathBuf::from);
+            let start = std::time::Instant::now();
+            let done = lli_survey(n, seed, size, jobs_or_cores(jobs), out.as_deref());
+            exit_with(done.map_err(|e| format!("error: {e}")), |(t, names)| {
+                let secs = start.elapsed().as_secs_f64();
+                let text = format!(
+                    "{}{secs:.1} s, {:.1} programs/s\n",
+                    render(&t, &names),
+                    t.programs as f64 / secs.max(1e-9)
+                );
+                (text, !t.disagreements.is_empty())
+            })
+        }
+        _ => {
+            eprintln!("error: peer --lli wants a FILE or --generated N");
             ExitCode::from(2)
         }
     }
@@ -877,7 +931,12 @@ fn main() -> ExitCode {
             reduce,
             output,
             reduce_seconds,
+            lli,
+            inputs,
         } => {
+            if lli {
+                return peer_lli_command(file, generated, (seed, size), jobs, out, inputs);
+            }
             if reduce {
                 let Some(file) = file else {
                     eprintln!("error: --reduce wants a FILE");

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod opt;
 pub mod peer;
+pub mod peer_lli;
 pub mod reduce;
 pub mod repro;
 pub mod rules;

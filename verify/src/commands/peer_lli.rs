@@ -1,0 +1,206 @@
+//! `loadstar peer --lli`: run the peer's translation with `lli-14` on the
+//! oracle's inputs and compare with the interpreter ([`crate::peer::lli`]),
+//! for one file or over generated programs.
+
+use crate::gen::rng::hash_seq;
+use crate::gen::{generate_from_seed, GenConfig};
+use crate::inputs::instantiate_all;
+use crate::load::{load_file, Diagnostic};
+use crate::oracle::OracleConfig;
+use crate::peer::lli::{check, Case, LliError, LliTally};
+use interp::Config;
+use ir::{FuncId, InputSpec, Module};
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// Inputs per function, as the sweep's default.
+pub const INPUTS: usize = 3;
+/// Generated programs per `lli` process.
+pub const BATCH: usize = 32;
+
+/// The limits the oracle runs the interpreter with.
+pub fn oracle_config() -> Config {
+    let o = OracleConfig::default();
+    crate::oracle::config(&o, o.fuel)
+}
+
+/// The inputs of function `f` of a file, from seed 0 (as `verify --generated`
+/// derives them from a program's seed).
+fn file_inputs(m: &Module, f: FuncId, n: usize) -> Vec<InputSpec> {
+    instantiate_all(m, m.func(f), hash_seq(&[0, 1]), n)
+}
+
+/// The summary of a tally, and each disagreement (`names`: per case, what to
+/// call it).
+pub fn render(t: &LliTally, names: &[String]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "lli: cases {}, inputs compared {}, agreed {}, disagreed {}, skipped (inconclusive in the interpreter) {}, lli processes {}",
+        t.programs,
+        t.compared,
+        t.agreed,
+        t.disagreements.len(),
+        t.skipped,
+        t.starts
+    );
+    for d in &t.disagreements {
+        let lli = match &d.lli {
+            Ok(b) => b.to_string(),
+            Err(e) => e.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "disagreement: {} input {}\n  interpreter:\n    {}\n  lli:\n    {}",
+            names[d.case],
+            d.input,
+            d.interp.to_string().replace('\n', "\n    "),
+            lli.replace('\n', "\n    ")
+        );
+    }
+    out
+}
+
+/// The run cases of a `; test: run` file: its function and its inputs
+/// (none for other files), and its fuel.
+pub fn run_cases(
+    text: &str,
+    m: &Module,
+    file: &str,
+) -> Result<(Vec<InputSpec>, FuncId, Option<u64>), Diagnostic> {
+    let none = (Vec::new(), FuncId::new(0), None);
+    let Ok(tf) = crate::filetest::directives::parse_directives(text) else {
+        return Ok(none);
+    };
+    if tf.kind != crate::filetest::directives::TestKind::Run {
+        return Ok(none);
+    }
+    let name = tf.func.clone().unwrap_or_else(|| "main".to_string());
+    let Some(f) = m.funcs.iter().position(|f| f.name == name) else {
+        return Ok(none);
+    };
+    let func = FuncId::new(f);
+    let specs = tf
+        .cases
+        .iter()
+        .map(|c| {
+            ir::input_text::parse_input_spec(&c.spec, "input", m, m.func(func))
+                .map_err(|e| Diagnostic(format!("{file}: error: {e}")))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((specs, func, tf.fuel))
+}
+
+/// `peer FILE --lli`: the file's own run cases (a `; test: run` file), then
+/// every function on `inputs` instantiated inputs, with the interpreter's
+/// default limits (the file's fuel); the tally and the names of its cases
+/// (for [`render`]).
+pub fn lli_file(file: &str, inputs: usize) -> Result<(LliTally, Vec<String>), Diagnostic> {
+    let loaded = load_file(file)?;
+    let m = &loaded.module;
+    let text =
+        std::fs::read_to_string(file).map_err(|e| Diagnostic(format!("{file}: error: {e}")))?;
+    let (own, own_func, fuel) = run_cases(&text, m, file)?;
+    let specs: Vec<Vec<InputSpec>> = (0..m.funcs.len())
+        .map(|f| file_inputs(m, FuncId::new(f), inputs))
+        .collect();
+    let mut cases = vec![Case {
+        module: m,
+        func: own_func,
+        inputs: &own,
+    }];
+    let mut names = vec![format!("@{} (the file's inputs)", m.func(own_func).name)];
+    for (f, inputs) in specs.iter().enumerate() {
+        cases.push(Case {
+            module: m,
+            func: FuncId::new(f),
+            inputs,
+        });
+        names.push(format!("@{}", m.funcs[f].name));
+    }
+    let cfg = Config {
+        fuel: fuel.unwrap_or(Config::default().fuel),
+        ..Config::default()
+    };
+    let t = check(&cases, &cfg).map_err(|e| Diagnostic(format!("{file}: {e}")))?;
+    Ok((t, names))
+}
+
+/// `peer --generated N --lli`: programs `seed..seed+n` of about `size`
+/// instructions, their `@main` on [`INPUTS`] inputs each, [`BATCH`]
+/// programs per `lli` process on `jobs` threads; each disagreement is
+/// written to `out` as a run test (`mismatch-lli-SEED-INPUT.ir`).
+pub fn lli_survey(
+    n: u64,
+    seed: u64,
+    size: usize,
+    jobs: usize,
+    out: Option<&Path>,
+) -> Result<(LliTally, Vec<String>), LliError> {
+    let gen = GenConfig {
+        target_insts: size,
+        ..GenConfig::default()
+    };
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).map_err(|e| LliError::Io(e.to_string()))?;
+    }
+    let cfg = oracle_config();
+    let next = AtomicU64::new(0);
+    let total = Mutex::new((LliTally::default(), Vec::new()));
+    let error = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let first = next.fetch_add(BATCH as u64, Ordering::Relaxed);
+                if first >= n || error.lock().unwrap().is_some() {
+                    break;
+                }
+                let seeds: Vec<u64> = (first..n.min(first + BATCH as u64))
+                    .map(|k| seed + k)
+                    .collect();
+                let progs: Vec<_> = seeds
+                    .iter()
+                    .map(|&sd| {
+                        let g = generate_from_seed(sd, &gen);
+                        let f = g.module.func(g.main);
+                        let inputs = instantiate_all(&g.module, f, hash_seq(&[sd, 1]), INPUTS);
+                        (g, inputs)
+                    })
+                    .collect();
+                let cases: Vec<Case<'_>> = progs
+                    .iter()
+                    .map(|(g, inputs)| Case {
+                        module: &g.module,
+                        func: g.main,
+                        inputs,
+                    })
+                    .collect();
+                match check(&cases, &cfg) {
+                    Ok(t) => {
+                        for d in &t.disagreements {
+                            let mut f = d.finding(&cases[d.case], cfg.fuel);
+                            f.seed = Some(seeds[d.case]);
+                            if let Some(dir) = out {
+                                let name = format!("mismatch-lli-{}-{}.ir", seeds[d.case], d.input);
+                                let _ = std::fs::write(dir.join(name), f.to_test_text());
+                            }
+                        }
+                        let names: Vec<String> =
+                            seeds.iter().map(|s| format!("seed {s}")).collect();
+                        let mut tot = total.lock().unwrap();
+                        let offset = tot.1.len();
+                        tot.0.merge(t, offset);
+                        tot.1.extend(names);
+                    }
+                    Err(e) => *error.lock().unwrap() = Some(e),
+                }
+            });
+        }
+    });
+    if let Some(e) = error.into_inner().unwrap() {
+        return Err(e);
+    }
+    Ok(total.into_inner().unwrap())
+}
