@@ -197,6 +197,38 @@ fn peer_lli_cli_over_a_file_and_generated_programs() {
     assert!(out.contains("disagreed 0"), "{out}");
     let (code, out, err) = loadstar_split(&["peer", "--generated", "40", "--lli", "--jobs", "1"]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("cases 40,"), "{out}");
+    assert!(out.contains("programs 40,"), "{out}");
     assert!(out.contains("disagreed 0"), "{out}");
+}
+
+#[test]
+fn sweep_with_the_lli_oracle_reports_its_counts() {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sweep-lli");
+    let _ = std::fs::remove_dir_all(&out);
+    let (code, stdout, err) = loadstar_split(&[
+        "sweep",
+        "--seconds",
+        "60",
+        "--max-programs",
+        "40",
+        "--oracles",
+        "interp,lli",
+        "--jobs",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{err}");
+    // The summary goes to stderr.
+    assert!(
+        err.contains("lli (the translation under lli-14"),
+        "{stdout}{err}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let lli = &report["lli"];
+    assert_eq!(lli["programs"], 40, "{lli}");
+    assert_eq!(lli["disagreed"], 0, "{lli}");
+    assert!(lli["compared"].as_u64().unwrap() >= 40, "{lli}");
+    assert!(lli["starts"].as_u64().unwrap() >= 2, "{lli}");
 }

@@ -11,6 +11,7 @@ pub mod rules;
 pub mod run;
 pub mod smt_survey;
 pub mod smt_verify;
+pub mod threads;
 pub mod triage;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;

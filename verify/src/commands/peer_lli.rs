@@ -6,19 +6,18 @@ use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
 use crate::load::{load_file, Diagnostic};
+use crate::oracle::Finding;
 use crate::oracle::OracleConfig;
+use crate::peer::lli::batch::{LliBatcher, LliSummary};
 use crate::peer::lli::{check, Case, LliError, LliTally};
 use interp::Config;
 use ir::{FuncId, InputSpec, Module};
 use std::fmt::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Inputs per function, as the sweep's default.
 pub const INPUTS: usize = 3;
-/// Generated programs per `lli` process.
-pub const BATCH: usize = 32;
 
 /// The limits the oracle runs the interpreter with.
 pub fn oracle_config() -> Config {
@@ -129,16 +128,17 @@ pub fn lli_file(file: &str, inputs: usize) -> Result<(LliTally, Vec<String>), Di
 }
 
 /// `peer --generated N --lli`: programs `seed..seed+n` of about `size`
-/// instructions, their `@main` on [`INPUTS`] inputs each, [`BATCH`]
-/// programs per `lli` process on `jobs` threads; each disagreement is
-/// written to `out` as a run test (`mismatch-lli-SEED-INPUT.ir`).
+/// instructions, their `@main` on [`INPUTS`] inputs each, run in batches of
+/// [`crate::peer::lli::batch::BATCH`] programs per `lli` process on `jobs`
+/// threads; the counts and the disagreements (each also written to `out`
+/// as a run test, `mismatch-lli-SEED.ir`).
 pub fn lli_survey(
     n: u64,
     seed: u64,
     size: usize,
     jobs: usize,
     out: Option<&Path>,
-) -> Result<(LliTally, Vec<String>), LliError> {
+) -> Result<(LliSummary, Vec<Finding>), LliError> {
     let gen = GenConfig {
         target_insts: size,
         ..GenConfig::default()
@@ -146,61 +146,50 @@ pub fn lli_survey(
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| LliError::Io(e.to_string()))?;
     }
-    let cfg = oracle_config();
-    let next = AtomicU64::new(0);
-    let total = Mutex::new((LliTally::default(), Vec::new()));
-    let error = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let first = next.fetch_add(BATCH as u64, Ordering::Relaxed);
-                if first >= n || error.lock().unwrap().is_some() {
-                    break;
-                }
-                let seeds: Vec<u64> = (first..n.min(first + BATCH as u64))
-                    .map(|k| seed + k)
-                    .collect();
-                let progs: Vec<_> = seeds
-                    .iter()
-                    .map(|&sd| {
-                        let g = generate_from_seed(sd, &gen);
-                        let f = g.module.func(g.main);
-                        let inputs = instantiate_all(&g.module, f, hash_seq(&[sd, 1]), INPUTS);
-                        (g, inputs)
-                    })
-                    .collect();
-                let cases: Vec<Case<'_>> = progs
-                    .iter()
-                    .map(|(g, inputs)| Case {
-                        module: &g.module,
-                        func: g.main,
-                        inputs,
-                    })
-                    .collect();
-                match check(&cases, &cfg) {
-                    Ok(t) => {
-                        for d in &t.disagreements {
-                            let mut f = d.finding(&cases[d.case], cfg.fuel);
-                            f.seed = Some(seeds[d.case]);
-                            if let Some(dir) = out {
-                                let name = format!("mismatch-lli-{}-{}.ir", seeds[d.case], d.input);
-                                let _ = std::fs::write(dir.join(name), f.to_test_text());
-                            }
-                        }
-                        let names: Vec<String> =
-                            seeds.iter().map(|s| format!("seed {s}")).collect();
-                        let mut tot = total.lock().unwrap();
-                        let offset = tot.1.len();
-                        tot.0.merge(t, offset);
-                        tot.1.extend(names);
-                    }
-                    Err(e) => *error.lock().unwrap() = Some(e),
-                }
-            });
+    let total = Mutex::new((LliSummary::default(), Vec::new()));
+    super::threads::over_programs(
+        n,
+        jobs,
+        || (LliBatcher::new(oracle_config()), Vec::new()),
+        |(batcher, found), k| {
+            let g = generate_from_seed(seed + k, &gen);
+            let f = g.module.func(g.main);
+            let inputs = instantiate_all(&g.module, f, hash_seq(&[seed + k, 1]), INPUTS);
+            found.extend(batcher.push(seed + k, g.module, g.main, inputs)?);
+            Ok(())
+        },
+        |(mut batcher, mut found)| {
+            found.extend(batcher.flush()?);
+            let mut t = total.lock().unwrap();
+            t.0.add(&batcher.tally);
+            t.1.extend(found);
+            Ok(())
+        },
+    )
+    .map_err(|(_, e)| e)?;
+    let (summary, mut found) = total.into_inner().unwrap();
+    found.sort_by_key(|f| f.seed);
+    if let Some(dir) = out {
+        for f in &found {
+            let name = format!("mismatch-lli-{}.ir", f.seed.unwrap_or_default());
+            std::fs::write(dir.join(name), f.to_test_text())
+                .map_err(|e| LliError::Io(e.to_string()))?;
         }
-    });
-    if let Some(e) = error.into_inner().unwrap() {
-        return Err(e);
     }
-    Ok(total.into_inner().unwrap())
+    Ok((summary, found))
+}
+
+/// The survey's report: the counts, then each disagreement.
+pub fn render_survey(summary: &LliSummary, found: &[Finding]) -> String {
+    let mut out = format!("lli: {}\n", summary.render());
+    for f in found {
+        let _ = writeln!(
+            out,
+            "disagreement: seed {} ({})\n  {}",
+            f.seed.unwrap_or_default(),
+            f.part,
+            f.detail.replace('\n', "\n  ")
+        );
+    }
+    out
 }

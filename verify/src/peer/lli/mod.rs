@@ -14,6 +14,7 @@
 //! every trap is an explicit branch to `@ls.trap`, divisions are guarded,
 //! shifts masked, and `lli` runs the translation unoptimized.
 
+pub mod batch;
 pub mod runtime;
 pub mod session;
 
