@@ -274,6 +274,10 @@ enum Command {
         /// With `--lli` and FILE: inputs per function.
         #[arg(long, default_value_t = 3)]
         inputs: usize,
+        /// With `--lli`: run what `opt -O2` makes of the translation, which
+        /// checks that its TBAA and attributes claim no more than IR.md.
+        #[arg(long, requires = "lli")]
+        o2: bool,
     },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
@@ -658,19 +662,19 @@ fn peer_lli_command(
     file: Option<String>,
     generated: Option<u64>,
     (seed, size): (u64, usize),
-    jobs: Option<usize>,
+    (jobs, o2): (Option<usize>, bool),
     out: Option<String>,
     inputs: usize,
 ) -> ExitCode {
     use verify::commands::peer_lli::{lli_file, lli_survey, render, render_survey};
     match (file, generated) {
-        (Some(file), None) => exit_with(lli_file(&file, inputs.max(1)), |(t, names)| {
+        (Some(file), None) => exit_with(lli_file(&file, inputs.max(1), o2), |(t, names)| {
             (render(&t, &names), !t.disagreements.is_empty())
         }),
         (None, Some(n)) => {
             let out = out.map(std::path::PathBuf::from);
             let start = std::time::Instant::now();
-            let done = lli_survey(n, seed, size, jobs_or_cores(jobs), out.as_deref());
+            let done = lli_survey(n, seed, size, (jobs_or_cores(jobs), o2), out.as_deref());
             exit_with(done.map_err(|e| format!("error: {e}")), |(t, found)| {
                 let secs = start.elapsed().as_secs_f64();
                 let text = format!(
@@ -933,9 +937,10 @@ fn main() -> ExitCode {
             reduce_seconds,
             lli,
             inputs,
+            o2,
         } => {
             if lli {
-                return peer_lli_command(file, generated, (seed, size), jobs, out, inputs);
+                return peer_lli_command(file, generated, (seed, size), (jobs, o2), out, inputs);
             }
             if reduce {
                 let Some(file) = file else {

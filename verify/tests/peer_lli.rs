@@ -15,6 +15,17 @@ use verify::seeds::{corpus_files, default_corpus};
 
 #[test]
 fn every_corpus_run_test_behaves_alike_under_lli() {
+    corpus_run_tests_under_lli(false);
+}
+
+/// The same after `opt -O2`: the translation's TBAA and attributes let LLVM
+/// change nothing the corpus observes.
+#[test]
+fn every_corpus_run_test_behaves_alike_under_lli_after_opt() {
+    corpus_run_tests_under_lli(true);
+}
+
+fn corpus_run_tests_under_lli(o2: bool) {
     // (module, func, inputs) of every run test, grouped by fuel.
     let mut groups: std::collections::BTreeMap<Option<u64>, Vec<_>> = Default::default();
     for (f, text) in corpus_files(&default_corpus()) {
@@ -43,7 +54,7 @@ fn every_corpus_run_test_behaves_alike_under_lli() {
                 inputs,
             })
             .collect();
-        let t = check(&cases, &cfg).expect("lli runs the corpus");
+        let t = check(&cases, &cfg, o2).expect("lli runs the corpus");
         if let Some(d) = t.disagreements.first() {
             panic!(
                 "{}: input {}: interpreter\n{}\nlli {:?}",
@@ -122,7 +133,7 @@ fn environment_steps_escapes_and_traps_agree() {
     let (m, inputs) = env_case();
     let (case, want) = main_case(&m, &inputs);
     let cfg = Config::default();
-    let t = check_expected(&[case], std::slice::from_ref(&want), &cfg).unwrap();
+    let t = check_expected(&[case], std::slice::from_ref(&want), &cfg, false).unwrap();
     assert!(t.disagreements.is_empty(), "{:?}", t.disagreements);
     assert_eq!(t.compared, 7);
     // The inputs both return and trap, and the trace is not empty.
@@ -146,7 +157,7 @@ fn disagreement_on(corrupt: impl Fn(&mut Behaviour), part: &str) {
         })
         .expect("an input that returns");
     corrupt(want[k].as_mut().unwrap());
-    let t = check_expected(&[case], std::slice::from_ref(&want), &cfg).unwrap();
+    let t = check_expected(&[case], std::slice::from_ref(&want), &cfg, false).unwrap();
     assert_eq!(t.disagreements.len(), 1, "{:?}", t.disagreements);
     let d = &t.disagreements[0];
     assert_eq!(d.input, k);

@@ -96,7 +96,11 @@ pub fn run_cases(
 /// every function on `inputs` instantiated inputs, with the interpreter's
 /// default limits (the file's fuel); the tally and the names of its cases
 /// (for [`render`]).
-pub fn lli_file(file: &str, inputs: usize) -> Result<(LliTally, Vec<String>), Diagnostic> {
+pub fn lli_file(
+    file: &str,
+    inputs: usize,
+    o2: bool,
+) -> Result<(LliTally, Vec<String>), Diagnostic> {
     let loaded = load_file(file)?;
     let m = &loaded.module;
     let text =
@@ -123,7 +127,7 @@ pub fn lli_file(file: &str, inputs: usize) -> Result<(LliTally, Vec<String>), Di
         fuel: fuel.unwrap_or(Config::default().fuel),
         ..Config::default()
     };
-    let t = check(&cases, &cfg).map_err(|e| Diagnostic(format!("{file}: {e}")))?;
+    let t = check(&cases, &cfg, o2).map_err(|e| Diagnostic(format!("{file}: {e}")))?;
     Ok((t, names))
 }
 
@@ -136,7 +140,7 @@ pub fn lli_survey(
     n: u64,
     seed: u64,
     size: usize,
-    jobs: usize,
+    (jobs, o2): (usize, bool),
     out: Option<&Path>,
 ) -> Result<(LliSummary, Vec<Finding>), LliError> {
     let gen = GenConfig {
@@ -150,7 +154,7 @@ pub fn lli_survey(
     super::threads::over_programs(
         n,
         jobs,
-        || (LliBatcher::new(oracle_config()), Vec::new()),
+        || (LliBatcher::new(oracle_config(), o2), Vec::new()),
         |(batcher, found), k| {
             let g = generate_from_seed(seed + k, &gen);
             let f = g.module.func(g.main);

@@ -191,7 +191,7 @@ fn translate_flavour(modules: &[&Module], lli: bool) -> String {
          declare void @ls.volatile(i8*, i64, i64, i8*, i64) nounwind\n",
     );
     if lli {
-        out.push_str("declare i8* @ls.new(i64, i64) nounwind\n");
+        out.push_str("declare noalias i8* @ls.new(i64, i64) nounwind\n");
     }
     let mut metadata = String::new();
     let mut md_base = 0;

@@ -264,9 +264,9 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
             s.spawn(|| {
                 let mut local = Totals::default();
                 let mut peer = peer_pm.clone().map(PeerBatcher::new);
-                let mut lli = opts
-                    .lli
-                    .then(|| LliBatcher::new(oracle::config(&opts.oracle, opts.oracle.fuel)));
+                let mut lli = opts.lli.then(|| {
+                    LliBatcher::new(oracle::config(&opts.oracle, opts.oracle.fuel), false)
+                });
                 let mut lli_found = Vec::new();
                 let taken = checkers.lock().unwrap_or_else(|e| e.into_inner()).pop();
                 let mut checker = taken.unwrap_or_else(|| ProgramChecker::new(opts));

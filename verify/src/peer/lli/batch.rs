@@ -17,16 +17,19 @@ type Queued = (u64, Module, FuncId, Vec<InputSpec>);
 /// Programs waiting for one `lli` run and what the runs so far showed.
 pub struct LliBatcher {
     cfg: Config,
+    o2: bool,
     pending: Vec<Queued>,
     /// The counts so far (case indices are not kept: findings carry the programs).
     pub tally: LliTally,
 }
 
 impl LliBatcher {
-    /// A batcher running the interpreter and `lli` with the limits of `cfg`.
-    pub fn new(cfg: Config) -> LliBatcher {
+    /// A batcher running the interpreter and `lli` with the limits of
+    /// `cfg` (`o2`: `lli` runs `opt -O2`'s output, see [`super::check_expected`]).
+    pub fn new(cfg: Config, o2: bool) -> LliBatcher {
         LliBatcher {
             cfg,
+            o2,
             pending: Vec::new(),
             tally: LliTally::default(),
         }
@@ -62,7 +65,7 @@ impl LliBatcher {
                 inputs,
             })
             .collect();
-        let mut t = check(&cases, &self.cfg)?;
+        let mut t = check(&cases, &self.cfg, self.o2)?;
         let findings = t
             .disagreements
             .iter()

@@ -43,6 +43,9 @@ pub enum LliError {
     /// The inputs do not fit the heap.
     #[error("inputs: {0}")]
     Inputs(String),
+    /// `opt` failed on the translation (with `o2`).
+    #[error("{0}")]
+    Opt(String),
 }
 
 /// One program to run: a module, the function and its inputs.
@@ -155,11 +158,15 @@ fn timeout(inputs: usize) -> Duration {
 
 /// Run every case under `lli` (one process for all of them; a new one after
 /// a process dies) and compare with `expected` (per case, per input; `None`
-/// skips the input). `cfg` gives the heap budget.
+/// skips the input). `cfg` gives the heap budget; with `o2`, `lli` runs
+/// what `opt -O2` makes of the translation (the peer's pipeline), which
+/// checks that the translation's TBAA and attributes claim no more than
+/// IR.md allows.
 pub fn check_expected(
     cases: &[Case<'_>],
     expected: &[Vec<Option<Behaviour>>],
     cfg: &Config,
+    o2: bool,
 ) -> Result<LliTally, LliError> {
     let mut tally = LliTally {
         programs: cases.len() as u64,
@@ -171,7 +178,10 @@ pub fn check_expected(
         return Ok(tally);
     }
     let modules: Vec<&Module> = cases.iter().map(|c| c.module).collect();
-    let translation = super::translate::translate_modules_for_lli(&modules);
+    let mut translation = super::translate::translate_modules_for_lli(&modules);
+    if o2 {
+        translation = super::run_opt(&translation).map_err(|e| LliError::Opt(e.to_string()))?;
+    }
     let rt = runtime::runtime(&modules, cfg.heap_words);
     let firsts = runtime::entry_ids(&modules);
     let infos: Vec<interp::EnvInfo> = modules.iter().map(|m| interp::EnvInfo::new(m)).collect();
@@ -198,7 +208,9 @@ pub fn check_expected(
             );
             let got = match got {
                 Ok(b) => Ok(b),
-                Err(e @ (LliError::NoLli(..) | LliError::Io(_))) => return Err(e),
+                Err(e @ (LliError::NoLli(..) | LliError::Io(_) | LliError::Opt(_))) => {
+                    return Err(e)
+                }
                 Err(e) => {
                     // The process is gone or out of step: start afresh.
                     session = None;
@@ -224,7 +236,7 @@ pub fn check_expected(
 }
 
 /// [`check_expected`] against the interpreter's own runs.
-pub fn check(cases: &[Case<'_>], cfg: &Config) -> Result<LliTally, LliError> {
+pub fn check(cases: &[Case<'_>], cfg: &Config, o2: bool) -> Result<LliTally, LliError> {
     let expected: Vec<_> = cases.iter().map(|c| expected(c, cfg)).collect();
-    check_expected(cases, &expected, cfg)
+    check_expected(cases, &expected, cfg, o2)
 }

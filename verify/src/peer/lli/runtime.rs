@@ -136,6 +136,16 @@ ok:
   store i64 %header, i64* %h
   %s = getelementptr i64, i64* %h, i64 1
   %p = bitcast i64* %s to i8*
+  ; An array's length is written here too, so that the arena parses even
+  ; where `opt` deleted the translation's store of it (the array is dead).
+  %odd = and i64 %header, 1
+  %arr = icmp ne i64 %odd, 0
+  br i1 %arr, label %len, label %done
+len:
+  %n = sub i64 %words, 2
+  store i64 %n, i64* %s
+  br label %done
+done:
   ret i8* %p
 }
 
