@@ -136,6 +136,9 @@ fn environment_steps_escapes_and_traps_agree() {
     let t = check_expected(&[case], std::slice::from_ref(&want), &cfg, false).unwrap();
     assert!(t.disagreements.is_empty(), "{:?}", t.disagreements);
     assert_eq!(t.compared, 7);
+    // Two externs and a volatile load and store per run (fewer where it traps).
+    assert!(t.steps >= 20, "{} steps", t.steps);
+    assert!(t.traps >= 1);
     // The inputs both return and trap, and the trace is not empty.
     let outcomes: Vec<&Outcome> = want.iter().flatten().map(|b| &b.outcome).collect();
     assert!(outcomes.iter().any(|o| matches!(o, Outcome::Return(_))));

@@ -37,13 +37,15 @@ pub fn render(t: &LliTally, names: &[String]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "lli: cases {}, inputs compared {}, agreed {}, disagreed {}, skipped (inconclusive in the interpreter) {}, lli processes {}",
+        "lli: cases {}, inputs compared {} ({} trapping), agreed {}, disagreed {}, skipped (inconclusive in the interpreter) {}, lli processes {}, environment steps {}",
         t.programs,
         t.compared,
+        t.traps,
         t.agreed,
         t.disagreements.len(),
         t.skipped,
-        t.starts
+        t.starts,
+        t.steps
     );
     for d in &t.disagreements {
         let lli = match &d.lli {

@@ -96,6 +96,10 @@ pub struct LliSummary {
     pub skipped: u64,
     /// `lli` processes started.
     pub starts: u64,
+    /// Environment steps taken through the parent.
+    pub steps: u64,
+    /// Compared inputs that end in a trap.
+    pub traps: u64,
 }
 
 impl LliSummary {
@@ -107,13 +111,22 @@ impl LliSummary {
         self.disagreed += t.compared - t.agreed;
         self.skipped += t.skipped;
         self.starts += t.starts;
+        self.steps += t.steps;
+        self.traps += t.traps;
     }
 
     /// The summary line.
     pub fn render(&self) -> String {
         format!(
-            "programs {}, inputs compared {}, agreed {}, disagreed {}, skipped (inconclusive in the interpreter) {}, lli processes {}",
-            self.programs, self.compared, self.agreed, self.disagreed, self.skipped, self.starts
+            "programs {}, inputs compared {} ({} trapping), agreed {}, disagreed {}, skipped (inconclusive in the interpreter) {}, lli processes {}, environment steps {}",
+            self.programs,
+            self.compared,
+            self.traps,
+            self.agreed,
+            self.disagreed,
+            self.skipped,
+            self.starts,
+            self.steps
         )
     }
 }

@@ -115,6 +115,10 @@ pub struct LliTally {
     pub agreed: u64,
     /// `lli` processes started.
     pub starts: u64,
+    /// Environment steps (extern calls, volatile accesses) `lli` took.
+    pub steps: u64,
+    /// Compared inputs whose interpreter run trapped.
+    pub traps: u64,
     /// The disagreements.
     pub disagreements: Vec<Disagreement>,
 }
@@ -127,6 +131,8 @@ impl LliTally {
         self.skipped += o.skipped;
         self.agreed += o.agreed;
         self.starts += o.starts;
+        self.steps += o.steps;
+        self.traps += o.traps;
         self.disagreements
             .extend(o.disagreements.into_iter().map(|mut d| {
                 d.case += offset;
@@ -198,6 +204,7 @@ pub fn check_expected(
                 }
             };
             tally.compared += 1;
+            tally.traps += u64::from(matches!(want.outcome, Outcome::Trap(_)));
             let entry = (firsts[c] + case.func.index(), f);
             let got = s.run(
                 case.module,
@@ -213,7 +220,9 @@ pub fn check_expected(
                 }
                 Err(e) => {
                     // The process is gone or out of step: start afresh.
-                    session = None;
+                    if let Some(s) = session.take() {
+                        tally.steps += s.steps;
+                    }
                     Err(e.to_string())
                 }
             };
@@ -230,6 +239,7 @@ pub fn check_expected(
         }
     }
     if let Some(s) = session {
+        tally.steps += s.steps;
         s.quit();
     }
     Ok(tally)

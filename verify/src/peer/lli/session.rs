@@ -31,6 +31,8 @@ pub struct Session {
     output: BufReader<ChildStdout>,
     /// The address of the runtime's arena (word 0).
     base: u64,
+    /// Environment steps taken for this process so far.
+    pub steps: u64,
     /// Dropping it stops the watchdog.
     _watchdog: mpsc::Sender<()>,
 }
@@ -86,6 +88,7 @@ impl Session {
             input,
             output,
             base: 0,
+            steps: 0,
             _watchdog: tx,
         };
         let hello = s.words(3)?;
@@ -177,7 +180,10 @@ impl Session {
         loop {
             let head = self.words(3)?;
             match head[0] {
-                1 => self.step(module, &mut ctx, (head[1], head[2] as usize), &conv)?,
+                1 => {
+                    self.steps += 1;
+                    self.step(module, &mut ctx, (head[1], head[2] as usize), &conv)?
+                }
                 2 => {
                     if head[1] == 1 {
                         let r = conv.of_lli(head[2], None)?;
@@ -441,4 +447,50 @@ fn ref_words(layout: &Layout, words: &[u64]) -> Result<(Vec<usize>, Vec<usize>),
         at = first + n;
     }
     Ok((refs, starts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interp::heap::{array_header, struct_header};
+    use ir::{StructId, Type};
+
+    /// `type Node { val: i64, next: Node }`, one global `@g: Node`.
+    fn layout() -> Layout {
+        let node = Type::object(StructId(0));
+        Layout {
+            fields: vec![vec![Type::I64, node]],
+            globals: vec![node],
+            field_base: vec![0, 2],
+        }
+    }
+
+    #[test]
+    fn references_convert_both_ways_and_bad_arenas_are_protocol_errors() {
+        let layout = layout();
+        // [reserved, @g = #2, Node{7, next: #2} at 2, [Node]{#2, null} at 5]
+        let node = struct_header(StructId(0));
+        let arr = array_header(Type::object(StructId(0)));
+        let interp_words = vec![0, 2, node, 7, 2, arr, 2, 2, 0];
+        let (refs, starts) = ref_words(&layout, &interp_words).unwrap();
+        assert_eq!(refs, vec![1, 4, 7, 8]);
+        assert_eq!(starts, vec![2, 5]);
+        let conv = Conv { base: 0x1000 };
+        let mut words = interp_words.clone();
+        conv.to_lli(&layout, &mut words).unwrap();
+        assert_eq!(words[1], 0x1000 + 8 * 3);
+        assert_eq!(words[8], 0, "null stays null");
+        assert_eq!(words[3], 7, "integers stay");
+        conv.arena_of_lli(&layout, &mut words).unwrap();
+        assert_eq!(words, interp_words);
+        // A reference into the middle of an object, and a header of no type.
+        let mut inside = interp_words.clone();
+        conv.to_lli(&layout, &mut inside).unwrap();
+        inside[4] += 8;
+        assert!(conv.arena_of_lli(&layout, &mut inside).is_err());
+        let mut bad = interp_words.clone();
+        bad[2] = 40;
+        assert!(ref_words(&layout, &bad).is_err());
+        assert!(conv.of_lli(0x1004, None).is_err(), "misaligned");
+    }
 }
