@@ -188,8 +188,8 @@ pub fn check_expected(
     if o2 {
         translation = super::run_opt(&translation).map_err(|e| LliError::Opt(e.to_string()))?;
     }
-    let rt = runtime::runtime(&modules, cfg.heap_words);
-    let firsts = runtime::entry_ids(&modules);
+    let funcs: Vec<FuncId> = cases.iter().map(|c| c.func).collect();
+    let rt = runtime::runtime(&modules, &funcs, cfg.heap_words);
     let infos: Vec<interp::EnvInfo> = modules.iter().map(|m| interp::EnvInfo::new(m)).collect();
     let mut session: Option<Session> = None;
     for (c, case) in cases.iter().enumerate() {
@@ -205,7 +205,7 @@ pub fn check_expected(
             };
             tally.compared += 1;
             tally.traps += u64::from(matches!(want.outcome, Outcome::Trap(_)));
-            let entry = (firsts[c] + case.func.index(), f);
+            let entry = (c, f);
             let got = s.run(
                 case.module,
                 &infos[c],

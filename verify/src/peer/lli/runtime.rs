@@ -24,7 +24,7 @@
 //! - the end of a run sends `[3, 0, returned]` or `[3, 1, trap code]`, then
 //!   `n` and the arena words `0..n`; a trap `longjmp`s back to the driver.
 
-use ir::Module;
+use ir::{FuncId, Module};
 use std::fmt::Write;
 
 /// The `callee` of a volatile step (`interp::env::VOLATILE`).
@@ -228,13 +228,15 @@ end:
 
 /// The runtime for `modules` translated together (module `k`'s names carry
 /// `translate::module_prefix(k, n)`), with an arena of `arena_words` words.
-/// Entry `e` of the driver is function `e - first` of the module whose
-/// functions start at `first` ([`entry_ids`]).
-pub fn runtime(modules: &[&Module], arena_words: usize) -> String {
+/// Entry `e` of the driver runs function `funcs[e]` of module `e`; only the
+/// externs a module calls get a definition (the rest stay declarations,
+/// never linked), so that `lli` compiles no more than the runs need.
+pub fn runtime(modules: &[&Module], funcs: &[FuncId], arena_words: usize) -> String {
     let n = arena_words + 2;
     let args = modules
         .iter()
-        .flat_map(|m| m.funcs.iter().map(|f| f.params.len()))
+        .zip(funcs)
+        .map(|(m, f)| m.func(*f).params.len())
         .max()
         .unwrap_or(0)
         .max(1);
@@ -244,22 +246,18 @@ pub fn runtime(modules: &[&Module], arena_words: usize) -> String {
         .replace("{LAST}", &(n - 1).to_string())
         .replace("{VOLATILE}", &VOLATILE.to_string());
     let mut dispatch = String::new();
-    let mut entry = 0;
-    for (k, m) in modules.iter().enumerate() {
+    for (k, (m, &f)) in modules.iter().zip(funcs).enumerate() {
         let pre = super::super::translate::module_prefix(k, modules.len());
         globals(&mut out, m, &pre, n);
         externs(&mut out, m, &pre);
-        for f in &m.funcs {
-            entry_wrapper(&mut out, f, &pre, entry);
-            let _ = write!(dispatch, " i64 {entry}, label %e{entry}");
-            entry += 1;
-        }
+        entry_wrapper(&mut out, m.func(f), &pre, k);
+        let _ = write!(dispatch, " i64 {k}, label %e{k}");
     }
     let _ = writeln!(
         out,
         "\ndefine i64 @rt.dispatch(i64 %e, i64* %a) {{\n  switch i64 %e, label %bad [{dispatch} ]\nbad:\n  call void @exit(i32 4)\n  unreachable"
     );
-    for e in 0..entry {
+    for e in 0..funcs.len() {
         let _ = writeln!(
             out,
             "e{e}:\n  %r{e} = call i64 @rt.run.{e}(i64* %a)\n  ret i64 %r{e}"
@@ -267,18 +265,6 @@ pub fn runtime(modules: &[&Module], arena_words: usize) -> String {
     }
     out.push_str("}\n");
     out
-}
-
-/// The first driver entry of each module's functions.
-pub fn entry_ids(modules: &[&Module]) -> Vec<usize> {
-    modules
-        .iter()
-        .scan(0, |first, m| {
-            let here = *first;
-            *first += m.funcs.len();
-            Some(here)
-        })
-        .collect()
 }
 
 fn llty(t: ir::Type) -> &'static str {
@@ -318,9 +304,25 @@ fn as_word(t: ir::Type, v: &str, tmp: &str) -> (String, String) {
     }
 }
 
-/// Each extern as an environment step with its index as the callee.
+/// Each extern the module calls as an environment step with its index as
+/// the callee.
 fn externs(out: &mut String, m: &Module, pre: &str) {
+    let mut called = vec![false; m.externs.len()];
+    for f in &m.funcs {
+        for d in &f.insts {
+            if let ir::InstKind::Call {
+                callee: ir::Callee::Extern(e),
+                ..
+            } = d.kind
+            {
+                called[e.index()] = true;
+            }
+        }
+    }
     for (x, e) in m.externs.iter().enumerate() {
+        if !called[x] {
+            continue;
+        }
         let params: Vec<String> = e
             .params
             .iter()
