@@ -200,7 +200,15 @@ pub fn check_expected(
                 Some(s) => s,
                 None => {
                     tally.starts += 1;
-                    session.insert(Session::start(&rt, &translation, timeout(todo))?)
+                    match Session::start(&rt, &translation, timeout(todo)) {
+                        Ok(s) => session.insert(s),
+                        Err(e @ (LliError::Died(_) | LliError::Protocol(_))) => {
+                            // `lli` rejected the batch: find the program(s)
+                            // it rejects, each a disagreement of its own.
+                            return Ok(rejected(cases, expected, cfg, o2, tally, e));
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
             };
             tally.compared += 1;
@@ -245,8 +253,89 @@ pub fn check_expected(
     Ok(tally)
 }
 
+/// The tally of a batch whose `lli` process did not start (`why`), with
+/// `so_far` counted already: a batch of several cases is checked case by
+/// case, and a single case disagrees on every input it was to compare.
+fn rejected(
+    cases: &[Case<'_>],
+    expected: &[Vec<Option<Behaviour>>],
+    cfg: &Config,
+    o2: bool,
+    so_far: LliTally,
+    why: LliError,
+) -> LliTally {
+    let mut tally = LliTally {
+        starts: so_far.starts,
+        steps: so_far.steps,
+        ..LliTally::default()
+    };
+    if cases.len() > 1 {
+        for (c, case) in cases.iter().enumerate() {
+            let one = std::slice::from_ref(case);
+            let want = std::slice::from_ref(&expected[c]);
+            let t = check_expected(one, want, cfg, o2)
+                .unwrap_or_else(|e| rejected(one, want, cfg, o2, LliTally::default(), e));
+            tally.merge(t, c);
+        }
+        return tally;
+    }
+    tally.programs = 1;
+    for (i, want) in expected[0].iter().enumerate() {
+        match want {
+            None => tally.skipped += 1,
+            Some(b) => {
+                tally.compared += 1;
+                tally.traps += u64::from(matches!(b.outcome, Outcome::Trap(_)));
+                tally.disagreements.push(Disagreement {
+                    case: 0,
+                    input: i,
+                    interp: b.clone(),
+                    lli: Err(why.to_string()),
+                });
+            }
+        }
+    }
+    tally
+}
+
 /// [`check_expected`] against the interpreter's own runs.
 pub fn check(cases: &[Case<'_>], cfg: &Config, o2: bool) -> Result<LliTally, LliError> {
     let expected: Vec<_> = cases.iter().map(|c| expected(c, cfg)).collect();
     check_expected(cases, &expected, cfg, o2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "func @main(%x: i64) -> i64 {\nentry:\n  %d = sdiv 10, %x\n  ret %d\n}\n";
+
+    /// A batch `lli` rejects is checked case by case; a single rejected
+    /// case disagrees on every input it was to compare.
+    #[test]
+    fn a_rejected_batch_is_split_and_a_rejected_program_disagrees() {
+        let m = crate::load::load_text(TEXT, "t.ir").unwrap().module;
+        let f = m.func(FuncId::new(0));
+        let inputs = crate::inputs::instantiate_all(&m, f, 3, 4);
+        let case = Case {
+            module: &m,
+            func: FuncId::new(0),
+            inputs: &inputs,
+        };
+        let cfg = Config::default();
+        let want = expected(&case, &cfg);
+        let why = || LliError::Died("rejected".into());
+        let two = [case, case];
+        let both = [want.clone(), want.clone()];
+        let t = rejected(&two, &both, &cfg, false, LliTally::default(), why());
+        assert_eq!((t.programs, t.compared, t.agreed), (2, 8, 8));
+        assert!(t.disagreements.is_empty());
+        let t = rejected(&[case], &both[..1], &cfg, false, LliTally::default(), why());
+        assert_eq!((t.programs, t.compared, t.agreed), (1, 4, 0));
+        assert_eq!(t.disagreements.len(), 4);
+        assert!(t.disagreements[0]
+            .lli
+            .as_ref()
+            .is_err_and(|e| e.contains("rejected")));
+    }
 }
