@@ -7,7 +7,7 @@
 //! pattern matches and the condition holds, and its rewrite is the text's
 //! replacement (same operation, same operands, same folded constant).
 //! `phi_same` and `br_const`, whose conditions are CFG facts (dominance),
-//! are checked the same way on generated loops and branches; `phi_const_web`
+//! and `phi_null`, are checked the same way on generated loops and branches; `phi_const_web`
 //! follows phi webs its two-leaf text does not describe (see `docs/smt.md`).
 
 use ir::cfg::Cfg;
@@ -155,7 +155,7 @@ fn check_function(
 }
 
 /// The rules whose conditions are CFG facts: checked on [`cfg_program`]s.
-const CFG_RULES: [&str; 2] = ["phi_same", "br_const"];
+const CFG_RULES: [&str; 3] = ["phi_same", "phi_null", "br_const"];
 
 /// The rule whose text states a two-leaf web: not compared.
 const WEB_RULE: &str = "phi_const_web";
@@ -199,18 +199,19 @@ fn cfg_program(g: &(u8, u8, u8, u8, u8, u8)) -> String {
     let cond = |c: u8| ["0", "1", "-1", "%y"][c as usize % 4];
     let e1 = ["%a", "%x", "5", "%y"][e1 as usize % 4];
     let e2 = ["%v", "%a", "%x", "%n", "5"][e2 as usize % 5];
+    let r1 = ["%p", "null"][(r2 as usize / 3) % 2];
     let r2 = ["%w", "%p", "null"][r2 as usize % 3];
     let (head, entries, rentries) = if same % 3 == 0 {
         (
             format!("br {}, loop, loop", cond(c1)),
             format!("[entry: {e1}], [entry: {e1}]"),
-            "[entry: %p], [entry: %p]".to_string(),
+            format!("[entry: {r1}], [entry: {r1}]"),
         )
     } else {
         (
             format!("br {}, loop, exit", cond(c1)),
             format!("[entry: {e1}]"),
-            "[entry: %p]".to_string(),
+            format!("[entry: {r1}]"),
         )
     };
     format!(

@@ -265,6 +265,19 @@ enum Command {
         /// Time cap of `--reduce`, in seconds.
         #[arg(long, default_value_t = 30.0)]
         reduce_seconds: f64,
+        /// Instead of counting accesses, run the translation with `lli-14` on
+        /// the oracle's inputs and compare its behaviour with the
+        /// interpreter's (exit 1 on a disagreement); with `--out`, each
+        /// disagreement is written there as a run test.
+        #[arg(long)]
+        lli: bool,
+        /// With `--lli` and FILE: inputs per function.
+        #[arg(long, default_value_t = 3)]
+        inputs: usize,
+        /// With `--lli`: run what `opt -O2` makes of the translation, which
+        /// checks that its TBAA and attributes claim no more than IR.md.
+        #[arg(long, requires = "lli")]
+        o2: bool,
     },
     /// Benchmark the harness: sweep on one core against each planted bug of the
     /// bug zoo and print the time to the first finding.
@@ -602,33 +615,78 @@ fn peer_command(
 ) -> ExitCode {
     use verify::commands::peer::{peer_file, peer_survey};
     match (file, generated) {
-        (Some(file), None) => match peer_file(&file, passes, emit) {
-            Ok((text, standing)) => {
-                print!("{text}");
-                ExitCode::from(u8::from(standing == verify::peer::Standing::More))
-            }
-            Err(diag) => {
-                eprintln!("{diag}");
-                ExitCode::from(2)
-            }
-        },
+        (Some(file), None) => exit_with(peer_file(&file, passes, emit), |(text, standing)| {
+            (text, standing == verify::peer::Standing::More)
+        }),
         (None, Some(n)) => {
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let out = out.map(std::path::PathBuf::from);
-            match peer_survey(n, seed, size, passes, jobs, out.as_deref()) {
-                Ok(s) => {
-                    print!("{}", s.render(passes));
-                    ExitCode::from(u8::from(s.more > 0))
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::from(2)
-                }
-            }
+            let done = peer_survey(n, seed, size, passes, jobs_or_cores(jobs), out.as_deref());
+            exit_with(done.map_err(|e| format!("error: {e}")), |s| {
+                (s.render(passes), s.more > 0)
+            })
         }
         _ => {
             eprintln!("error: peer wants a FILE or --generated N");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `jobs`, or one per core.
+fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Print what `show` makes of a result and exit 1 when it says so (0
+/// otherwise); print the error and exit 2 on `Err`.
+fn exit_with<T, E: std::fmt::Display>(
+    r: Result<T, E>,
+    show: impl FnOnce(T) -> (String, bool),
+) -> ExitCode {
+    match r {
+        Ok(v) => {
+            let (text, fail) = show(v);
+            print!("{text}");
+            ExitCode::from(u8::from(fail))
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `peer --lli`: one file or generated programs run by `lli-14` against the
+/// interpreter; exit 1 on a disagreement, 2 on bad input or without `lli`.
+fn peer_lli_command(
+    file: Option<String>,
+    generated: Option<u64>,
+    (seed, size): (u64, usize),
+    (jobs, o2): (Option<usize>, bool),
+    out: Option<String>,
+    inputs: usize,
+) -> ExitCode {
+    use verify::commands::peer_lli::{lli_file, lli_survey, render, render_survey};
+    match (file, generated) {
+        (Some(file), None) => exit_with(lli_file(&file, inputs.max(1), o2), |(t, names)| {
+            (render(&t, &names), !t.disagreements.is_empty())
+        }),
+        (None, Some(n)) => {
+            let out = out.map(std::path::PathBuf::from);
+            let start = std::time::Instant::now();
+            let done = lli_survey(n, seed, size, (jobs_or_cores(jobs), o2), out.as_deref());
+            exit_with(done.map_err(|e| format!("error: {e}")), |(t, found)| {
+                let secs = start.elapsed().as_secs_f64();
+                let text = format!(
+                    "{}{secs:.1} s, {:.1} programs/s\n",
+                    render_survey(&t, &found),
+                    t.programs as f64 / secs.max(1e-9)
+                );
+                (text, !found.is_empty())
+            })
+        }
+        _ => {
+            eprintln!("error: peer --lli wants a FILE or --generated N");
             ExitCode::from(2)
         }
     }
@@ -877,7 +935,13 @@ fn main() -> ExitCode {
             reduce,
             output,
             reduce_seconds,
+            lli,
+            inputs,
+            o2,
         } => {
+            if lli {
+                return peer_lli_command(file, generated, (seed, size), (jobs, o2), out, inputs);
+            }
             if reduce {
                 let Some(file) = file else {
                     eprintln!("error: --reduce wants a FILE");
@@ -947,7 +1011,10 @@ struct SweepArgs {
     /// and of every plan), `smt` (z3 validates every plan of one program in
     /// `--smt-every`). All three by default; `--oracles interp` for the
     /// interpreter alone. `peer` (off by default) also compares every
-    /// program's loads and stores after `pipeline` with LLVM's `opt -O2`.
+    /// program's loads and stores after `pipeline` with LLVM's `opt -O2`;
+    /// `lli` (off by default) runs every program's LLVM translation with
+    /// `lli-14` and reports a behaviour unlike the interpreter's
+    /// (`mismatch-lli`).
     #[arg(long, default_value = "interp,native,smt")]
     oracles: String,
     /// With the `smt` oracle: validate the plans of one program in N.
@@ -1002,7 +1069,7 @@ fn parse_shard(s: &str) -> Option<(u64, u64)> {
 
 fn sweep_command(a: SweepArgs) -> ExitCode {
     use verify::sweep::{resolve_passes, run_sweep, SweepOptions};
-    let native = match check_oracles_in(&a.oracles, &["interp", "native", "smt", "peer"]) {
+    let native = match check_oracles_in(&a.oracles, &["interp", "native", "smt", "peer", "lli"]) {
         Ok(n) => n,
         Err(code) => return code,
     };
@@ -1020,6 +1087,7 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
     };
     let with_smt = a.oracles.split(',').any(|o| o.trim() == "smt");
     let with_peer = a.oracles.split(',').any(|o| o.trim() == "peer");
+    let with_lli = a.oracles.split(',').any(|o| o.trim() == "lli");
     let Some(shard) = parse_shard(&a.shard) else {
         eprintln!(
             "error: --shard wants I/N with 0 <= I < N, got '{}'",
@@ -1074,6 +1142,7 @@ fn sweep_command(a: SweepArgs) -> ExitCode {
         isolation,
         smt_every: if with_smt { a.smt_every } else { 0 },
         peer: with_peer,
+        lli: with_lli,
         smt: smt::Options {
             timeout_ms: a.smt_timeout_ms.max(1),
             ..verify::oracle::smt_check::default_options()

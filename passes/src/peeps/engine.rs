@@ -49,12 +49,18 @@ pub struct EngineReport {
     pub blocks_removed: u64,
     /// Blocks merged into their single predecessor.
     pub blocks_merged: u64,
+    /// Empty diamonds turned into a jump (`diamonds`).
+    pub empty_diamonds: u64,
 }
 
 impl EngineReport {
     /// Whether anything changed.
     pub fn changed(&self) -> bool {
-        self.blocks_removed + self.blocks_merged + self.fired.iter().sum::<u64>() > 0
+        self.blocks_removed
+            + self.blocks_merged
+            + self.empty_diamonds
+            + self.fired.iter().sum::<u64>()
+            > 0
     }
 }
 
@@ -149,6 +155,7 @@ impl<'f> Engine<'f> {
         loop {
             self.drain()?;
             self.compact();
+            self.cfg_dirty |= self.remove_empty_diamonds();
             if !self.cfg_dirty {
                 break;
             }

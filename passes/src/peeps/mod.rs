@@ -7,6 +7,7 @@ mod block_edges;
 pub mod cfg_cleanup;
 mod cfg_state;
 mod deps;
+mod diamonds;
 pub mod engine;
 pub mod rule;
 pub mod rules;
@@ -83,6 +84,9 @@ impl Peeps {
         }
         if report.blocks_merged > 0 {
             stats.add("peeps", "cfg_blocks_merged", report.blocks_merged);
+        }
+        if report.empty_diamonds > 0 {
+            stats.add("peeps", "empty_diamonds", report.empty_diamonds);
         }
         Ok(report.changed())
     }

@@ -299,6 +299,7 @@ static RULES: &[Rule] = &[
         "?v",
         phi_same
     ),
+    rule!("phi_null", "(phi null self)", "true", "null", phi_null),
     rule!(
         "phi_const_web",
         "(op (phi #k1 #k2) #c)",
@@ -515,6 +516,29 @@ fn phi_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
         }
     }
     cx.replace_by(inst, v)
+}
+
+/// A phi whose entries are all `null` (or the phi itself) is `null`. The
+/// one rewrite that gives a value of another type than the result's: `null`
+/// fits every reference type (docs/language.md, decision 15), as where LSE
+/// forwards a stored `null`; `phi_same` keeps the types equal and leaves
+/// such a phi at its declared type.
+fn phi_null(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let InstKind::Phi(entries) = cx.kind(inst) else {
+        return None;
+    };
+    let me = cx.result(inst)?;
+    let mut null = None;
+    for &(_, v) in entries {
+        if v == me {
+            continue;
+        }
+        if cx.func.values[v.index()].def != ir::ValueDef::Null {
+            return None;
+        }
+        null = Some(v);
+    }
+    Some(Change::Replace(Opnd::Val(null?)))
 }
 
 /// The most constants a phi web may contribute before the rule gives up.

@@ -10,7 +10,6 @@ use crate::peer::{compare, PeerError, Standing};
 use passes::PassManager;
 use std::fmt::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// What `loadstar peer FILE` prints besides the table.
@@ -97,45 +96,30 @@ pub fn peer_survey(
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| PeerError::Passes(e.to_string()))?;
     }
-    let next = AtomicU64::new(0);
     let survey = Mutex::new(PeerSurvey::default());
-    let error = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| {
-                // Programs go to `opt` in batches: one process start per batch.
-                let mut batcher = PeerBatcher::new(pm.clone());
-                let mut last = seed;
-                let step = |done: Result<Vec<Compared>, PeerError>, sd: u64| match done {
-                    Ok(done) => {
-                        done.iter().for_each(|c| write_standing(out, passes, c));
-                        true
-                    }
-                    Err(e) => {
-                        *error.lock().unwrap() = Some((sd, e));
-                        false
-                    }
-                };
-                loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= n || error.lock().unwrap().is_some() {
-                        break;
-                    }
-                    last = seed + k;
-                    let g = generate_from_seed(last, &cfg);
-                    if !step(batcher.push(last, g.module), last) {
-                        return;
-                    }
-                }
-                if step(batcher.flush(), last) {
-                    survey.lock().unwrap().merge(&batcher.survey);
-                }
-            });
-        }
-    });
-    if let Some((sd, e)) = error.into_inner().unwrap() {
+    // Programs go to `opt` in batches: one process start per batch.
+    let done = super::threads::over_programs(
+        n,
+        jobs,
+        || PeerBatcher::new(pm.clone()),
+        |batcher, k| {
+            let g = generate_from_seed(seed + k, &cfg);
+            let done = batcher.push(seed + k, g.module)?;
+            done.iter().for_each(|c| write_standing(out, passes, c));
+            Ok(())
+        },
+        |mut batcher| {
+            let done = batcher.flush()?;
+            done.iter().for_each(|c| write_standing(out, passes, c));
+            survey.lock().unwrap().merge(&batcher.survey);
+            Ok(())
+        },
+    );
+    if let Err((k, e)) = done {
         return Err(match e {
-            PeerError::Rejected(bin, msg) => PeerError::Rejected(bin, format!("seed {sd}: {msg}")),
+            PeerError::Rejected(bin, msg) => {
+                PeerError::Rejected(bin, format!("seed {}: {msg}", seed + k))
+            }
             other => other,
         });
     }

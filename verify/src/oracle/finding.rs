@@ -40,6 +40,10 @@ pub enum FindingKind {
     /// LLVM's `opt -O2` keeps fewer loads and stores than loadstar's passes
     /// on the same module (`crate::peer`): not a soundness bug.
     MissedOptimization,
+    /// The peer's translation run by `lli-14` behaved differently from the
+    /// interpreter on the same input (`crate::peer::lli`): a bug of the
+    /// interpreter or of the translation.
+    MismatchLli,
 }
 
 impl FindingKind {
@@ -59,6 +63,7 @@ impl FindingKind {
             FindingKind::MismatchSmt => "mismatch-smt",
             FindingKind::SmtUnconfirmed => "smt-unconfirmed",
             FindingKind::MissedOptimization => "missed-optimization",
+            FindingKind::MismatchLli => "mismatch-lli",
         }
     }
 }

@@ -294,7 +294,8 @@ fn check_oracles(
     oracles.iter_mut().find_map(|o| o.check(site, baselines))
 }
 
-pub(crate) fn config(cfg: &OracleConfig, fuel: u64) -> Config {
+/// The interpreter limits of `cfg` with `fuel`.
+pub fn config(cfg: &OracleConfig, fuel: u64) -> Config {
     Config {
         fuel,
         heap_words: cfg.heap_words,

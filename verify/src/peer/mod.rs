@@ -4,6 +4,7 @@
 //! LLVM keeps fewer is a missed optimization of loadstar's.
 
 pub mod count;
+pub mod lli;
 pub mod reduce;
 pub mod survey;
 pub mod translate;

@@ -22,6 +22,10 @@
 //!
 //! Fuel, the frame limit and the heap budget are not modelled: the peer
 //! compares static code, not runs.
+//!
+//! The `lli` flavour ([`translate_modules_for_lli`], run by [`super::lli`])
+//! differs in one place only: allocation calls `@ls.new(header, words)`, the
+//! runtime's bump allocator into an arena laid out as the interpreter's.
 
 use ir::cfg::Cfg;
 use ir::{
@@ -60,6 +64,21 @@ enum Trap {
     HeapExhausted = 7,
 }
 
+/// The interpreter's trap kind of the code `@ls.trap` is called with.
+pub fn trap_kind(code: i64) -> Option<interp::TrapKind> {
+    use interp::TrapKind as K;
+    Some(match code {
+        1 => K::NullDeref,
+        2 => K::OutOfBounds,
+        3 => K::DivByZero,
+        4 => K::GuardFailed,
+        5 => K::Unreachable,
+        6 => K::BadLength,
+        7 => K::HeapExhausted,
+        _ => return None,
+    })
+}
+
 impl Trap {
     fn label(self) -> &'static str {
         match self {
@@ -84,6 +103,8 @@ struct ModuleCx<'m> {
     md_base: usize,
     leaves: Vec<Leaf>,
     leaf_ids: HashMap<Leaf, usize>,
+    /// The `lli` flavour: allocate with `@ls.new` (see the module header).
+    lli: bool,
 }
 
 impl ModuleCx<'_> {
@@ -148,6 +169,17 @@ pub fn module_prefix(k: usize, n: usize) -> String {
 /// run serves them all); module `k`'s names carry [`module_prefix`]`(k, n)`,
 /// its functions are `@f.m{k}.NAME`, and each has its own TBAA root.
 pub fn translate_modules(modules: &[&Module]) -> String {
+    translate_flavour(modules, false)
+}
+
+/// [`translate_modules`] in the `lli` flavour: every `new`/`newarray` calls
+/// `@ls.new(i64 header, i64 words)` (the interpreter's header word and arena
+/// size of the object) instead of `calloc`.
+pub fn translate_modules_for_lli(modules: &[&Module]) -> String {
+    translate_flavour(modules, true)
+}
+
+fn translate_flavour(modules: &[&Module], lli: bool) -> String {
     let mut out = String::new();
     out.push_str("; translated by loadstar peer\n");
     out.push_str("%arr.i64 = type { i64, [0 x i64] }\n%arr.ref = type { i64, [0 x i8*] }\n");
@@ -156,8 +188,11 @@ pub fn translate_modules(modules: &[&Module]) -> String {
          declare void @ls.trap(i64) noreturn nounwind\n\
          declare void @ls.escape.i64(i64) inaccessiblememonly nounwind\n\
          declare void @ls.escape.ref(i8*) nounwind\n\
-         declare void @ls.volatile(i8*, i64, i64, i8*) nounwind\n",
+         declare void @ls.volatile(i8*, i64, i64, i8*, i64) nounwind\n",
     );
+    if lli {
+        out.push_str("declare noalias i8* @ls.new(i64, i64) nounwind\n");
+    }
     let mut metadata = String::new();
     let mut md_base = 0;
     for (k, module) in modules.iter().enumerate() {
@@ -167,6 +202,7 @@ pub fn translate_modules(modules: &[&Module]) -> String {
             md_base,
             leaves: Vec::new(),
             leaf_ids: HashMap::new(),
+            lli,
         };
         translate_one(&mut cx, &mut out);
         let _ = writeln!(metadata, "!{md_base} = !{{!\"loadstar tbaa {k}\"}}");
@@ -367,28 +403,44 @@ impl<'a, 'm> FuncCx<'a, 'm> {
     }
 
     /// The environment step that comes before a volatile access: its
-    /// arguments are the base, the index and the stored value (IR.md §6).
+    /// arguments are the base, the index and the stored value (IR.md §6);
+    /// the last says which of them the step has (the interpreter's `VF_*` bits).
     fn volatile_step(&mut self, addr: &Addr, stored: Option<Value>) {
-        let (r, i) = match *addr {
-            Addr::Field { base, .. } => (self.op(base), "0".to_string()),
-            Addr::Elem { base, index } => (self.op(base), self.op(index)),
-            Addr::Global(_) => ("null".to_string(), "0".to_string()),
+        use interp::lower::{VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF};
+        let (r, i, mut flags) = match *addr {
+            Addr::Field { base, .. } => (self.op(base), "0".to_string(), VF_BASE),
+            Addr::Elem { base, index } => (self.op(base), self.op(index), VF_BASE | VF_INDEX),
+            Addr::Global(_) => ("null".to_string(), "0".to_string(), 0),
         };
         let (v, rv) = match stored {
-            Some(s) if self.f.values[s.index()].ty.is_ref() => ("0".to_string(), self.op(s)),
-            Some(s) => (self.op(s), "null".to_string()),
+            Some(s) if self.f.values[s.index()].ty.is_ref() => {
+                flags |= VF_VALUE | VF_VALUE_REF;
+                ("0".to_string(), self.op(s))
+            }
+            Some(s) => {
+                flags |= VF_VALUE;
+                (self.op(s), "null".to_string())
+            }
             None => ("0".to_string(), "null".to_string()),
         };
         self.line(&format!(
-            "call void @ls.volatile(i8* {r}, i64 {i}, i64 {v}, i8* {rv})"
+            "call void @ls.volatile(i8* {r}, i64 {i}, i64 {v}, i8* {rv}, i64 {flags})"
         ));
     }
 
-    fn alloc(&mut self, size: &str) -> String {
+    /// Allocate `size` zeroed bytes; in the `lli` flavour, `words` arena
+    /// words of an object with this `header`.
+    fn alloc(&mut self, size: &str, header: u64, words: &str) -> String {
         let p = self.temp();
-        self.line(&format!(
-            "{p} = call noalias i8* @calloc(i64 1, i64 {size})"
-        ));
+        if self.cx.lli {
+            self.line(&format!(
+                "{p} = call i8* @ls.new(i64 {header}, i64 {words})"
+            ));
+        } else {
+            self.line(&format!(
+                "{p} = call noalias i8* @calloc(i64 1, i64 {size})"
+            ));
+        }
         let t = self.temp();
         self.line(&format!("{t} = icmp eq i8* {p}, null"));
         self.trap_if(&t, Trap::HeapExhausted);
@@ -471,11 +523,16 @@ impl<'a, 'm> FuncCx<'a, 'm> {
                 self.line(&line);
             }
             InstKind::New(s) => {
-                let size = 8 * self.cx.module.structs[s.index()].fields.len().max(1);
-                let p = self.alloc(&size.to_string());
+                let fields = self.cx.module.structs[s.index()].fields.len();
+                let header = interp::heap::struct_header(*s);
+                let p = self.alloc(
+                    &(8 * fields.max(1)).to_string(),
+                    header,
+                    &(1 + fields).to_string(),
+                );
                 self.line(&format!("{r} = select i1 true, i8* {p}, i8* {p}"));
             }
-            InstKind::NewArray { len, .. } => {
+            InstKind::NewArray { elem, len } => {
                 let n = self.op(*len);
                 let bad = self.temp();
                 self.line(&format!("{bad} = icmp ugt i64 {n}, 65536"));
@@ -483,7 +540,11 @@ impl<'a, 'm> FuncCx<'a, 'm> {
                 let (w, size) = (self.temp(), self.temp());
                 self.line(&format!("{w} = shl i64 {n}, 3"));
                 self.line(&format!("{size} = add i64 {w}, 8"));
-                let p = self.alloc(&size);
+                let words = format!("{size}.w");
+                if self.cx.lli {
+                    self.line(&format!("{words} = add i64 {n}, 2"));
+                }
+                let p = self.alloc(&size, interp::heap::array_header(*elem), &words);
                 let lp = self.temp();
                 self.line(&format!("{lp} = bitcast i8* {p} to i64*"));
                 let tag = self.cx.tag(Leaf::Len);

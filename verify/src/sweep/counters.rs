@@ -40,6 +40,7 @@ const FIXED: &[(&str, &str)] = &[
     ("manager", "verifier_runs"),
     ("peeps", "cfg_blocks_merged"),
     ("peeps", "cfg_blocks_removed"),
+    ("peeps", "empty_diamonds"),
 ];
 
 /// Every counter the passes can bump, as `(pass, rule)`.

@@ -15,7 +15,10 @@ pub mod wire;
 use crate::gen::rng::hash_seq;
 use crate::gen::{generate_from_seed, GenConfig};
 use crate::inputs::instantiate_all;
-use crate::oracle::{check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult};
+use crate::oracle::{
+    self, check_program, pass_exists, pass_plans, Finding, OracleConfig, ProgramResult,
+};
+use crate::peer::lli::batch::{LliBatcher, LliSummary};
 use crate::peer::survey::{PeerBatcher, PeerSurvey};
 use crate::progress::Progress;
 use crate::reduce::{reduce_finding, reduced_test_text, Limits, Reduction};
@@ -70,6 +73,10 @@ pub struct SweepOptions {
     /// The LLVM peer (`--oracles peer`): every program's loads and stores
     /// after `pipeline` against `opt -O2`'s (`crate::peer`).
     pub peer: bool,
+    /// `lli` as a third opinion (`--oracles lli`): every program's
+    /// translation run by `lli-14` on its inputs against the interpreter
+    /// (`crate::peer::lli`), in batches of programs per process.
+    pub lli: bool,
 }
 
 /// The default share of programs the SMT oracle samples (one in N): the
@@ -97,6 +104,7 @@ impl Default for SweepOptions {
             smt_every: 0,
             smt: crate::oracle::smt_check::default_options(),
             peer: false,
+            lli: false,
         }
     }
 }
@@ -190,6 +198,8 @@ pub struct Report {
     /// With `--oracles peer`: programs where loadstar keeps fewer / the same /
     /// more loads and stores than LLVM -O2, and the totals.
     pub peer: Option<PeerSurvey>,
+    /// With `--oracles lli`: inputs compared with `lli`, agreeing and not.
+    pub lli: Option<LliSummary>,
 }
 
 /// One distinct finding in the report.
@@ -240,11 +250,24 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         None
     };
     let peer_total = Mutex::new((PeerSurvey::default(), Vec::new()));
+    if opts.lli {
+        // `lli` must be there before the programs start.
+        let lli = crate::peer::lli::session::lli_binary();
+        std::process::Command::new(&lli)
+            .arg("--version")
+            .output()
+            .map_err(|e| std::io::Error::other(format!("cannot run `{lli}`: {e}")))?;
+    }
+    let lli_total = Mutex::new(LliSummary::default());
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
             s.spawn(|| {
                 let mut local = Totals::default();
                 let mut peer = peer_pm.clone().map(PeerBatcher::new);
+                let mut lli = opts.lli.then(|| {
+                    LliBatcher::new(oracle::config(&opts.oracle, opts.oracle.fuel), false)
+                });
+                let mut lli_found = Vec::new();
                 let taken = checkers.lock().unwrap_or_else(|e| e.into_inner()).pop();
                 let mut checker = taken.unwrap_or_else(|| ProgramChecker::new(opts));
                 loop {
@@ -266,17 +289,33 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                             break;
                         }
                     }
-                    for f in res.findings {
-                        match record_and_reduce(&store, f, opts.reduce_time) {
-                            Ok(Some(path)) => {
-                                found.fetch_add(1, Ordering::Relaxed);
-                                progress.println(&format!("finding: {}", path.display()));
-                            }
-                            Ok(None) => {}
+                    if let Some(b) = lli.as_mut() {
+                        let pseed = program_seed(opts.seed, opts.shard.0, k);
+                        let g = generate_from_seed(pseed, &opts.gen);
+                        let f = g.module.func(g.main);
+                        let inputs = instantiate_all(
+                            &g.module,
+                            f,
+                            hash_seq(&[pseed, 1]),
+                            opts.inputs_per_program,
+                        );
+                        match b.push(pseed, g.module, g.main, inputs) {
+                            Ok(fs) => lli_found.extend(fs),
                             Err(e) => {
-                                *write_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e)
+                                *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
+                                    Some(std::io::Error::other(e));
+                                break;
                             }
                         }
+                    }
+                    // `lli` findings are not reduced: the reducer's oracle is
+                    // the interpreter's differential check.
+                    for f in lli_found.drain(..) {
+                        note_recorded(store.record(&f), &found, &progress, &write_error);
+                    }
+                    for f in res.findings {
+                        let recorded = record_and_reduce(&store, f, opts.reduce_time);
+                        note_recorded(recorded, &found, &progress, &write_error);
                     }
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if n.is_multiple_of(16) {
@@ -285,6 +324,23 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
                 }
                 local.worker_restarts += checker.restarts;
                 drop(checker);
+                if let Some(mut b) = lli {
+                    match b.flush() {
+                        Ok(fs) => {
+                            for f in &fs {
+                                note_recorded(store.record(f), &found, &progress, &write_error);
+                            }
+                        }
+                        Err(e) => {
+                            *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(std::io::Error::other(e))
+                        }
+                    }
+                    lli_total
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .add(&b.tally);
+                }
                 if let Some(mut b) = peer {
                     if let Err(e) = b.flush().map(drop) {
                         *write_error.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -321,6 +377,14 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         }
         None => None,
     };
+    let lli = opts.lli.then(|| {
+        let t = lli_total.into_inner().unwrap_or_else(|e| e.into_inner());
+        summary.push_str(&format!(
+            "lli (the translation under lli-14 against the interpreter)\n  {}\n",
+            t.render()
+        ));
+        t
+    });
     let report = Report {
         seed: opts.seed,
         shard: format!("{}/{}", opts.shard.0, opts.shard.1),
@@ -346,6 +410,7 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         rarely_exercised: counters::rarely_exercised(&totals),
         smt: totals.smt.summary(),
         peer,
+        lli,
         totals: totals.clone(),
     };
     let report_path = opts.out.join("report.json");
@@ -357,6 +422,24 @@ pub fn run_sweep(opts: &SweepOptions) -> std::io::Result<SweepOutcome> {
         summary,
         report_path,
     })
+}
+
+/// Count and show a finding just recorded (`Some(file)` when it is new), or
+/// keep the error.
+fn note_recorded(
+    recorded: std::io::Result<Option<PathBuf>>,
+    found: &AtomicU64,
+    progress: &Progress,
+    write_error: &Mutex<Option<std::io::Error>>,
+) {
+    match recorded {
+        Ok(Some(path)) => {
+            found.fetch_add(1, Ordering::Relaxed);
+            progress.println(&format!("finding: {}", path.display()));
+        }
+        Ok(None) => {}
+        Err(e) => *write_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e),
+    }
 }
 
 /// Reduce the first programs where LLVM keeps fewer (the smallest seeds, at

@@ -212,7 +212,7 @@ pub const REPORT_FORMAT: &str = "loadstar-triage";
 
 /// The oracle that reports findings of the signature's kind: `native`
 /// (`mismatch-native`, `native-crash`), `smt` (`mismatch-smt`,
-/// `smt-unconfirmed`), `parse` (the parse target), `libfuzzer` (a timeout,
+/// `smt-unconfirmed`), `lli` (`mismatch-lli`), `parse` (the parse target), `libfuzzer` (a timeout,
 /// an out-of-memory, or a crash that does not replay without the sanitizer),
 /// else `interp`.
 pub fn oracle_of(signature: &str) -> &'static str {
@@ -225,6 +225,7 @@ pub fn oracle_of(signature: &str) -> &'static str {
     match kind {
         "mismatch-native" | "native-crash" => "native",
         "mismatch-smt" | "smt-unconfirmed" => "smt",
+        "mismatch-lli" => "lli",
         "crash" | "timeout" | "oom" | "leak" | "slow-unit" => "libfuzzer",
         _ => "interp",
     }
@@ -377,6 +378,10 @@ mod tests {
     fn oracles_by_kind() {
         assert_eq!(oracle_of("pipeline|mismatch-native|return value"), "native");
         assert_eq!(oracle_of("lse|smt-unconfirmed|x"), "smt");
+        assert_eq!(
+            oracle_of("lli|mismatch-lli|mismatch-outcome return value"),
+            "lli"
+        );
         assert_eq!(oracle_of("parse|printed module does not parse"), "parse");
         assert_eq!(oracle_of("parse|crash|not reproduced"), "libfuzzer");
         assert_eq!(oracle_of("lse|timeout|libFuzzer"), "libfuzzer");

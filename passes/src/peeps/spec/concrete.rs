@@ -249,7 +249,8 @@ fn opnd(t: &ITerm, b: &Bindings) -> Option<Opnd> {
 
 /// The change the rewrite asks for on `inst` (`None` when it cannot be
 /// made: a compile-time part traps, or the replacement's type is not the
-/// result's — the typing discipline every rule obeys).
+/// result's — the typing discipline every rule obeys, `null` at a reference
+/// type excepted).
 pub fn expected_change(
     instance: &Instance,
     b: &Bindings,
@@ -271,6 +272,13 @@ pub fn expected_change(
         ITerm::Var(i) => {
             let v = b.vars[*i]?;
             (f.value_type(result?) == f.value_type(v)).then_some(Change::Replace(Opnd::Val(v)))
+        }
+        // `null` fits every reference type: the one replacement of another type.
+        ITerm::Null => {
+            let null = f.values.iter().position(|d| d.def == ir::ValueDef::Null)?;
+            f.value_type(result?)
+                .is_ref()
+                .then_some(Change::Replace(Opnd::Val(Value::new(null))))
         }
         t if t.is_compile_time() => {
             let c = eval(t, &b.consts)?;
