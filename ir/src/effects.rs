@@ -310,32 +310,26 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
 }
 
 /// The reference whose being `null` makes instruction `inst` trap
-/// `null_deref` (the base of a field or element access, volatile or not, or
-/// the array of `len`): once the instruction has run, it is not null.
+/// `null_deref` (the base of a field or element access, volatile or not,
+/// the array of `len`, the reference of a check): once the instruction has run,
+/// it is not null.
 pub fn null_checked(f: &Function, inst: Inst) -> Option<Value> {
-    match &f.insts.get(inst.index())?.kind {
-        InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => match *addr {
-            Addr::Field { base, .. } | Addr::Elem { base, .. } => Some(base),
-            Addr::Global(_) => None,
-        },
-        InstKind::Len(a) => Some(*a),
-        _ => None,
-    }
+    checked_by(&f.insts.get(inst.index())?.kind).map(Checked::base)
 }
 
 /// The reference whose being `null` is the only way instruction `inst` may
-/// trap (a plain field access or `len`; `None` for one that cannot trap, and
+/// trap (a plain field access, `len` or `nullcheck`; `None` for one that cannot trap, and
 /// for element accesses, which may also leave the bounds, and volatile ones,
 /// which take an environment step first): where that reference is known not
 /// to be null, the instruction cannot trap.
 pub fn traps_only_on_null(f: &Function, inst: Inst) -> Option<Value> {
     let base = null_checked(f, inst)?;
-    let only_null = match &f.insts.get(inst.index())?.kind {
-        InstKind::Load { addr, volatile } | InstKind::Store { addr, volatile, .. } => {
-            !volatile && matches!(addr, Addr::Field { .. })
-        }
-        _ => true,
-    };
+    let kind = &f.insts.get(inst.index())?.kind;
+    let volatile = matches!(
+        kind,
+        InstKind::Load { volatile: true, .. } | InstKind::Store { volatile: true, .. }
+    );
+    let only_null = !volatile && matches!(checked_by(kind), Some(Checked::NonNull(_)));
     (only_null && may_be_null(f, base)).then_some(base)
 }
 

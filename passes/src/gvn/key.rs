@@ -36,6 +36,9 @@ const PHI: u32 = 7 << 8;
 const LOAD_FIELD: u32 = 8 << 8;
 const LOAD_ELEM: u32 = 9 << 8;
 const LOAD_GLOBAL: u32 = 10 << 8;
+/// `nullcheck`, `boundscheck`: a dominated identical check is redundant.
+const NULLCHECK: u32 = 11 << 8;
+const BOUNDSCHECK: u32 = 12 << 8;
 
 impl Key {
     fn new(tag: u32, a: u32, b: u32, c: u32) -> Key {
@@ -232,6 +235,8 @@ pub fn op_key(kind: &InstKind, map: impl Fn(Value) -> Value) -> Option<Key> {
         InstKind::Select(c, a, b) => Key::new(SELECT, map(c).0, map(a).0, map(b).0),
         InstKind::Len(a) => Key::new(LEN, map(a).0, 0, 0),
         InstKind::Guard(c) => Key::new(GUARD, map(c).0, 0, 0),
+        InstKind::NullCheck(a) => Key::new(NULLCHECK, map(a).0, 0, 0),
+        InstKind::BoundsCheck(a, i) => Key::new(BOUNDSCHECK, map(a).0, map(i).0, 0),
         InstKind::New(_)
         | InstKind::NewArray { .. }
         | InstKind::Load { .. }

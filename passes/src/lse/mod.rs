@@ -154,7 +154,11 @@ impl Lse {
                 latch_loads_kept,
             ],
         );
-        !fw.removed.is_empty() || rewritten || !dead.is_empty() || !unread.is_empty() || phis_kept > 0
+        !fw.removed.is_empty()
+            || rewritten
+            || !dead.is_empty()
+            || !unread.is_empty()
+            || phis_kept > 0
     }
 }
 
