@@ -35,6 +35,11 @@ impl CfgState {
         }
     }
 
+    /// Whether the function has a phi (the engine never creates one).
+    pub(crate) fn has_phis(&self) -> bool {
+        self.may_ask
+    }
+
     /// The cells of the snapshot's CFG and dominator tree (filled from the
     /// function on first use; valid because they are filled before it changes).
     pub(crate) fn snapshot_cells(&self) -> (&OnceCell<Cfg>, &OnceCell<DomTree>) {
