@@ -11,6 +11,7 @@ use super::cfg_state::CfgState;
 use super::rule::{Change, MatchCtx, Opnd};
 use super::rules::{rules, rules_for};
 use super::scratch::{self, reset_lists, Scratch};
+use super::worklist::UNIFORM_UP_TO;
 use smallvec::SmallVec;
 
 /// Users or dependents of one value or instruction: usually a few, kept inline
@@ -108,9 +109,21 @@ impl<'f> Engine<'f> {
         let mut stale = false;
         s.work.reset(func.insts.len(), opts.seed);
         let mut has_phis = false;
-        s.work.fill(func.inst_iter().inspect(|inst| {
-            has_phis |= func.insts[inst.index()].kind.is_phi();
-            stale |= func.insts[inst.index()].block.is_none();
+        // A function too big for the cache gets its user lists in this same
+        // walk over the instructions, not in a second one at the first edit
+        // (at 100k instructions each walk missed the cache on most of them).
+        let eager = func.insts.len() > UNIFORM_UP_TO;
+        if eager {
+            reset_lists(&mut s.users, func.values.len());
+        }
+        let users = &mut s.users;
+        s.work.fill(func.inst_iter().inspect(|&inst| {
+            let data = &func.insts[inst.index()];
+            has_phis |= data.kind.is_phi();
+            stale |= data.block.is_none();
+            if eager {
+                note_operands(users, &data.kind, inst);
+            }
         }));
         s.work.pull_in_push_order();
         Engine {
@@ -126,7 +139,7 @@ impl<'f> Engine<'f> {
             opts,
             detached_since_compact: stale,
             compact_all: stale,
-            users_built: false,
+            users_built: eager,
         }
     }
 
@@ -140,12 +153,7 @@ impl<'f> Engine<'f> {
         let (func, users) = (&*self.func, &mut self.s.users);
         reset_lists(users, func.values.len());
         for inst in func.inst_iter() {
-            func.insts[inst.index()].kind.for_each_operand(|v| {
-                let u: &mut InstList = &mut users[v.index()];
-                if u.last() != Some(&inst) {
-                    u.push(inst);
-                }
-            });
+            note_operands(users, &func.insts[inst.index()].kind, inst);
         }
     }
 
@@ -523,6 +531,16 @@ impl<'f> Engine<'f> {
         }
         Ok(())
     }
+}
+
+/// Add `inst` to the user list of each operand of `kind` (once per list).
+fn note_operands(users: &mut [InstList], kind: &InstKind, inst: Inst) {
+    kind.for_each_operand(|v| {
+        let u = &mut users[v.index()];
+        if u.last() != Some(&inst) {
+            u.push(inst);
+        }
+    });
 }
 
 /// Whether `inst`, in a block's list, is still placed: asked of the
