@@ -260,3 +260,23 @@ fn random_programs_behave_the_same_under_every_seed() {
         }
     }
 }
+
+#[test]
+fn a_function_over_the_window_size_is_rewritten_through_its_user_lists() {
+    // Over 1,024 instructions the engine builds its user lists in the
+    // worklist's fill walk, not at the first edit: every `add %v, 0` of the
+    // chain must still be replaced in its user, down to `ret %x`.
+    let n = 2_000;
+    let mut text = String::from("func @main(%x: i64) -> i64 {\nentry:\n  %a0 = add %x, 0\n");
+    for k in 1..n {
+        text.push_str(&format!("  %a{k} = add %a{}, 0\n", k - 1));
+    }
+    text.push_str(&format!("  ret %a{}\n}}\n", n - 1));
+    for seed in 0..4 {
+        let (mut m, _) = ir::parse_module(&text, "chain.ir").unwrap();
+        assert!(run_peeps(&mut m, seed, CheckMode::FixedPoint, None).unwrap());
+        let printed = ir::print_module(&m);
+        assert!(!printed.contains("add"), "seed {seed}:\n{printed}");
+        assert!(printed.contains("ret %x"), "seed {seed}:\n{printed}");
+    }
+}

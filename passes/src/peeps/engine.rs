@@ -85,7 +85,8 @@ pub(crate) struct Engine<'f> {
     compact_all: bool,
     /// Whether `s.users` describes the function. They are built just before
     /// the function is first edited (from the function as it came in), so a
-    /// run that changes nothing never builds them.
+    /// run that changes nothing never builds them; a function over
+    /// [`UNIFORM_UP_TO`] instructions gets them in the worklist's fill walk.
     users_built: bool,
 }
 
