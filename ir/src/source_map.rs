@@ -6,7 +6,7 @@ use crate::error::Pos;
 use rustc_hash::FxHashMap;
 
 /// Source positions of a parsed module's functions and instructions.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SourceMap {
     /// The file name the module was parsed from.
     pub file: String,

@@ -1,8 +1,9 @@
 //! `parse_verified` (each function verified as soon as it is resolved) gives
-//! exactly what `parse_module` then `verify_module` give: the same module, the
-//! same parse error, or the same verifier errors in the same order.
+//! exactly what `parse_module` then `verify_module` give: the same module and
+//! source map, the same parse error, or the same verifier errors in the same
+//! order.
 
-use ir::{parse_module, parse_verified, verify_module, LoadError, Module};
+use ir::{parse_module, parse_verified, verify_module, LoadError, Module, SourceMap};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -11,7 +12,7 @@ mod mutate_support;
 /// What the two-step path reports for `text`.
 #[derive(Debug, PartialEq)]
 enum Outcome {
-    Module(Module),
+    Module(Module, SourceMap),
     Parse(ir::ParseError),
     Verify(Vec<ir::VerifyError>),
 }
@@ -19,8 +20,8 @@ enum Outcome {
 fn two_steps(text: &str) -> Outcome {
     match parse_module(text, "t.ir") {
         Err(e) => Outcome::Parse(e),
-        Ok((m, _)) => match verify_module(&m) {
-            Ok(()) => Outcome::Module(m),
+        Ok((m, map)) => match verify_module(&m) {
+            Ok(()) => Outcome::Module(m, map),
             Err(e) => Outcome::Verify(e),
         },
     }
@@ -28,7 +29,7 @@ fn two_steps(text: &str) -> Outcome {
 
 fn fused(text: &str) -> Outcome {
     match parse_verified(text, "t.ir") {
-        Ok((m, _)) => Outcome::Module(m),
+        Ok((m, map)) => Outcome::Module(m, map),
         Err(LoadError::Parse(e)) => Outcome::Parse(e),
         Err(LoadError::Verify(e, _)) => Outcome::Verify(e),
     }
@@ -59,7 +60,7 @@ fn the_corpus_gives_the_same_outcome_both_ways() {
         let (a, b) = (two_steps(&text), fused(&text));
         assert_eq!(a, b, "{}", f.display());
         match a {
-            Outcome::Module(_) => ok += 1,
+            Outcome::Module(..) => ok += 1,
             Outcome::Verify(_) => verify += 1,
             Outcome::Parse(_) => {}
         }

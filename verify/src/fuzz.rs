@@ -170,10 +170,29 @@ pub fn parse_roundtrip(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok((m, _)) = ir::parse_module(text, "fuzz.ir") else {
-        return;
+    let fused = ir::parse_verified(text, "fuzz.ir");
+    let (m, map) = match ir::parse_module(text, "fuzz.ir") {
+        Ok(x) => x,
+        Err(e) => {
+            assert!(
+                matches!(&fused, Err(ir::LoadError::Parse(f)) if *f == e),
+                "parse_verified disagrees with parse_module: {e}"
+            );
+            return;
+        }
     };
-    let _ = ir::verify_module(&m);
+    // `parse_verified` (which resolves and verifies while it parses) gives
+    // what parsing then verifying gives: the module and map, or the errors.
+    match (ir::verify_module(&m), fused) {
+        (Ok(()), Ok(fused)) => assert!(fused == (m.clone(), map), "parse_verified: another module"),
+        (Err(e), Err(ir::LoadError::Verify(f, _))) => {
+            assert_eq!(e, f, "parse_verified: other errors")
+        }
+        (v, _) => panic!(
+            "parse_verified disagrees with verify_module ({})",
+            v.is_ok()
+        ),
+    }
     let printed = ir::print_module(&m);
     let (m2, _) = match ir::parse_module(&printed, "printed.ir") {
         Ok(x) => x,

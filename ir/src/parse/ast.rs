@@ -126,6 +126,8 @@ pub struct AstModule<'s> {
     pub args: Vec<Operand<'s>>,
     /// The entries of every phi, in order (each phi a run).
     pub phi_entries: Vec<(Local<'s>, Operand<'s>)>,
+    /// The `@` names the bodies use, in order (each function a run).
+    pub at_uses: Vec<&'s str>,
 }
 
 /// `type T { f: ty, ... }`.
@@ -189,6 +191,9 @@ pub struct AstFunc<'s> {
     pub value_names: Span,
     /// The distinct labels, by [`Local`] id: a run of [`AstModule::label_names`].
     pub label_names: Span,
+    /// The `@` names its body uses (callees, global addresses), as often as
+    /// written: a run of [`AstModule::at_uses`].
+    pub at_uses: Span,
 }
 
 /// `label:` and its instructions.

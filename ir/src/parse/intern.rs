@@ -198,6 +198,13 @@ impl<'s> Interner<'s> {
         std::mem::take(&mut self.names)
     }
 
+    /// Put back the names [`Interner::all_names`] took, the current
+    /// function's from `base` on (the earlier ones may have been dropped).
+    pub fn restore_names(&mut self, names: Vec<&'s str>, base: usize) {
+        self.base = base;
+        self.names = names;
+    }
+
     /// Forget every name (keeping the tables' memory for the next function;
     /// the names stay in [`Interner::all_names`]).
     pub fn clear(&mut self) {

@@ -28,7 +28,7 @@ enum AtName {
 }
 
 /// Module-level name tables.
-struct Decls<'a> {
+pub(super) struct Decls<'a> {
     file: &'a str,
     structs: FxHashMap<&'a str, StructId>,
     /// Each declared field by type and name: a type may have thousands.
@@ -44,7 +44,7 @@ struct Decls<'a> {
 }
 
 impl<'a> Decls<'a> {
-    fn err(&self, pos: Pos, message: String) -> ParseError {
+    pub(super) fn err(&self, pos: Pos, message: String) -> ParseError {
         ParseError {
             file: self.file.to_string(),
             pos,
@@ -71,6 +71,11 @@ impl<'a> Decls<'a> {
         Ok(())
     }
 
+    /// Whether the `@` name `name` is defined.
+    pub(super) fn is_defined(&self, name: &str) -> bool {
+        self.at(name).is_some()
+    }
+
     /// What the `@` name `name` is, if it is defined.
     fn at(&self, name: &str) -> Option<AtName> {
         let id = self.at_ids.get(name)?;
@@ -87,30 +92,70 @@ pub fn resolve_module<'a>(
     file: &'a str,
     mut resolved: impl FnMut(&Module, FuncId),
 ) -> PResult<(Module, SourceMap)> {
-    let mut m = Module::new();
-    let mut d = Decls {
-        file,
-        structs: FxHashMap::default(),
-        fields: FxHashMap::default(),
-        at_ids: Interner::default(),
-        at_names: Vec::new(),
-        func_rets: Vec::new(),
-    };
-    for s in &ast.structs {
+    let (mut m, d, mut sm) = resolve_decls(ast, file)?;
+    let mut scratch = Scratch::default();
+    for (i, f) in ast.funcs.iter().enumerate() {
+        resolve_body(&d, &mut m, ast, f, FuncId::new(i), &mut sm, &mut scratch)?;
+        resolved(&m, FuncId::new(i));
+    }
+    Ok((m, sm))
+}
+
+/// Resolve body `f` of function `id` (whose header is in `m`) in place.
+pub(super) fn resolve_body<'a>(
+    d: &'a Decls<'a>,
+    m: &mut Module,
+    ast: &'a AstModule<'a>,
+    f: &'a AstFunc<'a>,
+    id: FuncId,
+    sm: &mut SourceMap,
+    scratch: &mut Scratch,
+) -> PResult<()> {
+    let i = id.index();
+    sm.funcs.insert(id, f.pos);
+    let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
+    let func = FuncResolver::new(d, m, ast, func, id, sm, f).resolve(f, scratch)?;
+    m.funcs[i] = func;
+    Ok(())
+}
+
+impl<'a> Decls<'a> {
+    /// No declarations yet; errors name `file`.
+    pub(super) fn new(file: &'a str) -> Self {
+        Decls {
+            file,
+            structs: FxHashMap::default(),
+            fields: FxHashMap::default(),
+            at_ids: Interner::default(),
+            at_names: Vec::new(),
+            func_rets: Vec::new(),
+        }
+    }
+
+    /// Declare the name of type `s` (its fields come later: types may
+    /// refer to types declared after them).
+    pub(super) fn add_struct(&mut self, m: &mut Module, s: &AstStruct<'a>) -> PResult<()> {
         let id = m.add_struct(s.name.text, Vec::new());
-        if d.structs.insert(s.name.text, id).is_some() {
-            return Err(d.err(
+        if self.structs.insert(s.name.text, id).is_some() {
+            return Err(self.err(
                 s.name.pos,
                 format!("type '{}' is defined twice", s.name.text),
             ));
         }
+        Ok(())
     }
-    for (i, s) in ast.structs.iter().enumerate() {
+
+    /// Resolve the fields of type `s`, the `sid`th.
+    pub(super) fn struct_fields(
+        &mut self,
+        m: &mut Module,
+        s: &AstStruct<'a>,
+        sid: StructId,
+    ) -> PResult<()> {
         let mut fields = Vec::new();
-        let sid = StructId::new(i);
         for (k, (f, ty)) in s.fields.iter().enumerate() {
-            if d.fields.insert((sid, f.text), k as u32).is_some() {
-                return Err(d.err(
+            if self.fields.insert((sid, f.text), k as u32).is_some() {
+                return Err(self.err(
                     f.pos,
                     format!(
                         "field '{}' of type {} is defined twice",
@@ -120,31 +165,108 @@ pub fn resolve_module<'a>(
             }
             fields.push(crate::module::FieldDecl {
                 name: f.text.to_string(),
-                ty: d.resolve_type(ty)?,
+                ty: self.resolve_type(ty)?,
             });
         }
-        m.structs[i].fields = fields;
+        m.structs[sid.index()].fields = fields;
+        Ok(())
     }
-    for g in &ast.globals {
-        let ty = d.resolve_type(&g.ty)?;
+
+    /// Declare global `g`.
+    pub(super) fn add_global(&mut self, m: &mut Module, g: &AstGlobal<'a>) -> PResult<()> {
+        let ty = self.resolve_type(&g.ty)?;
         let id = m.add_global(g.name.text, ty);
-        d.define_at(&g.name, AtName::Global(id))?;
+        self.define_at(&g.name, AtName::Global(id))
     }
-    for e in &ast.externs {
+
+    /// Declare extern `e` (its effects come later: they may name globals
+    /// declared after it).
+    pub(super) fn add_extern(&mut self, m: &mut Module, e: &AstExtern<'a>) -> PResult<()> {
         let params = e
             .params
             .iter()
-            .map(|t| d.resolve_type(t))
+            .map(|t| self.resolve_type(t))
             .collect::<PResult<_>>()?;
-        let ret = e.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
+        let ret = e.ret.as_ref().map(|t| self.resolve_type(t)).transpose()?;
         let id = ExternId::new(m.externs.len());
-        d.define_at(&e.name, AtName::Extern(id))?;
+        self.define_at(&e.name, AtName::Extern(id))?;
         m.add_extern(Extern {
             name: e.name.text.to_string(),
             params,
             ret,
             effects: None,
         });
+        Ok(())
+    }
+
+    /// Resolve the effects clauses of extern `e`, the `i`th.
+    pub(super) fn extern_effects(
+        &self,
+        m: &mut Module,
+        e: &AstExtern<'_>,
+        i: usize,
+    ) -> PResult<()> {
+        if e.reads.is_none() && e.writes.is_none() {
+            return Ok(());
+        }
+        let locs = |l: &Option<Vec<AstLoc>>| -> PResult<Vec<EffectLoc>> {
+            l.iter()
+                .flatten()
+                .map(|l| resolve_loc(self, m, l))
+                .collect()
+        };
+        let effects = ExternEffects {
+            reads: locs(&e.reads)?,
+            writes: locs(&e.writes)?,
+        };
+        m.externs[i].effects = Some(effects);
+        Ok(())
+    }
+
+    /// Declare the function of header `f` (its parameter names in `ast`),
+    /// without its body.
+    pub(super) fn add_func(
+        &mut self,
+        m: &mut Module,
+        ast: &AstModule<'_>,
+        f: &AstFunc<'a>,
+    ) -> PResult<FuncId> {
+        let ret = f.ret.as_ref().map(|t| self.resolve_type(t)).transpose()?;
+        let mut func = Function::new(f.name.text, ret);
+        for (p, ty) in &f.params {
+            let ty = self.resolve_type(ty)?;
+            func.add_param(
+                Some(ast.value_names[f.value_names.range()][p.id as usize]),
+                ty,
+            );
+        }
+        let id = m.add_func(func);
+        self.define_at(&f.name, AtName::Func(id))?;
+        self.func_rets.push(ret);
+        Ok(id)
+    }
+}
+
+/// The declarations of `ast` and every function's header, resolved: the
+/// module without bodies, its name tables, and a source map ready for the
+/// bodies.
+fn resolve_decls<'a>(
+    ast: &'a AstModule<'a>,
+    file: &'a str,
+) -> PResult<(Module, Decls<'a>, SourceMap)> {
+    let mut m = Module::new();
+    let mut d = Decls::new(file);
+    for s in &ast.structs {
+        d.add_struct(&mut m, s)?;
+    }
+    for (i, s) in ast.structs.iter().enumerate() {
+        d.struct_fields(&mut m, s, StructId::new(i))?;
+    }
+    for g in &ast.globals {
+        d.add_global(&mut m, g)?;
+    }
+    for e in &ast.externs {
+        d.add_extern(&mut m, e)?;
     }
     // Sized once: a module of many small functions grows none of these.
     m.funcs.reserve_exact(ast.funcs.len());
@@ -152,32 +274,11 @@ pub fn resolve_module<'a>(
     d.at_names
         .reserve_exact(ast.globals.len() + ast.externs.len() + ast.funcs.len());
     for f in &ast.funcs {
-        let ret = f.ret.as_ref().map(|t| d.resolve_type(t)).transpose()?;
-        let mut func = Function::new(f.name.text, ret);
-        for (p, ty) in &f.params {
-            let ty = d.resolve_type(ty)?;
-            func.add_param(
-                Some(ast.value_names[f.value_names.range()][p.id as usize]),
-                ty,
-            );
-        }
-        let id = m.add_func(func);
-        d.define_at(&f.name, AtName::Func(id))?;
-        d.func_rets.push(ret);
+        d.add_func(&mut m, ast, f)?;
     }
     // Effects clauses may name globals declared after the extern.
     for (i, e) in ast.externs.iter().enumerate() {
-        if e.reads.is_none() && e.writes.is_none() {
-            continue;
-        }
-        let locs = |l: &Option<Vec<AstLoc>>| -> PResult<Vec<EffectLoc>> {
-            l.iter().flatten().map(|l| resolve_loc(&d, &m, l)).collect()
-        };
-        let effects = ExternEffects {
-            reads: locs(&e.reads)?,
-            writes: locs(&e.writes)?,
-        };
-        m.externs[i].effects = Some(effects);
+        d.extern_effects(&mut m, e, i)?;
     }
     let mut sm = SourceMap {
         file: file.to_string(),
@@ -185,16 +286,7 @@ pub fn resolve_module<'a>(
         ..SourceMap::default()
     };
     sm.funcs.reserve(ast.funcs.len());
-    let mut scratch = Scratch::default();
-    for (i, f) in ast.funcs.iter().enumerate() {
-        let id = FuncId::new(i);
-        sm.funcs.insert(id, f.pos);
-        let func = std::mem::replace(&mut m.funcs[i], Function::new("", None));
-        let func = FuncResolver::new(&d, &m, ast, func, id, &mut sm, f).resolve(f, &mut scratch)?;
-        m.funcs[i] = func;
-        resolved(&m, id);
-    }
-    Ok((m, sm))
+    Ok((m, d, sm))
 }
 
 fn resolve_loc(d: &Decls, m: &Module, l: &AstLoc<'_>) -> PResult<EffectLoc> {
@@ -238,7 +330,7 @@ fn field_of(d: &Decls, m: &Module, s: StructId, field: &Ident<'_>) -> PResult<Fi
 /// the next (cleared, not freed): a module of many small functions then
 /// allocates none of them per function.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     values: Vec<Option<Value>>,
     blocks: Vec<Option<Block>>,
     known: Vec<Option<Type>>,

@@ -59,6 +59,7 @@ struct Sink<'s> {
     types: Vec<TypeExpr>,
     args: Vec<Operand<'s>>,
     phi_entries: Vec<(Local<'s>, Operand<'s>)>,
+    at_uses: Vec<&'s str>,
 }
 
 impl<'s> Sink<'s> {
@@ -118,6 +119,121 @@ fn expect_name<'s>(c: &mut Cursor<'s>, what: &str) -> PResult<Ident<'s>> {
     Ok(Ident { text, pos })
 }
 
+/// One top-level item of the text (a function's body sits in the tree's
+/// vectors, which its spans index).
+pub enum Item<'s> {
+    /// `type T { ... }`.
+    Struct(AstStruct<'s>),
+    /// `global @g: T`.
+    Global(AstGlobal<'s>),
+    /// `extern @e(...)`.
+    Extern(AstExtern<'s>),
+    /// `func @f(...) { ... }`.
+    Func(AstFunc<'s>),
+}
+
+/// What [`parse_items`] hands on.
+pub enum Event<'f, 's> {
+    /// A function's header, before its body (which has no blocks yet).
+    Header(&'f AstFunc<'s>),
+    /// A whole item.
+    Item(Item<'s>),
+}
+
+/// Parse the module's items in order, handing each to `each` (and each
+/// function's header, before its body); function bodies go to `names`.
+fn parse_items<'s>(
+    c: &mut Cursor<'s>,
+    names: &mut Sink<'s>,
+    each: &mut dyn FnMut(&mut Sink<'s>, Event<'_, 's>) -> PResult<()>,
+) -> PResult<()> {
+    loop {
+        let t = *c.peek();
+        let item = match t.tok {
+            Tok::Eof => return Ok(()),
+            Tok::Ident("type") => {
+                c.next();
+                Item::Struct(parse_struct(c)?)
+            }
+            Tok::Ident("global") => {
+                c.next();
+                let name = expect_global(c, "a global name like '@g' after 'global'")?;
+                c.expect_punct(':', "after the global's name")?;
+                let ty = parse_type(c, "the global's type")?;
+                Item::Global(AstGlobal { name, ty })
+            }
+            Tok::Ident("extern") => {
+                c.next();
+                Item::Extern(parse_extern(c)?)
+            }
+            Tok::Ident("func") => {
+                c.next();
+                Item::Func(parse_func(c, names, t.pos, each)?)
+            }
+            _ => return Err(c.expected("'type', 'global', 'extern' or 'func'")),
+        };
+        each(names, Event::Item(item))?;
+    }
+}
+
+impl<'s> AstModule<'s> {
+    /// Keep a parsed item.
+    fn push(&mut self, item: Item<'s>) {
+        match item {
+            Item::Struct(s) => self.structs.push(s),
+            Item::Global(g) => self.globals.push(g),
+            Item::Extern(e) => self.externs.push(e),
+            Item::Func(f) => self.funcs.push(f),
+        }
+    }
+
+    /// Move the function bodies `names` holds into the tree (`names` keeps
+    /// them empty, with their memory).
+    fn take_bodies(&mut self, names: &mut Sink<'s>) {
+        use std::mem::take;
+        self.blocks = take(&mut names.blocks);
+        self.value_names = names.values.all_names();
+        self.label_names = names.labels.all_names();
+        self.insts = take(&mut names.insts);
+        self.types = take(&mut names.types);
+        self.args = take(&mut names.args);
+        self.phi_entries = take(&mut names.phi_entries);
+        self.at_uses = take(&mut names.at_uses);
+    }
+
+    /// Give the bodies back to `names`; with `drop`, emptied of all but the
+    /// value names and labels from `keep` on (those of the function being
+    /// parsed, which has no blocks yet), for the next functions.
+    fn give_bodies(&mut self, names: &mut Sink<'s>, drop: bool, keep: (usize, usize)) {
+        fn back<T>(v: &mut Vec<T>, drop: bool) -> Vec<T> {
+            let mut v = std::mem::take(v);
+            if drop {
+                v.clear();
+            }
+            v
+        }
+        fn back_from<'s>(v: &mut Vec<&'s str>, drop: bool, keep: usize) -> (Vec<&'s str>, usize) {
+            let mut v = std::mem::take(v);
+            let keep = keep.min(v.len());
+            if drop {
+                v.drain(..keep);
+                return (v, 0);
+            }
+            (v, keep)
+        }
+        names.blocks = back(&mut self.blocks, drop);
+        let (values, base) = back_from(&mut self.value_names, drop, keep.0);
+        names.values.restore_names(values, base);
+        let (labels, base) = back_from(&mut self.label_names, drop, keep.1);
+        names.labels.restore_names(labels, base);
+        names.insts = back(&mut self.insts, drop);
+        names.types = back(&mut self.types, drop);
+        names.args = back(&mut self.args, drop);
+        names.phi_entries = back(&mut self.phi_entries, drop);
+        names.at_uses = back(&mut self.at_uses, drop);
+    }
+}
+
 /// Parse a whole module.
 pub fn parse_module_syntax<'s>(c: &mut Cursor<'s>) -> PResult<AstModule<'s>> {
     let mut m = AstModule::default();
@@ -125,41 +241,43 @@ pub fn parse_module_syntax<'s>(c: &mut Cursor<'s>) -> PResult<AstModule<'s>> {
     // At most one instruction per line: reserved once, the vector is never
     // copied while it grows.
     names.insts.reserve(c.line_count());
-    loop {
-        let t = *c.peek();
-        match t.tok {
-            Tok::Eof => {
-                m.blocks = names.blocks;
-                m.value_names = names.values.all_names();
-                m.label_names = names.labels.all_names();
-                m.insts = names.insts;
-                m.types = names.types;
-                m.args = names.args;
-                m.phi_entries = names.phi_entries;
-                return Ok(m);
-            }
-            Tok::Ident("type") => {
-                c.next();
-                m.structs.push(parse_struct(c)?);
-            }
-            Tok::Ident("global") => {
-                c.next();
-                let name = expect_global(c, "a global name like '@g' after 'global'")?;
-                c.expect_punct(':', "after the global's name")?;
-                let ty = parse_type(c, "the global's type")?;
-                m.globals.push(AstGlobal { name, ty });
-            }
-            Tok::Ident("extern") => {
-                c.next();
-                m.externs.push(parse_extern(c)?);
-            }
-            Tok::Ident("func") => {
-                c.next();
-                m.funcs.push(parse_func(c, &mut names, t.pos)?);
-            }
-            _ => return Err(c.expected("'type', 'global', 'extern' or 'func'")),
+    parse_items(c, &mut names, &mut |_, event| {
+        if let Event::Item(item) = event {
+            m.push(item);
         }
-    }
+        Ok(())
+    })?;
+    m.take_bodies(&mut names);
+    Ok(m)
+}
+
+/// Parse the module item by item, handing each to `each` as soon as it is
+/// parsed (and each function's header before its body), with a tree that
+/// holds the bodies of the functions parsed since `each` last returned
+/// `true`: then they are dropped, their memory reused for the next ones, so
+/// that the tree stays small and a body `each` resolves soon after its parse
+/// is still in the cache.
+pub fn parse_streaming<'s>(
+    c: &mut Cursor<'s>,
+    mut each: impl FnMut(&AstModule<'s>, Event<'_, 's>) -> PResult<bool>,
+) -> PResult<()> {
+    let mut work = AstModule::default();
+    let mut names = Sink::default();
+    // As in `parse_module_syntax`; only as much as the bodies kept at once
+    // is ever touched.
+    names.insts.reserve(c.line_count());
+    parse_items(c, &mut names, &mut |names, event| {
+        // A header's function keeps its names (its parameters) when the
+        // bodies before it are dropped.
+        let keep = match event {
+            Event::Header(_) => (names.values.base(), names.labels.base()),
+            Event::Item(_) => (usize::MAX, usize::MAX),
+        };
+        work.take_bodies(names);
+        let done = each(&work, event);
+        work.give_bodies(names, matches!(done, Ok(true)), keep);
+        done.map(drop)
+    })
 }
 
 fn parse_struct<'s>(c: &mut Cursor<'s>) -> PResult<AstStruct<'s>> {
@@ -251,7 +369,12 @@ fn parse_ret(c: &mut Cursor) -> PResult<Option<TypeExpr>> {
     }
 }
 
-fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult<AstFunc<'s>> {
+fn parse_func<'s>(
+    c: &mut Cursor<'s>,
+    names: &mut Sink<'s>,
+    pos: Pos,
+    each: &mut dyn FnMut(&mut Sink<'s>, Event<'_, 's>) -> PResult<()>,
+) -> PResult<AstFunc<'s>> {
     names.values.clear();
     names.labels.clear();
     let name = expect_global(c, "a function name like '@f' after 'func'")?;
@@ -271,7 +394,19 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
     }
     let ret = parse_ret(c)?;
     c.expect_punct('{', "to open the function body")?;
+    let mut func = AstFunc {
+        pos,
+        name,
+        params,
+        ret,
+        blocks: Span::default(),
+        value_names: run_of(&names.values),
+        label_names: run_of(&names.labels),
+        at_uses: Span::default(),
+    };
+    each(names, Event::Header(&func))?;
     let first_block = names.blocks.len();
+    let first_use = names.at_uses.len();
     loop {
         let t = *c.peek();
         match t.tok {
@@ -311,17 +446,13 @@ fn parse_func<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, pos: Pos) -> PResult
         }
     }
     if names.blocks.len() == first_block {
-        return Err(c.error_at(pos, format!("function @{} has no blocks", name.text)));
+        return Err(c.error_at(pos, format!("function @{} has no blocks", func.name.text)));
     }
-    Ok(AstFunc {
-        pos,
-        name,
-        params,
-        ret,
-        blocks: span_from(&names.blocks, first_block),
-        value_names: run_of(&names.values),
-        label_names: run_of(&names.labels),
-    })
+    func.blocks = span_from(&names.blocks, first_block);
+    func.value_names = run_of(&names.values);
+    func.label_names = run_of(&names.labels);
+    func.at_uses = span_from(&names.at_uses, first_use);
+    Ok(func)
 }
 
 /// The current function's names in the module-wide list of `interner`.
@@ -403,7 +534,9 @@ fn parse_operands<'s, const N: usize>(
 
 fn parse_addr<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>, mn: &str) -> PResult<AstAddr<'s>> {
     if let Tok::Global(_) = c.peek().tok {
-        return Ok(AstAddr::Global(expect_global(c, "a global")?));
+        let g = expect_global(c, "a global")?;
+        names.at_uses.push(g.text);
+        return Ok(AstAddr::Global(g));
     }
     let base = if c.eat_punct('(') {
         let ty = parse_typed_null(c)?;
@@ -484,6 +617,7 @@ fn parse_inst<'s>(c: &mut Cursor<'s>, names: &mut Sink<'s>) -> PResult<AstInst<'
         }
         "call" => {
             let callee = expect_global(c, "a callee like '@f' after 'call'")?;
+            names.at_uses.push(callee.text);
             c.expect_punct('(', "after the callee")?;
             let start = names.args.len();
             if !c.eat_punct(')') {
