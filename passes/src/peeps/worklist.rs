@@ -150,12 +150,30 @@ impl Worklist {
     /// Take a pseudo-randomly chosen waiting instruction: any of a list of at
     /// most [`UNIFORM_UP_TO`], else one of the newest [`WINDOW`].
     pub fn pop(&mut self) -> Option<Inst> {
+        self.pop_looking_ahead(|_, _| {})
+    }
+
+    /// [`Worklist::pop`]; for a list longer than [`UNIFORM_UP_TO`], first
+    /// `ahead` on the newest entry outside the window (the one the pulls
+    /// come to next, [`WINDOW`] pulls from now unless pushes come first)
+    /// and on an entry that came into the window about `WINDOW / 2` pulls
+    /// ago: time to bring what they read into the cache.
+    #[inline]
+    pub fn pop_looking_ahead(&mut self, ahead: impl FnOnce(Inst, Inst)) -> Option<Inst> {
         let len = self.items.len();
         if len == 0 {
             return None;
         }
         // Short lists: `0 + below(len)`, the uniform pull.
-        let span = if len > UNIFORM_UP_TO { WINDOW } else { len };
+        let span = if len > UNIFORM_UP_TO {
+            ahead(
+                self.items[len - WINDOW - 1],
+                self.items[len - WINDOW / 2 - 1],
+            );
+            WINDOW
+        } else {
+            len
+        };
         let k = len - span + self.rng.below(span);
         Some(self.take_at(k))
     }
@@ -193,6 +211,29 @@ mod tests {
         seen.sort();
         assert_eq!(seen, [0, 1, 2, 3]);
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn looking_ahead_names_the_next_entries_of_long_lists_and_pulls_as_pop() {
+        let n = UNIFORM_UP_TO + 100;
+        let (mut a, mut b) = (Worklist::new(n, 3), Worklist::new(n, 3));
+        a.fill((0..n).map(Inst::new));
+        b.fill((0..n).map(Inst::new));
+        let mut asked = 0;
+        loop {
+            let len = b.len();
+            let expect = (len > UNIFORM_UP_TO)
+                .then(|| (b.items[len - WINDOW - 1], b.items[len - WINDOW / 2 - 1]));
+            let mut got = None;
+            let pulled = b.pop_looking_ahead(|far, near| got = Some((far, near)));
+            assert_eq!(got, expect);
+            asked += usize::from(got.is_some());
+            assert_eq!(pulled, a.pop());
+            if pulled.is_none() {
+                break;
+            }
+        }
+        assert_eq!(asked, 100);
     }
 
     #[test]
