@@ -218,10 +218,31 @@ pub const MAX_ARRAY_LEN: i64 = 65536;
 
 /// The effects of instruction `inst` of `f` (a function of module `m`).
 pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
+    match f.insts.get(inst.index()).map(|d| &d.kind) {
+        Some(InstKind::Call {
+            callee: Callee::Extern(e),
+            ..
+        }) => {
+            let (reads, writes) = extern_effects(m, *e);
+            Effects {
+                reads,
+                writes,
+                traps: Traps::May,
+                allocates: false,
+            }
+        }
+        _ => local_inst_effects(f, inst).unwrap_or_else(Effects::world),
+    }
+}
+
+/// The effects of instruction `inst` of `f` where they do not depend on the
+/// module: every instruction but a call of an extern (`None`), whose effects
+/// are the extern's declaration. A call of a function is [`Effects::world`].
+pub fn local_inst_effects(f: &Function, inst: Inst) -> Option<Effects> {
     let Some(data) = f.insts.get(inst.index()) else {
-        return Effects::world();
+        return Some(Effects::world());
     };
-    match &data.kind {
+    Some(match &data.kind {
         InstKind::Binary(op, _, b) => {
             let mut e = Effects::none();
             if op.may_trap() && !is_nonzero_const(f, *b) {
@@ -244,7 +265,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
         }
         InstKind::Load { addr, volatile } => {
             if *volatile {
-                return Effects::world();
+                return Some(Effects::world());
             }
             Effects {
                 reads: smallvec![addr_node(f, addr)],
@@ -255,7 +276,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
         }
         InstKind::Store { addr, volatile, .. } => {
             if *volatile {
-                return Effects::world();
+                return Some(Effects::world());
             }
             Effects {
                 reads: SmallVec::new(),
@@ -274,15 +295,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
         },
         InstKind::Call { callee, .. } => match *callee {
             Callee::Func(_) => Effects::world(),
-            Callee::Extern(e) => {
-                let (reads, writes) = extern_effects(m, e);
-                Effects {
-                    reads,
-                    writes,
-                    traps: Traps::May,
-                    allocates: false,
-                }
-            }
+            Callee::Extern(_) => return None,
         },
         InstKind::Escape(v) => Effects {
             reads: if escapes_an_object(f, *v) {
@@ -306,7 +319,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
             traps: Traps::May,
             ..Effects::none()
         },
-    }
+    })
 }
 
 /// The reference whose being `null` makes instruction `inst` trap
