@@ -40,9 +40,10 @@ pub(crate) fn equal_arms(func: &Function, me: Block, a: Block, b: Block) -> Opti
     if lone_jmp(func, a) == Some(b) && edges_agree(func, b, me, a) {
         return Some((b, a));
     }
-    let (ta, tb) = (
-        pure_then_terminator(func, a)?,
-        pure_then_terminator(func, b)?,
+    // The terminators first (cheap), then whether what precedes them is pure.
+    let (&ta, &tb) = (
+        func.blocks[a.index()].insts.last()?,
+        func.blocks[b.index()].insts.last()?,
     );
     let same = match (&func.insts[ta.index()].kind, &func.insts[tb.index()].kind) {
         (InstKind::Ret(x), InstKind::Ret(y)) => x == y,
@@ -60,7 +61,7 @@ pub(crate) fn equal_arms(func: &Function, me: Block, a: Block, b: Block) -> Opti
         }
         _ => false,
     };
-    same.then_some((a, b))
+    (same && pure_before_last(func, a) && pure_before_last(func, b)).then_some((a, b))
 }
 
 /// The instruction of `b` when it is a lone `jmp`: its target.
@@ -74,16 +75,17 @@ pub(crate) fn lone_jmp(func: &Function, b: Block) -> Option<Block> {
     }
 }
 
-/// The terminator of `b` when every other instruction of it is pure and not
-/// a phi (so running `b` or not shows nothing but where it goes).
-fn pure_then_terminator(func: &Function, b: Block) -> Option<Inst> {
-    let (&term, rest) = func.blocks[b.index()].insts.split_last()?;
-    let pure = |&i: &Inst| {
+/// Whether every instruction of `b` but the last is pure and not a phi (so
+/// running `b` or not shows nothing but where its terminator goes).
+fn pure_before_last(func: &Function, b: Block) -> bool {
+    let Some((_, rest)) = func.blocks[b.index()].insts.split_last() else {
+        return false;
+    };
+    rest.iter().all(|&i| {
         let data = &func.insts[i.index()];
         data.block.is_none()
             || (!data.kind.is_phi() && local_inst_effects(func, i).is_some_and(|e| e.is_pure()))
-    };
-    (func.insts[term.index()].kind.is_terminator() && rest.iter().all(pure)).then_some(term)
+    })
 }
 
 /// Whether every phi of `join` takes the same value on the edges from `x`
@@ -185,8 +187,10 @@ impl Engine<'_> {
         }
         let roots: &[Value] = roots;
         let func: &Function = self.func;
-        let cfg = Cfg::new(func);
-        let dom = DomTree::new(func, &cfg);
+        let (cfg, dom) = (&mut self.s.bufs.walk_cfg, &mut self.s.bufs.walk_dom);
+        cfg.recompute(func);
+        dom.recompute(func, cfg);
+        let (cfg, dom): (&Cfg, &DomTree) = (cfg, dom);
         // Per root (sorted): whether it is known non-zero, if known.
         let slot_of = |root: Value| roots.binary_search(&root).ok();
         let mut known: Vec<Option<bool>> = vec![None; roots.len()];
@@ -213,7 +217,7 @@ impl Engine<'_> {
             stack.push(Step::Leave(undo.len()));
             stack.extend(dom.children(b).iter().map(|&c| Step::Enter(c)));
             // What the single edge into `b` says.
-            if let Some((root, nonzero)) = entry_fact(func, &cfg, b) {
+            if let Some((root, nonzero)) = entry_fact(func, cfg, b) {
                 if let Some(slot) = slot_of(root) {
                     undo.push((slot, known[slot]));
                     known[slot] = Some(nonzero);
