@@ -4,9 +4,11 @@
 //!
 //! - **equal arms** (`peeps.equal_arms`): `br c, a, b` where both edges lead
 //!   to the same place with the same values: `a == b` with the phis of `a`
-//!   agreeing on both edges; or `a` and `b` each pure instructions (no read,
-//!   write, trap or allocation) and then the same terminator — the same
-//!   `ret v`, both `unreachable`, or the same `jmp`/`br` whose targets' phis
+//!   agreeing on both edges; or `a` and `b` each pure instructions (no
+//!   read, write, trap or allocation; the arm dropped may also read and trap
+//!   only on a reference its edge knows non-null) and then the same
+//!   terminator — the same `ret v`, both `unreachable`, or the same
+//!   `jmp`/`br` whose targets' phis
 //!   take the same values from `a` and from `b`; or one arm a lone `jmp` to
 //!   the other whose phis take the same value from both ways in;
 //! - **decided branches** (`peeps.decided_branches`): `br c` in a block
@@ -22,12 +24,18 @@
 
 use super::engine::Engine;
 use crate::edge_facts::{cond_root, entry_fact};
-use ir::effects::local_inst_effects;
+use ir::effects::{local_inst_effects, traps_only_on_null};
 use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Value};
 
 /// The arm to keep when `br c, a, b` in block `me` may become a `jmp`
 /// (`Some((keep, dropped))`), by the equal-arms rule of the module header.
-pub(crate) fn equal_arms(func: &Function, me: Block, a: Block, b: Block) -> Option<(Block, Block)> {
+pub(crate) fn equal_arms(
+    func: &Function,
+    me: Block,
+    c: Value,
+    a: Block,
+    b: Block,
+) -> Option<(Block, Block)> {
     if a == b {
         return edges_agree(func, a, me, me).then_some((a, b));
     }
@@ -61,7 +69,27 @@ pub(crate) fn equal_arms(func: &Function, me: Block, a: Block, b: Block) -> Opti
         }
         _ => false,
     };
-    (same && pure_before_last(func, a) && pure_before_last(func, b)).then_some((a, b))
+    if !same {
+        return None;
+    }
+    // The arm kept must be pure; the one dropped may also hold accesses that
+    // can only trap on a reference its edge knows non-null (it ran no
+    // further load then: the never-worse oracle counts them).
+    if pure_before_last(func, a, None) && pure_before_last(func, b, nonnull_on(func, c, false)) {
+        Some((a, b))
+    } else if pure_before_last(func, b, None)
+        && pure_before_last(func, a, nonnull_on(func, c, true))
+    {
+        Some((b, a))
+    } else {
+        None
+    }
+}
+
+/// The reference `br c` knows non-null on its first (`first`) or second edge.
+fn nonnull_on(func: &Function, c: Value, first: bool) -> Option<Value> {
+    let (root, direct) = cond_root(func, c);
+    (func.value_type(root).is_ref() && first == direct).then_some(root)
 }
 
 /// The instruction of `b` when it is a lone `jmp`: its target.
@@ -76,15 +104,31 @@ pub(crate) fn lone_jmp(func: &Function, b: Block) -> Option<Block> {
 }
 
 /// Whether every instruction of `b` but the last is pure and not a phi (so
-/// running `b` or not shows nothing but where its terminator goes).
-fn pure_before_last(func: &Function, b: Block) -> bool {
+/// running `b` or not shows nothing but where its terminator goes), or,
+/// with `nonnull` (a reference known non-null on the way into `b`), writes
+/// nothing, allocates nothing and may only trap when `nonnull` is null.
+fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
     let Some((_, rest)) = func.blocks[b.index()].insts.split_last() else {
         return false;
     };
     rest.iter().all(|&i| {
         let data = &func.insts[i.index()];
-        data.block.is_none()
-            || (!data.kind.is_phi() && local_inst_effects(func, i).is_some_and(|e| e.is_pure()))
+        if data.block.is_none() {
+            return true;
+        }
+        if data.kind.is_phi() {
+            return false;
+        }
+        match local_inst_effects(func, i) {
+            Some(e) if e.is_pure() => true,
+            Some(e) => {
+                nonnull.is_some()
+                    && e.writes_nothing()
+                    && !e.allocates
+                    && traps_only_on_null(func, i) == nonnull
+            }
+            None => false,
+        }
     })
 }
 
@@ -125,7 +169,7 @@ impl Engine<'_> {
             };
             if a != b && self.same_empty_arms(a, b) {
                 diamonds.push((term, a, b));
-            } else if equal_arms(self.func, me, a, b).is_some() {
+            } else if equal_arms(self.func, me, c, a, b).is_some() {
                 equal.push(term);
             } else {
                 branches.push(cond_root(self.func, c).0);
@@ -151,7 +195,7 @@ impl Engine<'_> {
                 continue;
             };
             // Checked again: an earlier fold of this walk may have changed a phi.
-            let Some((keep, dropped)) = equal_arms(self.func, me, a, b) else {
+            let Some((keep, dropped)) = equal_arms(self.func, me, c, a, b) else {
                 continue;
             };
             self.rewrite_branch(term, c, keep, dropped);
