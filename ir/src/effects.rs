@@ -218,6 +218,35 @@ pub const MAX_ARRAY_LEN: i64 = 65536;
 
 /// The effects of instruction `inst` of `f` (a function of module `m`).
 pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
+    effects_with(f, inst, |e| {
+        let (reads, writes) = extern_effects(m, e);
+        Effects {
+            reads,
+            writes,
+            traps: Traps::May,
+            allocates: false,
+        }
+    })
+}
+
+/// The effects of instruction `inst` of `f` where they do not depend on the
+/// module: every instruction but a call of an extern (`None`), whose effects
+/// are the extern's declaration. A call of a function is [`Effects::world`].
+pub fn local_inst_effects(f: &Function, inst: Inst) -> Option<Effects> {
+    let data = f.insts.get(inst.index())?;
+    match data.kind {
+        InstKind::Call {
+            callee: Callee::Extern(_),
+            ..
+        } => None,
+        _ => Some(effects_with(f, inst, |_| Effects::world())),
+    }
+}
+
+/// The effects of `inst`, a call of an extern having `of_extern`'s. Inlined
+/// into both callers, so [`inst_effects`] costs what it did as one function.
+#[inline(always)]
+fn effects_with(f: &Function, inst: Inst, of_extern: impl FnOnce(ExternId) -> Effects) -> Effects {
     let Some(data) = f.insts.get(inst.index()) else {
         return Effects::world();
     };
@@ -274,15 +303,7 @@ pub fn inst_effects(m: &Module, f: &Function, inst: Inst) -> Effects {
         },
         InstKind::Call { callee, .. } => match *callee {
             Callee::Func(_) => Effects::world(),
-            Callee::Extern(e) => {
-                let (reads, writes) = extern_effects(m, e);
-                Effects {
-                    reads,
-                    writes,
-                    traps: Traps::May,
-                    allocates: false,
-                }
-            }
+            Callee::Extern(e) => of_extern(e),
         },
         InstKind::Escape(v) => Effects {
             reads: if escapes_an_object(f, *v) {

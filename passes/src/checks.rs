@@ -12,28 +12,35 @@
 //! ([`crate::copies::CopyRoots`]), so a check of `copy %p` is a check of
 //! `%p`. Besides these, a result of an allocation is non-null everywhere, and
 //! a constant index of a `newarray` of constant length is in bounds when it
-//! is below the length.
+//! is below the length; and a block entered only by the edge of `br` on
+//! `ne %p, null` taken when %p is not null (or the other edge of `eq %p,
+//! null`) knows %p non-null, with every block it dominates
+//! ([`crate::edge_facts`]).
 //!
 //! A check whose facts are all known where it stands is redundant
 //! ([`redundant_checks`]); removing it keeps every fact it stood for known,
 //! since what made it known dominates everything the check dominated.
 
 use crate::copies::CopyRoots;
+use crate::edge_facts::{cond_root, entry_fact};
 use ir::effects::{checked_by, inst_effects, Checked};
 use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Module, Value};
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
-/// The facts known at one point of the walk, undone block by block.
+/// The facts known at one point of the walk, undone block by block, each
+/// with whether a branch edge taught it first.
 #[derive(Default)]
 struct Scoped {
-    set: FxHashSet<Checked>,
+    set: FxHashMap<Checked, bool>,
     /// The facts in the order they were added (each once).
     log: Vec<Checked>,
 }
 
 impl Scoped {
-    fn add(&mut self, fact: Checked) {
-        if self.set.insert(fact) {
+    fn add(&mut self, fact: Checked, from_edge: bool) {
+        if let Entry::Vacant(e) = self.set.entry(fact) {
+            e.insert(from_edge);
             self.log.push(fact);
         }
     }
@@ -59,6 +66,17 @@ pub struct Scratch {
     checkers: Vec<u8>,
     /// The walk: (block, facts on entry, next child).
     stack: Vec<(Block, usize, usize)>,
+    /// How many of the last call's redundant checks only a branch edge
+    /// made redundant.
+    from_branches: usize,
+}
+
+impl Scratch {
+    /// How many checks the last [`redundant_checks`] found redundant only
+    /// because a branch on a null test dominates them.
+    pub fn known_from_branches(&self) -> usize {
+        self.from_branches
+    }
 }
 
 /// The known-checked questions over one function.
@@ -88,13 +106,18 @@ impl Known<'_> {
             .is_some_and(|d| inst_effects(self.m, self.f, d).allocates)
     }
 
-    /// Whether the (rooted) fact is known at the current point.
-    fn known(&self, fact: Checked) -> bool {
-        match fact {
-            Checked::NonNull(b) => self.allocated(b) || self.s.facts.set.contains(&fact),
-            Checked::InBounds(a, i) => {
-                self.s.facts.set.contains(&fact) || self.const_in_bounds(a, i)
-            }
+    /// Whether the (rooted) fact is known at the current point: `Some(true)`
+    /// when only because a branch edge taught it, `Some(false)` otherwise.
+    fn known(&self, fact: Checked) -> Option<bool> {
+        let by_walk = self.s.facts.set.get(&fact).copied();
+        let by_def = match fact {
+            Checked::NonNull(b) => self.allocated(b),
+            Checked::InBounds(a, i) => self.const_in_bounds(a, i),
+        };
+        if by_def {
+            Some(false)
+        } else {
+            by_walk
         }
     }
 
@@ -123,18 +146,31 @@ impl Known<'_> {
             return;
         }
         if let Checked::InBounds(a, _) = fact {
-            self.s.facts.add(Checked::NonNull(a));
+            self.s.facts.add(Checked::NonNull(a), false);
         }
-        self.s.facts.add(fact);
+        self.s.facts.add(fact, false);
     }
 
     /// Walk `b`'s instructions: a check `is_check` selects whose fact is
-    /// known goes to `out`; every other instruction teaches its facts.
+    /// known goes to `out`; every other instruction teaches its facts. The
+    /// edge `b` is entered by alone first teaches a reference non-null
+    /// (the entry has no way in, and the CFG is only computed for a
+    /// function of more than one block).
     fn block(&mut self, b: Block, is_check: &impl Fn(Inst) -> bool, out: &mut Vec<Inst>) {
+        let fact = (b != self.f.entry())
+            .then(|| entry_fact(self.f, &self.s.cfg, b))
+            .flatten();
+        if let Some((v, true)) = fact {
+            let v = self.root(v);
+            if self.f.value_type(v).is_ref() && self.s.wanted[v.index()] {
+                self.s.facts.add(Checked::NonNull(v), true);
+            }
+        }
         for &inst in &self.f.blocks[b.index()].insts {
             if is_check(inst) {
                 if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
-                    if self.known(self.rooted(fact)) {
+                    if let Some(from_edge) = self.known(self.rooted(fact)) {
+                        self.s.from_branches += usize::from(from_edge);
                         out.push(inst);
                         continue;
                     }
@@ -157,6 +193,7 @@ pub fn redundant_checks(
     scratch: &mut Scratch,
 ) -> Vec<Inst> {
     let mut out = Vec::new();
+    scratch.from_branches = 0;
     if f.layout.is_empty() || !worth_a_walk(m, f, &is_check, scratch) {
         return out;
     }
@@ -209,8 +246,15 @@ fn worth_a_walk(
     s.checkers.clear();
     s.checkers.resize(n, 0);
     for inst in f.inst_iter() {
-        if let Some(c) = checked_by(&f.inst(inst).kind) {
-            let b = s.roots.root(f, c.base()).index();
+        let kind = &f.inst(inst).kind;
+        let base = match *kind {
+            // A null test teaches its reference on one edge (not in a
+            // function of one block, which has no `br`).
+            InstKind::Br(c, ..) => Some(cond_root(f, c).0).filter(|&v| f.value_type(v).is_ref()),
+            _ => checked_by(kind).map(Checked::base),
+        };
+        if let Some(base) = base {
+            let b = s.roots.root(f, base).index();
             s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
             s.wanted[b] |= is_check(inst);
         }

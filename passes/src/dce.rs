@@ -17,6 +17,8 @@
 //! it) goes: `dce.checks_removed` for a check that was there before,
 //! `dce.loads_removed_checked` for an unused load (or `len`) that cannot
 //! trap there (e.g. `store %p.aux, 2` then an unused `load %p.val`).
+//! Of those, `dce.checks_known_from_branches` counts the ones only a
+//! dominating `br` on a null test made known (issue 13).
 
 use crate::manager::Pass;
 use crate::stats::Stats;
@@ -302,6 +304,10 @@ fn remove_known_checks(
         ("loads_to_checks", converted - from_loads),
         ("loads_removed_checked", from_loads),
         ("checks_removed", gone.len() - from_loads),
+        (
+            "checks_known_from_branches",
+            scratch.checks.known_from_branches(),
+        ),
     ] {
         if n > 0 {
             stats.add("dce", rule, n as u64);

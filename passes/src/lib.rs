@@ -8,6 +8,7 @@ pub mod alias;
 pub mod checks;
 pub mod copies;
 pub mod dce;
+pub mod edge_facts;
 pub mod effects;
 pub mod escape;
 pub mod gvn;

@@ -61,6 +61,11 @@ pub const SHAPES: &[Shape] = &[
         build: nested_diamonds,
     },
     Shape {
+        name: "repeated_tests",
+        what: "a chain testing one condition and one null test again and again",
+        build: repeated_tests,
+    },
+    Shape {
         name: "phi_web",
         what: "a loop carrying a long web of phis that name each other",
         build: phi_web,
@@ -237,6 +242,32 @@ pub fn nested_diamonds(n: usize) -> String {
         }
     }
     s.push_str("  ret %r0\n}\n");
+    s
+}
+
+/// Stages of 11 instructions, each testing the parameter `%c` again (a
+/// branch the first test decides), then `%p` against `null` and loading
+/// through it on the non-null arm, then a branch whose arms both return the
+/// same value: the decided-branch walk, the null facts of branch edges and
+/// the equal-arms fold, with a dominator tree as deep as the chain.
+pub fn repeated_tests(n: usize) -> String {
+    let k = (n / 11).max(1);
+    let mut s = String::from(
+        "type T { a: i64 }\nfunc @main(%c: i64, %p: T, %x: i64) -> i64 {\nentry:\n  jmp b0\n",
+    );
+    for i in 0..k {
+        let next = i + 1;
+        writeln!(
+            s,
+            "b{i}:\n  br %c, m{i}, o{i}\no{i}:\n  ret {i}\n\
+             m{i}:\n  %t{i} = ne %p, null\n  br %t{i}, n{i}, z{i}\nz{i}:\n  ret -1\n\
+             n{i}:\n  %v{i} = load %p.a\n  %w{i} = slt %v{i}, %x\n  br %w{i}, s{i}, u{i}\n\
+             s{i}:\n  %a{i} = add %v{i}, 1\n  jmp j{i}\nu{i}:\n  jmp j{i}\n\
+             j{i}:\n  escape %v{i}\n  jmp b{next}"
+        )
+        .unwrap();
+    }
+    writeln!(s, "b{k}:\n  ret %x\n}}").unwrap();
     s
 }
 

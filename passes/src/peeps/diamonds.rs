@@ -5,23 +5,15 @@
 //! unreachable; the CFG cleanup removes it and merges the rest. Counted as
 //! `peeps.empty_diamonds`.
 
+use super::branch_folds::{edges_agree, lone_jmp};
 use super::engine::Engine;
 use ir::{Block, Inst, InstKind};
 
 impl Engine<'_> {
-    /// Turn every empty diamond into a jump; whether one was found.
-    pub(crate) fn remove_empty_diamonds(&mut self) -> bool {
-        let mut found: Vec<(Inst, Block, Block)> = Vec::new();
-        for &me in &self.func.layout {
-            let Some(term) = self.func.terminator(me) else {
-                continue;
-            };
-            if let InstKind::Br(_, a, b) = self.func.insts[term.index()].kind {
-                if a != b && self.same_empty_arms(a, b) {
-                    found.push((term, a, b));
-                }
-            }
-        }
+    /// Turn the empty diamonds `found` (`(br, a, b)`, found by
+    /// [`Engine::same_empty_arms`] in the walk of `branch_folds`) into jumps;
+    /// whether one was.
+    pub(crate) fn apply_empty_diamonds(&mut self, found: &mut Vec<(Inst, Block, Block)>) -> bool {
         if found.is_empty() {
             return false;
         }
@@ -38,7 +30,7 @@ impl Engine<'_> {
         }
         self.ensure_users();
         self.before_cfg_change();
-        for &(term, a, b) in &found {
+        for &(term, a, b) in found.iter() {
             let me = self.func.insts[term.index()].block.expect("placed");
             self.func.insts[term.index()].kind = InstKind::Jmp(a);
             self.drop_edge(me, b);
@@ -49,26 +41,10 @@ impl Engine<'_> {
 
     /// Whether `a` and `b` are each a lone `jmp` to one join whose phis
     /// take the same value from both.
-    fn same_empty_arms(&self, a: Block, b: Block) -> bool {
-        let lone_jmp = |x: Block| match self.func.blocks[x.index()].insts.as_slice() {
-            [only] => match self.func.insts[only.index()].kind {
-                InstKind::Jmp(j) => Some(j),
-                _ => None,
-            },
-            _ => None,
-        };
-        let (Some(j), Some(k)) = (lone_jmp(a), lone_jmp(b)) else {
-            return false;
-        };
-        if j != k || j == a || j == b {
-            return false;
+    pub(crate) fn same_empty_arms(&self, a: Block, b: Block) -> bool {
+        match (lone_jmp(self.func, a), lone_jmp(self.func, b)) {
+            (Some(j), Some(k)) => j == k && j != a && j != b && edges_agree(self.func, j, a, b),
+            _ => false,
         }
-        self.func.blocks[j.index()].insts.iter().all(|&p| {
-            let InstKind::Phi(entries) = &self.func.insts[p.index()].kind else {
-                return true;
-            };
-            let from = |x: Block| entries.iter().find(|e| e.0 == x).map(|e| e.1);
-            from(a) == from(b)
-        })
     }
 }

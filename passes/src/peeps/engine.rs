@@ -52,6 +52,10 @@ pub struct EngineReport {
     pub blocks_merged: u64,
     /// Empty diamonds turned into a jump (`diamonds`).
     pub empty_diamonds: u64,
+    /// Branches with equal arms turned into a jump (`branch_folds`).
+    pub equal_arms: u64,
+    /// Branches decided by a dominating branch turned into a jump (`branch_folds`).
+    pub decided_branches: u64,
 }
 
 impl EngineReport {
@@ -60,6 +64,8 @@ impl EngineReport {
         self.blocks_removed
             + self.blocks_merged
             + self.empty_diamonds
+            + self.equal_arms
+            + self.decided_branches
             + self.fired.iter().sum::<u64>()
             > 0
     }
@@ -182,7 +188,7 @@ impl<'f> Engine<'f> {
         loop {
             self.drain()?;
             self.compact();
-            self.cfg_dirty |= self.remove_empty_diamonds();
+            self.cfg_dirty |= self.fold_branches();
             if !self.cfg_dirty {
                 break;
             }

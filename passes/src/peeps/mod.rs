@@ -4,6 +4,7 @@
 //! after branches fold, and a check of the fixed-point invariant.
 
 mod block_edges;
+mod branch_folds;
 pub mod cfg_cleanup;
 mod cfg_state;
 mod deps;
@@ -87,6 +88,12 @@ impl Peeps {
         }
         if report.empty_diamonds > 0 {
             stats.add("peeps", "empty_diamonds", report.empty_diamonds);
+        }
+        if report.equal_arms > 0 {
+            stats.add("peeps", "equal_arms", report.equal_arms);
+        }
+        if report.decided_branches > 0 {
+            stats.add("peeps", "decided_branches", report.decided_branches);
         }
         Ok(report.changed())
     }

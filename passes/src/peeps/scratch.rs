@@ -31,6 +31,16 @@ pub(crate) struct Buffers {
     pub(crate) cfg: BlockEdges,
     /// Per block slot: the block the CFG cleanup merged it into.
     pub(crate) merged_into: Vec<Option<Block>>,
+    /// Empty diamonds found by the branch walk (`br`, arm, arm).
+    pub(crate) diamonds: Vec<(Inst, Block, Block)>,
+    /// Branches with equal arms found by the branch walk.
+    pub(crate) equal_arms: Vec<Inst>,
+    /// The roots of the conditions of the other branches of the walk.
+    pub(crate) branches: Vec<ir::Value>,
+    /// The CFG of the decided-branch walk.
+    pub(crate) walk_cfg: ir::Cfg,
+    /// The dominator tree of the decided-branch walk.
+    pub(crate) walk_dom: ir::DomTree,
 }
 
 /// Everything an engine run can reuse.

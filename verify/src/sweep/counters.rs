@@ -14,6 +14,7 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
     ("dce", "blocks_removed"),
+    ("dce", "checks_known_from_branches"),
     ("dce", "checks_removed"),
     ("dce", "insts_removed"),
     ("dce", "loads_removed_checked"),
@@ -40,7 +41,9 @@ const FIXED: &[(&str, &str)] = &[
     ("manager", "verifier_runs"),
     ("peeps", "cfg_blocks_merged"),
     ("peeps", "cfg_blocks_removed"),
+    ("peeps", "decided_branches"),
     ("peeps", "empty_diamonds"),
+    ("peeps", "equal_arms"),
 ];
 
 /// Every counter the passes can bump, as `(pass, rule)`.

@@ -1,0 +1,297 @@
+//! Branch folds between peephole rounds (issue 13; LLVM's SimplifyCFG and
+//! jump threading do the same), each a `br` turned into a `jmp` — a `br`
+//! never traps, so only where it goes matters:
+//!
+//! - **equal arms** (`peeps.equal_arms`): `br c, a, b` where both edges lead
+//!   to the same place with the same values: `a == b` with the phis of `a`
+//!   agreeing on both edges; or `a` and `b` each pure instructions (no
+//!   read, write, trap or allocation; the arm dropped may also read and trap
+//!   only on a reference its edge knows non-null) and then the same
+//!   terminator — the same `ret v`, both `unreachable`, or the same
+//!   `jmp`/`br` whose targets' phis
+//!   take the same values from `a` and from `b`; or one arm a lone `jmp` to
+//!   the other whose phis take the same value from both ways in;
+//! - **decided branches** (`peeps.decided_branches`): `br c` in a block
+//!   dominated by an edge of an earlier `br` on the same condition (or on
+//!   `eq c, 0` / `ne c, 0`, or on `c` when this one tests `eq`/`ne c, 0`),
+//!   where the edge's target has that edge as its only way in: `c`'s value
+//!   is known there. A dominator-tree walk carries the known conditions; it
+//!   runs only when two branches test one condition, so a function with
+//!   nothing to decide pays one look at each terminator.
+//!
+//! The empty diamonds of [`super::diamonds`] are found in the same walk
+//! over the terminators.
+
+use super::engine::Engine;
+use crate::edge_facts::{cond_root, entry_fact};
+use ir::effects::{local_inst_effects, traps_only_on_null};
+use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Value};
+
+/// The arm to keep when `br c, a, b` in block `me` may become a `jmp`
+/// (`Some((keep, dropped))`), by the equal-arms rule of the module header.
+pub(crate) fn equal_arms(
+    func: &Function,
+    me: Block,
+    c: Value,
+    a: Block,
+    b: Block,
+) -> Option<(Block, Block)> {
+    if a == b {
+        return edges_agree(func, a, me, me).then_some((a, b));
+    }
+    if a == me || b == me {
+        return None;
+    }
+    if lone_jmp(func, b) == Some(a) && edges_agree(func, a, me, b) {
+        return Some((a, b));
+    }
+    if lone_jmp(func, a) == Some(b) && edges_agree(func, b, me, a) {
+        return Some((b, a));
+    }
+    // The terminators first (cheap), then whether what precedes them is pure.
+    let (&ta, &tb) = (
+        func.blocks[a.index()].insts.last()?,
+        func.blocks[b.index()].insts.last()?,
+    );
+    let same = match (&func.insts[ta.index()].kind, &func.insts[tb.index()].kind) {
+        (InstKind::Ret(x), InstKind::Ret(y)) => x == y,
+        (InstKind::Unreachable, InstKind::Unreachable) => true,
+        (InstKind::Jmp(j), InstKind::Jmp(k)) => {
+            j == k && *j != a && *j != b && edges_agree(func, *j, a, b)
+        }
+        (InstKind::Br(c, j, k), InstKind::Br(d, j2, k2)) => {
+            c == d
+                && (j, k) == (j2, k2)
+                && ![a, b].contains(j)
+                && ![a, b].contains(k)
+                && edges_agree(func, *j, a, b)
+                && edges_agree(func, *k, a, b)
+        }
+        _ => false,
+    };
+    if !same {
+        return None;
+    }
+    // The arm kept must be pure; the one dropped may also hold accesses that
+    // can only trap on a reference its edge knows non-null (it ran no
+    // further load then: the never-worse oracle counts them).
+    if pure_before_last(func, a, None) && pure_before_last(func, b, nonnull_on(func, c, false)) {
+        Some((a, b))
+    } else if pure_before_last(func, b, None)
+        && pure_before_last(func, a, nonnull_on(func, c, true))
+    {
+        Some((b, a))
+    } else {
+        None
+    }
+}
+
+/// The reference `br c` knows non-null on its first (`first`) or second edge.
+fn nonnull_on(func: &Function, c: Value, first: bool) -> Option<Value> {
+    let (root, direct) = cond_root(func, c);
+    (func.value_type(root).is_ref() && first == direct).then_some(root)
+}
+
+/// The instruction of `b` when it is a lone `jmp`: its target.
+pub(crate) fn lone_jmp(func: &Function, b: Block) -> Option<Block> {
+    match func.blocks[b.index()].insts.as_slice() {
+        [only] => match func.insts[only.index()].kind {
+            InstKind::Jmp(j) => Some(j),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether every instruction of `b` but the last is pure and not a phi (so
+/// running `b` or not shows nothing but where its terminator goes), or,
+/// with `nonnull` (a reference known non-null on the way into `b`), writes
+/// nothing, allocates nothing and may only trap when `nonnull` is null.
+fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
+    let Some((_, rest)) = func.blocks[b.index()].insts.split_last() else {
+        return false;
+    };
+    rest.iter().all(|&i| {
+        let data = &func.insts[i.index()];
+        if data.block.is_none() {
+            return true;
+        }
+        if data.kind.is_phi() {
+            return false;
+        }
+        match local_inst_effects(func, i) {
+            Some(e) if e.is_pure() => true,
+            Some(e) => {
+                nonnull.is_some()
+                    && e.writes_nothing()
+                    && !e.allocates
+                    && traps_only_on_null(func, i) == nonnull
+            }
+            None => false,
+        }
+    })
+}
+
+/// Whether every phi of `join` takes the same value on the edges from `x`
+/// and from `y` (the first and last entry when `x == y`: the two edges of
+/// one `br`).
+pub(crate) fn edges_agree(func: &Function, join: Block, x: Block, y: Block) -> bool {
+    func.blocks[join.index()].insts.iter().all(|&p| {
+        let data = &func.insts[p.index()];
+        let InstKind::Phi(entries) = &data.kind else {
+            return true;
+        };
+        if data.block.is_none() {
+            return true;
+        }
+        let first = entries.iter().find(|e| e.0 == x).map(|e| e.1);
+        let last = entries.iter().rev().find(|e| e.0 == y).map(|e| e.1);
+        first == last
+    })
+}
+
+impl Engine<'_> {
+    /// The CFG steps between peephole rounds: empty diamonds, equal arms,
+    /// decided branches. Returns whether an edge changed.
+    pub(crate) fn fold_branches(&mut self) -> bool {
+        let mut diamonds = std::mem::take(&mut self.s.bufs.diamonds);
+        let mut equal = std::mem::take(&mut self.s.bufs.equal_arms);
+        let mut branches = std::mem::take(&mut self.s.bufs.branches);
+        diamonds.clear();
+        equal.clear();
+        branches.clear();
+        for &me in &self.func.layout {
+            let Some(term) = self.func.terminator(me) else {
+                continue;
+            };
+            let InstKind::Br(c, a, b) = self.func.insts[term.index()].kind else {
+                continue;
+            };
+            if a != b && self.same_empty_arms(a, b) {
+                diamonds.push((term, a, b));
+            } else if equal_arms(self.func, me, c, a, b).is_some() {
+                equal.push(term);
+            } else {
+                branches.push(cond_root(self.func, c).0);
+            }
+        }
+        let mut changed = self.apply_empty_diamonds(&mut diamonds);
+        changed |= self.apply_equal_arms(&equal);
+        changed |= self.decide_branches(&mut branches);
+        self.s.bufs.diamonds = diamonds;
+        self.s.bufs.equal_arms = equal;
+        self.s.bufs.branches = branches;
+        changed
+    }
+
+    /// Turn each `br` of `terms` whose arms are still equal into a `jmp`.
+    fn apply_equal_arms(&mut self, terms: &[Inst]) -> bool {
+        let mut changed = false;
+        for &term in terms {
+            let Some(me) = self.func.insts[term.index()].block else {
+                continue;
+            };
+            let InstKind::Br(c, a, b) = self.func.insts[term.index()].kind else {
+                continue;
+            };
+            // Checked again: an earlier fold of this walk may have changed a phi.
+            let Some((keep, dropped)) = equal_arms(self.func, me, c, a, b) else {
+                continue;
+            };
+            self.rewrite_branch(term, c, keep, dropped);
+            self.report.equal_arms += 1;
+            changed = true;
+        }
+        changed
+    }
+
+    /// `br c, ..` at `term` in becomes `jmp keep`; the edge to `dropped` goes.
+    fn rewrite_branch(&mut self, term: Inst, c: Value, keep: Block, dropped: Block) {
+        self.ensure_users();
+        self.before_cfg_change();
+        let me = self.func.insts[term.index()].block.expect("placed");
+        self.func.insts[term.index()].kind = InstKind::Jmp(keep);
+        self.drop_edge(me, dropped);
+        if let Some(d) = self.func.def_inst(c) {
+            if self.placed(d) {
+                self.changed(d);
+            }
+        }
+    }
+
+    /// The decided-branches rule: when two branches test one root (`roots`,
+    /// one per branch left by the other folds), walk the dominator tree
+    /// carrying what each single-entry edge says.
+    fn decide_branches(&mut self, roots: &mut Vec<Value>) -> bool {
+        roots.sort_unstable();
+        let before = roots.len();
+        roots.dedup();
+        if roots.len() == before {
+            return false;
+        }
+        let roots: &[Value] = roots;
+        let func: &Function = self.func;
+        let (cfg, dom) = (&mut self.s.bufs.walk_cfg, &mut self.s.bufs.walk_dom);
+        cfg.recompute(func);
+        dom.recompute(func, cfg);
+        let (cfg, dom): (&Cfg, &DomTree) = (cfg, dom);
+        // Per root (sorted): whether it is known non-zero, if known.
+        let slot_of = |root: Value| roots.binary_search(&root).ok();
+        let mut known: Vec<Option<bool>> = vec![None; roots.len()];
+        let mut undo: Vec<(usize, Option<bool>)> = Vec::new();
+        let mut decided: Vec<(Inst, Block, Block)> = Vec::new();
+        enum Step {
+            Enter(Block),
+            Leave(usize),
+        }
+        let mut stack = Vec::new();
+        if let Some(entry) = cfg.entry() {
+            stack.push(Step::Enter(entry));
+        }
+        while let Some(step) = stack.pop() {
+            let b = match step {
+                Step::Leave(mark) => {
+                    for (slot, old) in undo.drain(mark..).rev() {
+                        known[slot] = old;
+                    }
+                    continue;
+                }
+                Step::Enter(b) => b,
+            };
+            stack.push(Step::Leave(undo.len()));
+            stack.extend(dom.children(b).iter().map(|&c| Step::Enter(c)));
+            // What the single edge into `b` says.
+            if let Some((root, nonzero)) = entry_fact(func, cfg, b) {
+                if let Some(slot) = slot_of(root) {
+                    undo.push((slot, known[slot]));
+                    known[slot] = Some(nonzero);
+                }
+            }
+            let Some(t) = func.terminator(b) else {
+                continue;
+            };
+            let InstKind::Br(c, x, y) = func.insts[t.index()].kind else {
+                continue;
+            };
+            let (root, direct) = cond_root(func, c);
+            let Some(slot) = slot_of(root) else {
+                continue;
+            };
+            if let Some(nonzero) = known[slot] {
+                if x != y {
+                    let taken = nonzero == direct;
+                    decided.push(if taken { (t, x, y) } else { (t, y, x) });
+                }
+            }
+        }
+        let changed = !decided.is_empty();
+        for (t, keep, dropped) in decided {
+            let InstKind::Br(c, ..) = self.func.insts[t.index()].kind else {
+                continue;
+            };
+            self.rewrite_branch(t, c, keep, dropped);
+            self.report.decided_branches += 1;
+        }
+        changed
+    }
+}
