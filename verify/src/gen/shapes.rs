@@ -70,6 +70,13 @@ impl Gen<'_, '_, '_, '_> {
         let then_b = self.new_block();
         let join = self.new_block();
         let triangle = self.c.chance(64);
+        // Sometimes each arm also hands on an operation of its value, whose
+        // phi equals the same operation of the phis (GVN's phi of ops).
+        let of_ops =
+            (!triangle && ty.is_some_and(|t| t.is_int()) && self.c.chance(48)).then(|| {
+                self.c
+                    .pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Xor])
+            });
         let else_b = if triangle { join } else { self.new_block() };
         // A triangle's other phi entry comes from before the branch: choose it now.
         let head_value = match (triangle, ty) {
@@ -79,19 +86,29 @@ impl Gen<'_, '_, '_, '_> {
         self.b.br(c, then_b, else_b);
         self.b.switch_to(then_b);
         let (tv, t_end) = self.scoped_region(ty);
+        let t_op = of_ops.zip(tv).map(|(op, v)| self.arm_op(op, v));
         self.b.jmp(join);
-        let (ev, e_end) = if triangle {
-            (head_value, head)
+        let (ev, e_end, e_op) = if triangle {
+            (head_value, head, None)
         } else {
             self.b.switch_to(else_b);
-            let r = self.scoped_region(ty);
+            let (v, end) = self.scoped_region(ty);
+            let op = of_ops.zip(v).map(|(op, v)| self.arm_op(op, v));
             self.b.jmp(join);
-            r
+            (v, end, op)
         };
         self.b.switch_to(join);
         if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
             let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
             self.pool.add(phi, ty);
+            if let (Some(op), Some((ta, tr)), Some((ea, er))) = (of_ops, t_op, e_op) {
+                let q = self.b.phi(ty, vec![(t_end, ta), (e_end, ea)]);
+                let x = self.b.phi(ty, vec![(t_end, tr), (e_end, er)]);
+                let y = self.b.binary(op, phi, q);
+                self.pool.add(x, ty);
+                self.pool.add(y, ty);
+                self.pool.add(phi, ty);
+            }
             // Sometimes the same merge twice (as duplicated code leaves it).
             if self.c.chance(40) {
                 let dup = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
@@ -108,6 +125,13 @@ impl Gen<'_, '_, '_, '_> {
                 self.pool.add(phi, ty);
             }
         }
+    }
+
+    /// `op v, a` for an integer `a` of the program, emitted where the
+    /// builder is: the other operand and the result.
+    fn arm_op(&mut self, op: BinOp, v: Value) -> (Value, Value) {
+        let a = self.int();
+        (a, self.b.binary(op, v, a))
     }
 
     /// A counted loop: `i` from 0 while `i < K` (K ≤ 4), optionally carrying a
