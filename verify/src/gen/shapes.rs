@@ -101,14 +101,15 @@ impl Gen<'_, '_, '_, '_> {
         if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
             let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
             self.pool.add(phi, ty);
-            if let (Some(op), Some((ta, tr)), Some((ea, er))) = (of_ops, t_op, e_op) {
-                let q = self.b.phi(ty, vec![(t_end, ta), (e_end, ea)]);
-                let x = self.b.phi(ty, vec![(t_end, tr), (e_end, er)]);
-                let y = self.b.binary(op, phi, q);
-                self.pool.add(x, ty);
-                self.pool.add(y, ty);
-                self.pool.add(phi, ty);
-            }
+            // The phis of the operations and of their other operands (the
+            // operation of the phis comes after every phi).
+            let ops = of_ops
+                .zip(t_op.zip(e_op))
+                .map(|(op, ((ta, tr), (ea, er)))| {
+                    let q = self.b.phi(ty, vec![(t_end, ta), (e_end, ea)]);
+                    let x = self.b.phi(ty, vec![(t_end, tr), (e_end, er)]);
+                    (op, q, x)
+                });
             // Sometimes the same merge twice (as duplicated code leaves it).
             if self.c.chance(40) {
                 let dup = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
@@ -122,6 +123,12 @@ impl Gen<'_, '_, '_, '_> {
                 let t = self.b.binary(op, phi, k);
                 self.pool.add(t, Type::I64);
                 // The phi stays the newest value: an enclosing region may end with it.
+                self.pool.add(phi, ty);
+            }
+            if let Some((op, q, x)) = ops {
+                let y = self.b.binary(op, phi, q);
+                self.pool.add(x, ty);
+                self.pool.add(y, ty);
                 self.pool.add(phi, ty);
             }
         }
@@ -152,9 +159,16 @@ impl Gen<'_, '_, '_, '_> {
         } else {
             None
         };
+        // Sometimes a second counter, mostly one that counts like `i` (GVN
+        // merges the two), else one from 1 or by 2 (kept apart).
+        let twin = self
+            .c
+            .chance(48)
+            .then(|| self.c.pick(&[(0, 1), (0, 1), (0, 1), (1, 1), (0, 2)]));
         self.b.jmp(header);
         self.b.switch_to(header);
         let i = self.b.phi(Type::I64, vec![]);
+        let j = twin.map(|_| self.b.phi(Type::I64, vec![]));
         let node = init.map(|_| self.b.phi(self.d.t_node(), vec![]));
         let swapped = swap.map(|(ty, _)| (self.b.phi(ty, vec![]), self.b.phi(ty, vec![])));
         let k = self.b.iconst(trips);
@@ -171,6 +185,9 @@ impl Gen<'_, '_, '_, '_> {
         self.b.switch_to(body);
         self.pool.push_scope();
         self.pool.add(i, Type::I64);
+        if let Some(j) = j {
+            self.pool.add(j, Type::I64);
+        }
         if let Some(n) = node {
             self.pool.add(n, self.d.t_node());
         }
@@ -191,11 +208,19 @@ impl Gen<'_, '_, '_, '_> {
         });
         let one = self.b.iconst(1);
         let i1 = self.b.binary(BinOp::Add, i, one);
+        let j1 = j.zip(twin).map(|(j, (_, step))| {
+            let step = self.b.iconst(step);
+            self.b.binary(BinOp::Add, j, step)
+        });
         let latch = self.b.current_block();
         self.b.jmp(header);
         self.pool.pop_scope();
         let zero = self.b.iconst(0);
         self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        if let (Some(j), Some(j1), Some((start, _))) = (j, j1, twin) {
+            let start = self.b.iconst(start);
+            self.b.set_phi_entries(j, vec![(pre, start), (latch, j1)]);
+        }
         if let (Some(n), Some(init), Some(next)) = (node, init, next) {
             self.b.set_phi_entries(n, vec![(pre, init), (latch, next)]);
         }
