@@ -16,6 +16,7 @@
 //! that runs out is left alone), so the cost stays linear.
 
 use super::key::{op_key, Key};
+use super::NONE;
 use ir::dom::DomTree;
 use ir::effects::inst_effects;
 use ir::{Block, Function, Inst, InstKind, Module, Value, ValueDef};
@@ -32,9 +33,9 @@ pub struct Congruence {
     /// The partition of the phis.
     parts: Partition,
     /// The header's phis by result value (to their position in `phis`).
-    phi_of: FxHashMap<Value, u32>,
+    phi_of: DenseMap,
     /// One round's numbering: value to the value that stands for it.
-    memo: FxHashMap<Value, Value>,
+    memo: DenseMap,
     /// One round's pure operations: key to the first value with it.
     exprs: FxHashMap<Key, Value>,
     /// The explicit stack of [`number`].
@@ -237,9 +238,9 @@ struct Round<'a, 'c> {
     cx: &'a Ctx<'c>,
     h: Block,
     phis: &'a [Inst],
-    phi_of: &'a FxHashMap<Value, u32>,
+    phi_of: &'a DenseMap,
     class: &'a [u32],
-    memo: &'a mut FxHashMap<Value, Value>,
+    memo: &'a mut DenseMap,
     exprs: &'a mut FxHashMap<Key, Value>,
     stack: &'a mut Vec<(Value, bool)>,
     budget: &'a mut usize,
@@ -255,18 +256,18 @@ impl Round<'_, '_> {
         self.stack.clear();
         self.stack.push((v, false));
         while let Some((v, expanded)) = self.stack.pop() {
-            if self.memo.contains_key(&v) {
+            if self.memo.get(v).is_some() {
                 continue;
             }
             let Some(i) = cx.pure_def(self.h, v) else {
-                let num = match self.phi_of.get(&v) {
-                    Some(&k) => {
+                let num = match self.phi_of.get(v) {
+                    Some(k) => {
                         let leader = self.phis[self.class[k as usize] as usize];
                         cx.func.insts[leader.index()].result.unwrap_or(v)
                     }
                     None => v,
                 };
-                self.memo.insert(v, num);
+                self.memo.insert(v, num.0);
                 continue;
             };
             let kind = &cx.func.insts[i.index()].kind;
@@ -276,19 +277,54 @@ impl Round<'_, '_> {
                 let (memo, stack) = (&*self.memo, &mut *self.stack);
                 kind.for_each_operand(|o| {
                     let o = cx.read(o);
-                    if !memo.contains_key(&o) {
+                    if memo.get(o).is_none() {
                         stack.push((o, false));
                     }
                 });
                 continue;
             }
             let memo = &*self.memo;
-            let num = match op_key(kind, |o| memo[&cx.read(o)]) {
+            let num = match op_key(kind, |o| Value(memo.get(cx.read(o)).unwrap_or(NONE))) {
                 Some(key) => *self.exprs.entry(key).or_insert(v),
                 None => v,
             };
-            self.memo.insert(v, num);
+            self.memo.insert(v, num.0);
         }
-        Some(self.memo[&v])
+        self.memo.get(v).map(Value)
+    }
+}
+
+/// A map of values to numbers, dense over the function's values (a read is
+/// one index), that clears only the slots it set.
+#[derive(Default)]
+struct DenseMap {
+    slots: Vec<u32>,
+    set: Vec<Value>,
+}
+
+impl DenseMap {
+    /// The number of `v`, if set.
+    #[inline]
+    fn get(&self, v: Value) -> Option<u32> {
+        self.slots.get(v.index()).copied().filter(|&x| x != NONE)
+    }
+
+    /// Set the number of `v` to `x` (not [`NONE`]).
+    fn insert(&mut self, v: Value, x: u32) {
+        if self.slots.len() <= v.index() {
+            let len = (v.index() + 1).max(2 * self.slots.len());
+            self.slots.resize(len, NONE);
+        }
+        if self.slots[v.index()] == NONE {
+            self.set.push(v);
+        }
+        self.slots[v.index()] = x;
+    }
+
+    /// Unset every value.
+    fn clear(&mut self) {
+        for v in self.set.drain(..) {
+            self.slots[v.index()] = NONE;
+        }
     }
 }
