@@ -102,13 +102,15 @@ struct Walk<'a> {
     /// How many blocks the walk entered.
     walked: usize,
     counts: Counts,
-    congruence: Congruence,
+    /// Made at the first header looked at (boxed: the scratch moves in and
+    /// out of its thread-local every run).
+    congruence: Option<Box<Congruence>>,
     /// The congruent phis of one header, with their leaders.
     pairs: Vec<(Inst, Inst)>,
     /// What [`Congruence::find`] may still spend in this run.
     budget: usize,
-    /// The phis of operations walked so far.
-    phi_ops: PhiOps,
+    /// The phis of operations walked so far (made at the first one).
+    phi_ops: Option<Box<PhiOps>>,
 }
 
 /// One step of the dominator-tree walk.
@@ -129,9 +131,9 @@ struct Scratch {
     merged: Vec<Value>,
     phis: Vec<Inst>,
     stack: Vec<Visit>,
-    congruence: Congruence,
+    congruence: Option<Box<Congruence>>,
     pairs: Vec<(Inst, Inst)>,
-    phi_ops: PhiOps,
+    phi_ops: Option<Box<PhiOps>>,
 }
 
 thread_local! {
@@ -154,7 +156,9 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     scratch.table.reset(func.values.len());
     scratch.merged.clear();
     scratch.phis.clear();
-    scratch.phi_ops.clear();
+    if let Some(ops) = &mut scratch.phi_ops {
+        ops.clear();
+    }
     // The congruence search reads at most about twice the function.
     let budget = 2 * func.insts.len() + 64;
     let mut w = Walk {
@@ -337,8 +341,11 @@ impl Walk<'_> {
             }
             if is_phi {
                 self.phis.push(inst);
-                let repl = &self.repl;
-                self.phi_ops.file(self.func, inst, |v| read(repl, v));
+                if phi_ops::may_file(self.func, inst) {
+                    let repl = &self.repl;
+                    let ops = self.phi_ops.get_or_insert_with(Default::default);
+                    ops.file(self.func, inst, |v| read(repl, v));
+                }
             }
             // Nothing edited `inst` since it was classified: its effects stand.
             let eff = eff.unwrap_or_else(|| inst_effects(self.module, self.func, inst));
@@ -369,7 +376,8 @@ impl Walk<'_> {
             dom,
             repl: &self.repl,
         };
-        self.congruence.find(&cx, b, &mut self.budget, &mut pairs);
+        let congruence = self.congruence.get_or_insert_with(Default::default);
+        congruence.find(&cx, b, &mut self.budget, &mut pairs);
         for &(phi, leader) in &pairs {
             // Two congruent phis of different reference types (both `null`
             // on entry) are equal values all the same: the others' proof
@@ -389,11 +397,9 @@ impl Walk<'_> {
     /// The phi of operations binary operation `inst` equals ([`phi_ops`]),
     /// merged into it; `None` (and `inst` kept) when there is none.
     fn phi_of_ops(&mut self, inst: Inst) -> Option<Inst> {
-        if self.phi_ops.is_empty() {
-            return None;
-        }
+        let ops = self.phi_ops.as_mut().filter(|ops| !ops.is_empty())?;
         let repl = &self.repl;
-        let x = self.phi_ops.find(self.func, inst, |v| read(repl, v))?;
+        let x = ops.find(self.func, inst, |v| read(repl, v))?;
         self.merge(inst, x).then_some(x)
     }
 

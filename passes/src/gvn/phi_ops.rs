@@ -95,6 +95,19 @@ impl PhiOps {
     }
 }
 
+/// Whether phi `x` may be a phi of operations (it has entries enough and
+/// the first is an operation's result): a cheap test before
+/// [`PhiOps::file`].
+#[inline]
+pub fn may_file(func: &Function, x: Inst) -> bool {
+    let InstKind::Phi(entries) = &func.insts[x.index()].kind else {
+        return false;
+    };
+    entries.len() >= 2
+        && matches!(func.value_def(entries[0].1), ValueDef::Inst(i)
+            if matches!(func.insts[i.index()].kind, InstKind::Binary(..)))
+}
+
 /// The edges of phi `x` into `edges` (sorted); false when an entry is not
 /// the result of a binary operation, or not all of one operator.
 fn phi_edges(
