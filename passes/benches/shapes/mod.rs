@@ -71,6 +71,11 @@ pub const SHAPES: &[Shape] = &[
         build: phi_web,
     },
     Shape {
+        name: "congruent_ivs",
+        what: "a loop with n/3 induction variables in three congruence classes",
+        build: congruent_ivs,
+    },
+    Shape {
         name: "many_locations",
         what: "a thousand live field locations, reloaded after diamonds",
         build: many_locations,
@@ -286,6 +291,29 @@ pub fn phi_web(n: usize) -> String {
         writeln!(s, "  %s{j} = xor %s{}, %p{j}", j - 1).unwrap();
     }
     writeln!(s, "  ret %s{}\n}}", k / 2 - 1).unwrap();
+    s
+}
+
+/// A loop whose header carries `n/3` induction variables from 0, stepping
+/// by 1, 2 or 3 (three classes of congruent phis, which GVN's optimistic
+/// numbering finds in two rounds), summed after the loop.
+pub fn congruent_ivs(n: usize) -> String {
+    let k = (n / 3).max(1);
+    let mut s = String::from(
+        "func @main(%n: i64) -> i64 {\nentry:\n  jmp h\nh:\n  %i = phi [entry: 0], [b: %i1]\n",
+    );
+    for j in 0..k {
+        writeln!(s, "  %v{j} = phi [entry: 0], [b: %w{j}]").unwrap();
+    }
+    s.push_str("  %c = slt %i, %n\n  br %c, b, x\nb:\n  %i1 = add %i, 1\n");
+    for j in 0..k {
+        writeln!(s, "  %w{j} = add %v{j}, {}", j % 3 + 1).unwrap();
+    }
+    s.push_str("  jmp h\nx:\n  %s0 = add %v0, 0\n");
+    for j in 1..k {
+        writeln!(s, "  %s{j} = xor %s{}, %v{j}", j - 1).unwrap();
+    }
+    writeln!(s, "  ret %s{}\n}}", k - 1).unwrap();
     s
 }
 

@@ -15,8 +15,9 @@ use ir::{Addr, BinOp, Callee, Function, Inst, InstKind, Module, Value};
 ///
 /// Equality is structural: two phi keys are the same only through
 /// [`KeyArena::same`], which compares their entries (the words of a phi
-/// key name its arena span).
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+/// key name its arena span). `Hash` agrees with `==`: fit for maps of
+/// operation keys, not of phi keys.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Key {
     tag: u32,
     ops: [u32; 3],

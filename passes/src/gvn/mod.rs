@@ -18,20 +18,29 @@
 //! end. The function ends exactly as if each merge had rewritten every use
 //! at once, and the walk reads each instruction once. The alias facts are
 //! computed when the first load is numbered (most functions have none).
+//!
+//! Two things go beyond hash-consing: phis of a loop header that are equal
+//! by an optimistic, inductive argument are merged when the walk enters the
+//! header ([`congruent`]), and an operation of two phis of one block merges
+//! into a phi of the same operations ([`phi_ops`]).
 
+pub mod congruent;
 pub mod folds;
 pub mod key;
+pub mod phi_ops;
 pub mod table;
 
 use crate::alias::{AliasAnalysis, AliasResult};
 use crate::manager::Pass;
 use crate::per_function::each_function_detached;
 use crate::stats::Stats;
+use congruent::Congruence;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify_with_effects, Class, Key};
+use phi_ops::PhiOps;
 use std::cell::RefCell;
 use table::ScopedTable;
 
@@ -58,12 +67,16 @@ struct Counts {
     phis: u64,
     loads: u64,
     guards: u64,
+    /// Loop-header phis merged into a congruent one.
+    congruent: u64,
+    /// Operations of two phis merged into a phi of operations.
+    phi_ops: u64,
 }
 
 impl Counts {
     /// How many instructions were merged away.
     fn total(&self) -> u64 {
-        self.pure + self.phis + self.loads + self.guards
+        self.pure + self.phis + self.loads + self.guards + self.congruent + self.phi_ops
     }
 }
 
@@ -89,6 +102,15 @@ struct Walk<'a> {
     /// How many blocks the walk entered.
     walked: usize,
     counts: Counts,
+    /// Made at the first header looked at (boxed: the scratch moves in and
+    /// out of its thread-local every run).
+    congruence: Option<Box<Congruence>>,
+    /// The congruent phis of one header, with their leaders.
+    pairs: Vec<(Inst, Inst)>,
+    /// What [`Congruence::find`] may still spend in this run.
+    budget: usize,
+    /// The phis of operations walked so far (made at the first one).
+    phi_ops: Option<Box<PhiOps>>,
 }
 
 /// One step of the dominator-tree walk.
@@ -109,6 +131,9 @@ struct Scratch {
     merged: Vec<Value>,
     phis: Vec<Inst>,
     stack: Vec<Visit>,
+    congruence: Option<Box<Congruence>>,
+    pairs: Vec<(Inst, Inst)>,
+    phi_ops: Option<Box<PhiOps>>,
 }
 
 thread_local! {
@@ -131,6 +156,11 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     scratch.table.reset(func.values.len());
     scratch.merged.clear();
     scratch.phis.clear();
+    if let Some(ops) = &mut scratch.phi_ops {
+        ops.clear();
+    }
+    // The congruence search reads at most about twice the function.
+    let budget = 2 * func.insts.len() + 64;
     let mut w = Walk {
         module,
         alias: scratch.alias,
@@ -143,6 +173,10 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         walked: 0,
         func,
         counts: Counts::default(),
+        congruence: scratch.congruence,
+        pairs: scratch.pairs,
+        budget,
+        phi_ops: scratch.phi_ops,
     };
     let mut stack = scratch.stack;
     stack.clear();
@@ -162,6 +196,8 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
         ("phis_merged", c.phis),
         ("loads_merged", c.loads),
         ("guards_merged", c.guards),
+        ("congruent_phis", c.congruent),
+        ("phi_of_ops", c.phi_ops),
     ] {
         if n > 0 {
             stats.add("gvn", rule, n);
@@ -178,9 +214,21 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
             merged: w.merged,
             phis: w.phis,
             stack,
+            congruence: w.congruence,
+            pairs: w.pairs,
+            phi_ops: w.phi_ops,
         }
     });
     total > 0
+}
+
+/// `v` as read through `repl`.
+#[inline]
+fn read(repl: &[u32], v: Value) -> Value {
+    match repl.get(v.index()) {
+        Some(&r) if r != NONE => Value(r),
+        _ => v,
+    }
 }
 
 /// Read every operand of `kind` through `repl`.
@@ -209,7 +257,7 @@ impl Walk<'_> {
                     self.table.pop_scopes(std::mem::take(&mut exits));
                     self.table.push_scope();
                     self.walked += 1;
-                    self.block(b);
+                    self.block(b, dom);
                     stack.push(Visit::Exit);
                     stack.extend(children(b).iter().rev().map(|&c| Visit::Enter(c)));
                 }
@@ -222,9 +270,20 @@ impl Walk<'_> {
     /// Number the instructions of `b`. Inlined into the walk (one call per
     /// block cost the oracle's small functions 1.6 % of GVN).
     #[inline(always)]
-    fn block(&mut self, b: Block) {
+    fn block(&mut self, b: Block, dom: Option<&DomTree>) {
         let mut loads = std::mem::take(&mut self.loads);
         loads.clear();
+        if let Some(dom) = dom {
+            let insts = &self.func.blocks[b.index()].insts;
+            let is_phi = |k: usize| {
+                insts
+                    .get(k)
+                    .is_some_and(|i| self.func.insts[i.index()].kind.is_phi())
+            };
+            if is_phi(1) {
+                self.congruent_phis(b, dom);
+            }
+        }
         let merged_before = self.counts.total();
         // Merging edits instructions but not the block's instruction list
         // until the block is done.
@@ -254,7 +313,15 @@ impl Walk<'_> {
                             continue;
                         }
                         Some(_) => self.table.forget_keys_since(mark),
-                        None => self.table.insert_hashed(key, h, inst),
+                        None => match self.phi_of_ops(inst) {
+                            // Later copies of `inst` find the phi.
+                            Some(x) => {
+                                self.table.insert_hashed(key, h, x);
+                                self.counts.phi_ops += 1;
+                                continue;
+                            }
+                            None => self.table.insert_hashed(key, h, inst),
+                        },
                     }
                 }
                 Class::Load(key) => {
@@ -274,6 +341,11 @@ impl Walk<'_> {
             }
             if is_phi {
                 self.phis.push(inst);
+                if phi_ops::may_file(self.func, inst) {
+                    let repl = &self.repl;
+                    let ops = self.phi_ops.get_or_insert_with(Default::default);
+                    ops.file(self.func, inst, |v| read(repl, v));
+                }
             }
             // Nothing edited `inst` since it was classified: its effects stand.
             let eff = eff.unwrap_or_else(|| inst_effects(self.module, self.func, inst));
@@ -288,6 +360,47 @@ impl Walk<'_> {
                 .insts
                 .retain(|i| insts[i.index()].block.is_some());
         }
+    }
+
+    /// Merge the phis of header `b` congruent to an earlier one
+    /// ([`congruent`]) before the block is walked: their uses are all
+    /// walked later (the header dominates them) or are phis, rewritten at
+    /// the end. A leader is its class's first phi, which the walk keeps (a
+    /// phi with the same key as it would be in its class).
+    fn congruent_phis(&mut self, b: Block, dom: &DomTree) {
+        let mut pairs = std::mem::take(&mut self.pairs);
+        pairs.clear();
+        let cx = congruent::Ctx {
+            module: self.module,
+            func: self.func,
+            dom,
+            repl: &self.repl,
+        };
+        let congruence = self.congruence.get_or_insert_with(Default::default);
+        congruence.find(&cx, b, &mut self.budget, &mut pairs);
+        for &(phi, leader) in &pairs {
+            // Two congruent phis of different reference types (both `null`
+            // on entry) are equal values all the same: the others' proof
+            // stands when this pair stays apart.
+            let merged = self.merge(phi, leader);
+            self.counts.congruent += u64::from(merged);
+        }
+        if !pairs.is_empty() {
+            let insts = &self.func.insts;
+            self.func.blocks[b.index()]
+                .insts
+                .retain(|i| insts[i.index()].block.is_some());
+        }
+        self.pairs = pairs;
+    }
+
+    /// The phi of operations binary operation `inst` equals ([`phi_ops`]),
+    /// merged into it; `None` (and `inst` kept) when there is none.
+    fn phi_of_ops(&mut self, inst: Inst) -> Option<Inst> {
+        let ops = self.phi_ops.as_mut().filter(|ops| !ops.is_empty())?;
+        let repl = &self.repl;
+        let x = ops.find(self.func, inst, |v| read(repl, v))?;
+        self.merge(inst, x).then_some(x)
     }
 
     /// Compute the alias facts of the function as it stands: as if every

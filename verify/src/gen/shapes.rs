@@ -70,6 +70,13 @@ impl Gen<'_, '_, '_, '_> {
         let then_b = self.new_block();
         let join = self.new_block();
         let triangle = self.c.chance(64);
+        // Sometimes each arm also hands on an operation of its value, whose
+        // phi equals the same operation of the phis (GVN's phi of ops).
+        let of_ops =
+            (!triangle && ty.is_some_and(|t| t.is_int()) && self.c.chance(48)).then(|| {
+                self.c
+                    .pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Xor])
+            });
         let else_b = if triangle { join } else { self.new_block() };
         // A triangle's other phi entry comes from before the branch: choose it now.
         let head_value = match (triangle, ty) {
@@ -79,19 +86,30 @@ impl Gen<'_, '_, '_, '_> {
         self.b.br(c, then_b, else_b);
         self.b.switch_to(then_b);
         let (tv, t_end) = self.scoped_region(ty);
+        let t_op = of_ops.zip(tv).map(|(op, v)| self.arm_op(op, v));
         self.b.jmp(join);
-        let (ev, e_end) = if triangle {
-            (head_value, head)
+        let (ev, e_end, e_op) = if triangle {
+            (head_value, head, None)
         } else {
             self.b.switch_to(else_b);
-            let r = self.scoped_region(ty);
+            let (v, end) = self.scoped_region(ty);
+            let op = of_ops.zip(v).map(|(op, v)| self.arm_op(op, v));
             self.b.jmp(join);
-            r
+            (v, end, op)
         };
         self.b.switch_to(join);
         if let (Some(ty), Some(tv), Some(ev)) = (ty, tv, ev) {
             let phi = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
             self.pool.add(phi, ty);
+            // The phis of the operations and of their other operands (the
+            // operation of the phis comes after every phi).
+            let ops = of_ops
+                .zip(t_op.zip(e_op))
+                .map(|(op, ((ta, tr), (ea, er)))| {
+                    let q = self.b.phi(ty, vec![(t_end, ta), (e_end, ea)]);
+                    let x = self.b.phi(ty, vec![(t_end, tr), (e_end, er)]);
+                    (op, q, x)
+                });
             // Sometimes the same merge twice (as duplicated code leaves it).
             if self.c.chance(40) {
                 let dup = self.b.phi(ty, vec![(t_end, tv), (e_end, ev)]);
@@ -107,7 +125,20 @@ impl Gen<'_, '_, '_, '_> {
                 // The phi stays the newest value: an enclosing region may end with it.
                 self.pool.add(phi, ty);
             }
+            if let Some((op, q, x)) = ops {
+                let y = self.b.binary(op, phi, q);
+                self.pool.add(x, ty);
+                self.pool.add(y, ty);
+                self.pool.add(phi, ty);
+            }
         }
+    }
+
+    /// `op v, a` for an integer `a` of the program, emitted where the
+    /// builder is: the other operand and the result.
+    fn arm_op(&mut self, op: BinOp, v: Value) -> (Value, Value) {
+        let a = self.int();
+        (a, self.b.binary(op, v, a))
     }
 
     /// A counted loop: `i` from 0 while `i < K` (K ≤ 4), optionally carrying a
@@ -128,9 +159,16 @@ impl Gen<'_, '_, '_, '_> {
         } else {
             None
         };
+        // Sometimes a second counter, mostly one that counts like `i` (GVN
+        // merges the two), else one from 1 or by 2 (kept apart).
+        let twin = self
+            .c
+            .chance(48)
+            .then(|| self.c.pick(&[(0, 1), (0, 1), (0, 1), (1, 1), (0, 2)]));
         self.b.jmp(header);
         self.b.switch_to(header);
         let i = self.b.phi(Type::I64, vec![]);
+        let j = twin.map(|_| self.b.phi(Type::I64, vec![]));
         let node = init.map(|_| self.b.phi(self.d.t_node(), vec![]));
         let swapped = swap.map(|(ty, _)| (self.b.phi(ty, vec![]), self.b.phi(ty, vec![])));
         let k = self.b.iconst(trips);
@@ -147,6 +185,9 @@ impl Gen<'_, '_, '_, '_> {
         self.b.switch_to(body);
         self.pool.push_scope();
         self.pool.add(i, Type::I64);
+        if let Some(j) = j {
+            self.pool.add(j, Type::I64);
+        }
         if let Some(n) = node {
             self.pool.add(n, self.d.t_node());
         }
@@ -167,11 +208,19 @@ impl Gen<'_, '_, '_, '_> {
         });
         let one = self.b.iconst(1);
         let i1 = self.b.binary(BinOp::Add, i, one);
+        let j1 = j.zip(twin).map(|(j, (_, step))| {
+            let step = self.b.iconst(step);
+            self.b.binary(BinOp::Add, j, step)
+        });
         let latch = self.b.current_block();
         self.b.jmp(header);
         self.pool.pop_scope();
         let zero = self.b.iconst(0);
         self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        if let (Some(j), Some(j1), Some((start, _))) = (j, j1, twin) {
+            let start = self.b.iconst(start);
+            self.b.set_phi_entries(j, vec![(pre, start), (latch, j1)]);
+        }
         if let (Some(n), Some(init), Some(next)) = (node, init, next) {
             self.b.set_phi_entries(n, vec![(pre, init), (latch, next)]);
         }
