@@ -334,6 +334,105 @@ pub fn traps_only_on_null(f: &Function, inst: Inst) -> Option<Value> {
     }
 }
 
+/// How an instruction that traps whenever it runs can be written.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum CertainTrap {
+    /// Its trap comes before it does anything else: this check alone
+    /// (`nullcheck`, `boundscheck`) traps the same way, with no read, write
+    /// or result.
+    Check(InstKind),
+    /// It is already the cheapest way to trap so (a `guard 0`, a division by
+    /// `0`, a `newarray` of a bad constant length, `unreachable`, a check), or
+    /// it does something observable before its trap (a volatile access takes
+    /// its environment step first): it stays as it is.
+    Keep,
+}
+
+/// Whether instruction `inst` of `f` traps on every execution that reaches
+/// it, whatever its inputs, and how to write that trap most cheaply
+/// ([`CertainTrap`]): an access or check of the `null` constant
+/// (`null_deref`); an element access of a constant negative index, or of a
+/// constant index past the constant length of a `newarray` (`out_of_bounds`,
+/// or `null_deref` first); `guard 0`; `sdiv`/`srem` by `0`; `newarray` of a
+/// constant length out of range; `unreachable`. `None` when some execution
+/// may go past it.
+pub fn certain_trap(f: &Function, inst: Inst) -> Option<CertainTrap> {
+    let kind = &f.insts.get(inst.index())?.kind;
+    let const_of = |v: Value| f.as_const_checked(v);
+    match kind {
+        InstKind::Binary(op, _, b) => {
+            (op.may_trap() && const_of(*b) == Some(0)).then_some(CertainTrap::Keep)
+        }
+        InstKind::Guard(c) => (const_of(*c) == Some(0)).then_some(CertainTrap::Keep),
+        InstKind::NewArray { len, .. } => const_of(*len)
+            .is_some_and(|n| !(0..=MAX_ARRAY_LEN).contains(&n))
+            .then_some(CertainTrap::Keep),
+        InstKind::Unreachable => Some(CertainTrap::Keep),
+        _ => {
+            let checked = checked_by(kind)?;
+            let certain = match checked {
+                Checked::NonNull(b) => is_null_const(f, b),
+                Checked::InBounds(a, i) => is_null_const(f, a) || index_out_of_bounds(f, a, i),
+            };
+            if !certain {
+                return None;
+            }
+            let volatile = matches!(
+                kind,
+                InstKind::Load { volatile: true, .. } | InstKind::Store { volatile: true, .. }
+            );
+            Some(if volatile || is_check(kind) {
+                CertainTrap::Keep
+            } else {
+                CertainTrap::Check(checked.check())
+            })
+        }
+    }
+}
+
+/// Whether `v` is the `null` constant.
+fn is_null_const(f: &Function, v: Value) -> bool {
+    let v = through_copies(f, v);
+    f.values
+        .get(v.index())
+        .is_some_and(|d| d.def == ValueDef::Null)
+}
+
+/// `v` with `copy` instructions looked through (at most 8 of them).
+fn through_copies(f: &Function, mut v: Value) -> Value {
+    for _ in 0..8 {
+        let Some(ValueDef::Inst(i)) = f.values.get(v.index()).map(|d| d.def) else {
+            break;
+        };
+        match f.insts.get(i.index()).map(|d| &d.kind) {
+            Some(InstKind::Unary(crate::inst::UnOp::Copy, x)) => v = *x,
+            _ => break,
+        }
+    }
+    v
+}
+
+/// Whether constant index `index` is outside every array (negative) or
+/// outside `base`, a `newarray` of constant length.
+fn index_out_of_bounds(f: &Function, base: Value, index: Value) -> bool {
+    let Some(k) = f.as_const_checked(through_copies(f, index)) else {
+        return false;
+    };
+    if k < 0 {
+        return true;
+    }
+    let base = through_copies(f, base);
+    let Some(ValueDef::Inst(i)) = f.values.get(base.index()).map(|d| d.def) else {
+        return false;
+    };
+    match f.insts.get(i.index()).map(|d| &d.kind) {
+        Some(InstKind::NewArray { len, .. }) => f
+            .as_const_checked(through_copies(f, *len))
+            .is_some_and(|n| k >= n),
+        _ => false,
+    }
+}
+
 /// What a call of extern `e` reads and writes: World/World without declared
 /// effects, else exactly the declared leaves, plus a read of `Output` (the set
 /// of escaped objects, which is part of every step's reach).
