@@ -27,6 +27,7 @@
 use crate::certain_traps::drop_phi_entries;
 use crate::stats::Stats;
 use ir::{BinOp, Block, Function, InstKind, Value, ValueDef};
+use smallvec::SmallVec;
 
 /// Reachability walks per function and run (keeps the pass linear).
 const MAX_WALKS: usize = 4;
@@ -37,28 +38,78 @@ const MAX_DEPTH: u32 = 6;
 /// Fold each branch of `func` decided by the one predecessor that can enter
 /// its block. Whether anything changed.
 pub(crate) fn fold_decided_branches(func: &mut Function, stats: &mut Stats) -> bool {
-    let mut walks = 0;
+    let mut walk = Walk::default();
     let mut changed = false;
     for k in 0..func.layout.len() {
-        if walks == MAX_WALKS {
+        if walk.walks == MAX_WALKS {
             break;
         }
         let h = func.layout[k];
-        let Some((s, other)) = decided_on_entry(func, h, &mut walks) else {
-            continue;
-        };
-        let term = func.terminator(h).expect("decided_on_entry saw a br");
-        func.insts[term.index()].kind = InstKind::Jmp(s);
-        drop_phi_entries(func, other, h);
-        stats.add("dce", "branches_decided_on_entry", 1);
-        changed = true;
+        if let Some((s, other)) = decided_on_entry(func, h, &mut walk) {
+            let term = func.terminator(h).expect("decided_on_entry saw a br");
+            func.insts[term.index()].kind = InstKind::Jmp(s);
+            drop_phi_entries(func, other, h);
+            stats.add("dce", "branches_decided_on_entry", 1);
+            changed = true;
+        } else if let Some(latches) = back_edges_never_taken(func, h) {
+            for &(q, exit) in &latches {
+                let term = func.terminator(q).expect("back_edges_never_taken saw a br");
+                func.insts[term.index()].kind = InstKind::Jmp(exit);
+                drop_phi_entries(func, h, q);
+            }
+            stats.add("dce", "back_edges_never_taken", latches.len() as u64);
+            changed = true;
+        }
     }
     changed
 }
 
+/// The latches of block `h` whose back edges are never taken, each with
+/// the successor it always takes instead, when `h` has one other
+/// predecessor `p` (its entry) and every other predecessor `q` ends in `br
+/// c, ...` with `h` as one target and `c` a constant that leaves `h` once
+/// the phis of `h` hold their values from `p`. Then no back edge is ever
+/// taken: until the first one is, `h` is only entered from `p`, its phis
+/// hold their `p` values, and every value computed from them is that
+/// constant, so the latch leaves the loop — the loop body runs at most
+/// once per entry.
+fn back_edges_never_taken(func: &Function, h: Block) -> Option<SmallVec<[(Block, Block); 2]>> {
+    let &first_inst = func.blocks[h.index()].insts.first()?;
+    let InstKind::Phi(first) = &func.inst(first_inst).kind else {
+        return None;
+    };
+    if first.len() < 2 {
+        return None;
+    }
+    'entry: for &(p, _) in first.iter() {
+        let mut latches = SmallVec::new();
+        for &(q, _) in first.iter().filter(|&&(q, _)| q != p) {
+            let term = func.terminator(q)?;
+            let InstKind::Br(c, t, e) = func.inst(term).kind else {
+                continue 'entry;
+            };
+            if (t == h) == (e == h) {
+                continue 'entry;
+            }
+            let Some(k) = eval(func, h, p, c, MAX_DEPTH) else {
+                continue 'entry;
+            };
+            let taken = if k != 0 { t } else { e };
+            if taken == h {
+                continue 'entry;
+            }
+            latches.push((q, taken));
+        }
+        if !latches.is_empty() {
+            return Some(latches);
+        }
+    }
+    None
+}
+
 /// If block `h`'s branch is decided as described in the module header:
 /// the successor it always takes and the one it never does.
-fn decided_on_entry(func: &Function, h: Block, walks: &mut usize) -> Option<(Block, Block)> {
+fn decided_on_entry(func: &Function, h: Block, walk: &mut Walk) -> Option<(Block, Block)> {
     let term = func.terminator(h)?;
     let InstKind::Br(c, t, e) = func.inst(term).kind else {
         return None;
@@ -74,45 +125,52 @@ fn decided_on_entry(func: &Function, h: Block, walks: &mut usize) -> Option<(Blo
     let InstKind::Phi(first) = &func.inst(*insts.first()?).kind else {
         return None;
     };
-    let pick = |taken: i64| if taken != 0 { (t, e) } else { (e, t) };
+    // The direction on each edge, where a constant decides it.
+    let taken: SmallVec<[Option<bool>; 4]> = first
+        .iter()
+        .map(|&(p, _)| eval(func, h, p, c, MAX_DEPTH).map(|k| k != 0))
+        .collect();
+    let pick = |taken: bool| if taken { (t, e) } else { (e, t) };
     // Decided the same way on every edge: no walk needed.
-    let mut edges = first.iter().map(|&(p, _)| eval(func, h, p, c, MAX_DEPTH));
-    let on_first = edges.next().flatten();
-    if let Some(k) = on_first.filter(|&k| edges.all(|x| x.is_some_and(|x| (x != 0) == (k != 0)))) {
-        return Some(pick(k));
+    if let Some(&Some(k)) = taken.first() {
+        if taken.iter().all(|&x| x == Some(k)) {
+            return Some(pick(k));
+        }
     }
     for (n, &(p, _)) in first.iter().enumerate() {
-        if first.iter().skip(n + 1).any(|&(q, _)| q == p) {
-            continue;
-        }
-        let Some(taken) = eval(func, h, p, c, MAX_DEPTH) else {
+        let Some(k) = taken[n] else {
             continue;
         };
-        let (s, other) = pick(taken);
-        *walks += 1;
-        if only_pred_reachable(func, h, s, p, first.iter().map(|&(q, _)| q)) {
+        if first.iter().filter(|&&(q, _)| q == p).count() > 1 {
+            continue;
+        }
+        let (s, other) = pick(k);
+        if walk.only_pred_reachable(func, h, s, p, first.iter().map(|&(q, _)| q)) {
             return Some((s, other));
         }
-        if *walks == MAX_WALKS {
+        if walk.walks == MAX_WALKS {
             return None;
         }
     }
     None
 }
 
-/// The constant `v` (a value of block `h`) has when `h` is entered from
-/// `p`, if the phis of `h` and pure operations make it one.
+/// The constant `v` has when the phis of `h` hold their (constant) values
+/// from predecessor `p`, if pure operations on those and on constants make
+/// it one (wherever they are: a value with a phi of `h` among its leaves is
+/// computed after `h`, from that visit's phis).
 fn eval(func: &Function, h: Block, p: Block, v: Value, depth: u32) -> Option<i64> {
     let i = match func.value_def(v) {
         ValueDef::Const(k) => return Some(k),
-        ValueDef::Inst(i) if depth > 0 && func.inst(i).block == Some(h) => i,
+        ValueDef::Inst(i) if depth > 0 => i,
         _ => return None,
     };
     let d = depth - 1;
-    match &func.inst(i).kind {
+    let data = func.inst(i);
+    match &data.kind {
         // The value on the edge, not followed further: a value of `h` on a
         // back edge is the previous iteration's.
-        InstKind::Phi(entries) => {
+        InstKind::Phi(entries) if data.block == Some(h) => {
             let &(_, x) = entries.iter().find(|&&(q, _)| q == p)?;
             func.as_const(x)
         }
@@ -152,31 +210,45 @@ fn absorbs(op: BinOp, k: i64, left: bool) -> Option<i64> {
     }
 }
 
-/// Whether, with `h` jumping only to `s`, no predecessor of `h` in `preds`
-/// other than `p` is reachable from the entry.
-fn only_pred_reachable(
-    func: &Function,
-    h: Block,
-    s: Block,
-    p: Block,
-    preds: impl Iterator<Item = Block>,
-) -> bool {
-    let mut seen = vec![false; func.blocks.len()];
-    let mut stack = vec![func.entry()];
-    seen[func.entry().index()] = true;
-    while let Some(b) = stack.pop() {
-        let mut visit = |x: Block| {
-            if !seen[x.index()] {
-                seen[x.index()] = true;
-                stack.push(x);
+/// The reachability walks of one function: how many ran, and their storage.
+#[derive(Default)]
+struct Walk {
+    walks: usize,
+    seen: Vec<bool>,
+    stack: Vec<Block>,
+}
+
+impl Walk {
+    /// Whether, with `h` jumping only to `s`, no predecessor of `h` in
+    /// `preds` other than `p` is reachable from the entry.
+    fn only_pred_reachable(
+        &mut self,
+        func: &Function,
+        h: Block,
+        s: Block,
+        p: Block,
+        mut preds: impl Iterator<Item = Block>,
+    ) -> bool {
+        self.walks += 1;
+        let Walk { seen, stack, .. } = self;
+        seen.clear();
+        seen.resize(func.blocks.len(), false);
+        stack.clear();
+        stack.push(func.entry());
+        seen[func.entry().index()] = true;
+        while let Some(b) = stack.pop() {
+            let mut visit = |x: Block| {
+                if !seen[x.index()] {
+                    seen[x.index()] = true;
+                    stack.push(x);
+                }
+            };
+            if b == h {
+                visit(s);
+            } else if let Some(t) = func.terminator(b) {
+                func.inst(t).kind.successors().for_each(visit);
             }
-        };
-        if b == h {
-            visit(s);
-        } else if let Some(t) = func.terminator(b) {
-            func.inst(t).kind.successors().for_each(visit);
         }
+        preds.all(|q| q == p || !seen[q.index()])
     }
-    let mut preds = preds;
-    preds.all(|q| q == p || !seen[q.index()])
 }

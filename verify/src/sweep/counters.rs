@@ -13,6 +13,7 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
+    ("dce", "back_edges_never_taken"),
     ("dce", "blocks_removed"),
     ("dce", "branches_decided_on_entry"),
     ("dce", "certain_traps"),
