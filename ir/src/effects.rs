@@ -350,9 +350,10 @@ pub enum CertainTrap {
 
 /// Whether instruction `inst` of `f` traps on every execution that reaches
 /// it, whatever its inputs, and how to write that trap most cheaply
-/// ([`CertainTrap`]): an access or check of the `null` constant
-/// (`null_deref`); an element access of a constant negative index, or of a
-/// constant index past the constant length of a `newarray` (`out_of_bounds`,
+/// ([`CertainTrap`]): an access or check of the `null` constant, or of a
+/// `copy` or `select` certainly `null` (`null_deref`); an element access of
+/// a constant negative index, or of a constant index (or the `len` of a
+/// constant-length `newarray`) past the constant length of a `newarray` (`out_of_bounds`,
 /// or `null_deref` first); `guard 0`; `sdiv`/`srem` by `0`; `newarray` of a
 /// constant length out of range; `unreachable`. `None` when some execution
 /// may go past it.
@@ -390,47 +391,63 @@ pub fn certain_trap(f: &Function, inst: Inst) -> Option<CertainTrap> {
     }
 }
 
-/// Whether `v` is the `null` constant.
+/// Whether `v` is the `null` constant, or certainly it: a `copy` of it, a
+/// `select` of it on both arms or on the arm a constant condition picks
+/// (followed at most 8 deep).
 fn is_null_const(f: &Function, v: Value) -> bool {
-    let v = through_copies(f, v);
-    f.values
-        .get(v.index())
-        .is_some_and(|d| d.def == ValueDef::Null)
+    is_null_within(f, v, 8)
 }
 
-/// `v` with `copy` instructions looked through (at most 8 of them).
-fn through_copies(f: &Function, mut v: Value) -> Value {
-    for _ in 0..8 {
-        let Some(ValueDef::Inst(i)) = f.values.get(v.index()).map(|d| d.def) else {
-            break;
-        };
-        match f.insts.get(i.index()).map(|d| &d.kind) {
-            Some(InstKind::Unary(crate::inst::UnOp::Copy, x)) => v = *x,
-            _ => break,
-        }
-    }
-    v
-}
-
-/// Whether constant index `index` is outside every array (negative) or
-/// outside `base`, a `newarray` of constant length.
-fn index_out_of_bounds(f: &Function, base: Value, index: Value) -> bool {
-    let Some(k) = f.as_const_checked(through_copies(f, index)) else {
-        return false;
+fn is_null_within(f: &Function, v: Value, depth: u32) -> bool {
+    let def = f.values.get(v.index()).map(|d| d.def);
+    let i = match def {
+        Some(ValueDef::Null) => return true,
+        Some(ValueDef::Inst(i)) if depth > 0 => i,
+        _ => return false,
     };
-    if k < 0 {
-        return true;
-    }
-    let base = through_copies(f, base);
-    let Some(ValueDef::Inst(i)) = f.values.get(base.index()).map(|d| d.def) else {
-        return false;
-    };
-    match f.insts.get(i.index()).map(|d| &d.kind) {
-        Some(InstKind::NewArray { len, .. }) => f
-            .as_const_checked(through_copies(f, *len))
-            .is_some_and(|n| k >= n),
+    let d = depth - 1;
+    match f.insts.get(i.index()).map(|x| &x.kind) {
+        Some(InstKind::Unary(crate::inst::UnOp::Copy, x)) => is_null_within(f, *x, d),
+        Some(InstKind::Select(c, a, b)) => match f.as_const_checked(*c) {
+            Some(k) => is_null_within(f, if k != 0 { *a } else { *b }, d),
+            None => is_null_within(f, *a, d) && is_null_within(f, *b, d),
+        },
         _ => false,
     }
+}
+
+/// The length of `a` when it is a `newarray` of a constant length.
+fn fresh_len(f: &Function, a: Value) -> Option<i64> {
+    let Some(ValueDef::Inst(i)) = f.values.get(a.index()).map(|d| d.def) else {
+        return None;
+    };
+    match f.insts.get(i.index()).map(|d| &d.kind) {
+        Some(InstKind::NewArray { len, .. }) => f.as_const_checked(*len),
+        _ => None,
+    }
+}
+
+/// The constant `v` is: an integer constant, or the `len` of a `newarray`
+/// of constant length.
+fn const_or_fresh_len(f: &Function, v: Value) -> Option<i64> {
+    match f.values.get(v.index()).map(|d| d.def)? {
+        ValueDef::Const(k) => Some(k),
+        ValueDef::Inst(i) => match f.insts.get(i.index()).map(|d| &d.kind) {
+            Some(InstKind::Len(a)) => fresh_len(f, *a),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether index `index` is a constant outside every array (negative) or
+/// past the length of `base`, a `newarray` of constant length (the index
+/// may also be the `len` of such an array).
+fn index_out_of_bounds(f: &Function, base: Value, index: Value) -> bool {
+    let Some(k) = const_or_fresh_len(f, index) else {
+        return false;
+    };
+    k < 0 || fresh_len(f, base).is_some_and(|n| k >= n)
 }
 
 /// What a call of extern `e` reads and writes: World/World without declared
