@@ -355,6 +355,122 @@ pub fn traps_only_on_null(f: &Function, inst: Inst) -> Option<Value> {
     }
 }
 
+/// How an instruction that traps whenever it runs can be written.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum CertainTrap {
+    /// Its trap comes before it does anything else: this check alone
+    /// (`nullcheck`, `boundscheck`) traps the same way, with no read, write
+    /// or result.
+    Check(InstKind),
+    /// It is already the cheapest way to trap so (a `guard 0`, a division by
+    /// `0`, a `newarray` of a bad constant length, `unreachable`, a check), or
+    /// it does something observable before its trap (a volatile access takes
+    /// its environment step first): it stays as it is.
+    Keep,
+}
+
+/// Whether instruction `inst` of `f` traps on every execution that reaches
+/// it, whatever its inputs, and how to write that trap most cheaply
+/// ([`CertainTrap`]): an access or check of the `null` constant, or of a
+/// `copy` or `select` certainly `null` (`null_deref`); an element access of
+/// a constant negative index, or of a constant index (or the `len` of a
+/// constant-length `newarray`) past the constant length of a `newarray` (`out_of_bounds`,
+/// or `null_deref` first); `guard 0`; `sdiv`/`srem` by `0`; `newarray` of a
+/// constant length out of range; `unreachable`. `None` when some execution
+/// may go past it.
+pub fn certain_trap(f: &Function, inst: Inst) -> Option<CertainTrap> {
+    let kind = &f.insts.get(inst.index())?.kind;
+    let const_of = |v: Value| f.as_const_checked(v);
+    match kind {
+        InstKind::Binary(op, _, b) => {
+            (op.may_trap() && const_of(*b) == Some(0)).then_some(CertainTrap::Keep)
+        }
+        InstKind::Guard(c) => (const_of(*c) == Some(0)).then_some(CertainTrap::Keep),
+        InstKind::NewArray { len, .. } => const_of(*len)
+            .is_some_and(|n| !(0..=MAX_ARRAY_LEN).contains(&n))
+            .then_some(CertainTrap::Keep),
+        InstKind::Unreachable => Some(CertainTrap::Keep),
+        _ => {
+            let checked = checked_by(kind)?;
+            let certain = match checked {
+                Checked::NonNull(b) => is_null_const(f, b),
+                Checked::InBounds(a, i) => is_null_const(f, a) || index_out_of_bounds(f, a, i),
+            };
+            if !certain {
+                return None;
+            }
+            let volatile = matches!(
+                kind,
+                InstKind::Load { volatile: true, .. } | InstKind::Store { volatile: true, .. }
+            );
+            Some(if volatile || is_check(kind) {
+                CertainTrap::Keep
+            } else {
+                CertainTrap::Check(checked.check())
+            })
+        }
+    }
+}
+
+/// Whether `v` is the `null` constant, or certainly it: a `copy` of it, a
+/// `select` of it on both arms or on the arm a constant condition picks
+/// (followed at most 8 deep).
+fn is_null_const(f: &Function, v: Value) -> bool {
+    is_null_within(f, v, 8)
+}
+
+fn is_null_within(f: &Function, v: Value, depth: u32) -> bool {
+    let def = f.values.get(v.index()).map(|d| d.def);
+    let i = match def {
+        Some(ValueDef::Null) => return true,
+        Some(ValueDef::Inst(i)) if depth > 0 => i,
+        _ => return false,
+    };
+    let d = depth - 1;
+    match f.insts.get(i.index()).map(|x| &x.kind) {
+        Some(InstKind::Unary(crate::inst::UnOp::Copy, x)) => is_null_within(f, *x, d),
+        Some(InstKind::Select(c, a, b)) => match f.as_const_checked(*c) {
+            Some(k) => is_null_within(f, if k != 0 { *a } else { *b }, d),
+            None => is_null_within(f, *a, d) && is_null_within(f, *b, d),
+        },
+        _ => false,
+    }
+}
+
+/// The length of `a` when it is a `newarray` of a constant length.
+fn fresh_len(f: &Function, a: Value) -> Option<i64> {
+    let Some(ValueDef::Inst(i)) = f.values.get(a.index()).map(|d| d.def) else {
+        return None;
+    };
+    match f.insts.get(i.index()).map(|d| &d.kind) {
+        Some(InstKind::NewArray { len, .. }) => f.as_const_checked(*len),
+        _ => None,
+    }
+}
+
+/// The constant `v` is: an integer constant, or the `len` of a `newarray`
+/// of constant length.
+fn const_or_fresh_len(f: &Function, v: Value) -> Option<i64> {
+    match f.values.get(v.index()).map(|d| d.def)? {
+        ValueDef::Const(k) => Some(k),
+        ValueDef::Inst(i) => match f.insts.get(i.index()).map(|d| &d.kind) {
+            Some(InstKind::Len(a)) => fresh_len(f, *a),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether index `index` is a constant outside every array (negative) or
+/// past the length of `base`, a `newarray` of constant length (the index
+/// may also be the `len` of such an array).
+fn index_out_of_bounds(f: &Function, base: Value, index: Value) -> bool {
+    let Some(k) = const_or_fresh_len(f, index) else {
+        return false;
+    };
+    k < 0 || fresh_len(f, base).is_some_and(|n| k >= n)
+}
+
 /// What a call of extern `e` reads and writes: World/World without declared
 /// effects, else exactly the declared leaves, plus a read of `Output` (the set
 /// of escaped objects, which is part of every step's reach).

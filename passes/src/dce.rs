@@ -1,6 +1,8 @@
 //! Dead code elimination (`dce`).
 //!
-//! Removes blocks no path from the entry reaches (fixing the phis of their
+//! First cuts each block after a trap certain to happen
+//! ([`crate::certain_traps`]) and folds branches only one entry edge decides
+//! ([`crate::decided_branches`]: loop bodies that never run). Then removes blocks no path from the entry reaches (fixing the phis of their
 //! successors), then every instruction whose result nothing live uses and whose
 //! effects allow removal: it writes nothing but the allocator's state and can
 //! trap at most on resource limits (IR.md §7 makes those runs inconclusive).
@@ -39,6 +41,9 @@ impl Pass for Dce {
         with_reused(&SCRATCH, |scratch| {
             let mut changed = false;
             for i in 0..module.funcs.len() {
+                let func = &mut module.funcs[i];
+                changed |= crate::certain_traps::fold_certain_traps(func, stats);
+                changed |= crate::decided_branches::fold_decided_branches(func, stats);
                 changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
                 // Removing checks may leave what only they used dead: once
                 // more. The checks that stayed stay (removing code adds no

@@ -5,9 +5,11 @@
 //! bug of the pass that produced it.
 
 pub mod alias;
+mod certain_traps;
 pub mod checks;
 pub mod copies;
 pub mod dce;
+mod decided_branches;
 pub mod edge_facts;
 pub mod effects;
 pub mod escape;

@@ -13,9 +13,14 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
+    ("dce", "back_edges_never_taken"),
     ("dce", "blocks_removed"),
+    ("dce", "branches_decided_on_entry"),
+    ("dce", "certain_traps"),
+    ("dce", "certain_traps_to_checks"),
     ("dce", "checks_known_from_branches"),
     ("dce", "checks_removed"),
+    ("dce", "insts_after_certain_trap"),
     ("dce", "insts_removed"),
     ("dce", "loads_removed_checked"),
     ("dce", "loads_to_checks"),

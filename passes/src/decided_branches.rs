@@ -1,0 +1,254 @@
+//! Branches decided on entry (run by `dce`): loop bodies that never run.
+//!
+//! A block `h` ends in `br c, t, e` where `c` is computed in `h` from its phis
+//! (pure operations, folded with `ir::BinOp::eval`). If, with each phi taking
+//! its (constant) value on the edge from one predecessor `p`, `c` folds to a
+//! constant that picks successor `s`, and once `h` jumps only to `s` no other
+//! predecessor of `h` is reachable from the entry, then `h` only ever runs
+//! entered from `p` and always goes to `s`: the branch becomes `jmp s`, and
+//! what only the other successor reached (a loop body whose induction starts
+//! at its bound) is left unreachable for DCE to delete.
+//!
+//! Why this is sound: take the first execution of `h` that would leave for
+//! the other successor. Up to then every run of `h` went to `s`, so execution
+//! followed only edges of the rewritten CFG, and `h` was entered from a
+//! predecessor reachable there, which is only `p`; so the phis held their `p`
+//! values and `c` picked `s` — a contradiction. Fuel is unchanged (one taken
+//! branch of a terminator for one).
+//!
+//! A branch every edge into `h` decides the same way is folded too (no walk:
+//! whichever edge `h` is entered on, `c` is that constant).
+//!
+//! Cost: finding candidates is one look at each block's terminator; the
+//! reachability walk runs only for a branch that folds on some edge, at most
+//! [`MAX_WALKS`] times per function and run. Counter:
+//! `dce.branches_decided_on_entry`.
+
+use crate::certain_traps::drop_phi_entries;
+use crate::stats::Stats;
+use ir::{BinOp, Block, Function, InstKind, Value, ValueDef};
+use smallvec::SmallVec;
+
+/// Reachability walks per function and run (keeps the pass linear).
+const MAX_WALKS: usize = 4;
+
+/// How deep the condition's expression in its block is followed.
+const MAX_DEPTH: u32 = 6;
+
+/// Fold each branch of `func` decided by the one predecessor that can enter
+/// its block. Whether anything changed.
+pub(crate) fn fold_decided_branches(func: &mut Function, stats: &mut Stats) -> bool {
+    let mut walk = Walk::default();
+    let mut changed = false;
+    for k in 0..func.layout.len() {
+        if walk.walks == MAX_WALKS {
+            break;
+        }
+        let h = func.layout[k];
+        if let Some((s, other)) = decided_on_entry(func, h, &mut walk) {
+            let term = func.terminator(h).expect("decided_on_entry saw a br");
+            func.insts[term.index()].kind = InstKind::Jmp(s);
+            drop_phi_entries(func, other, h);
+            stats.add("dce", "branches_decided_on_entry", 1);
+            changed = true;
+        } else if let Some(latches) = back_edges_never_taken(func, h) {
+            for &(q, exit) in &latches {
+                let term = func.terminator(q).expect("back_edges_never_taken saw a br");
+                func.insts[term.index()].kind = InstKind::Jmp(exit);
+                drop_phi_entries(func, h, q);
+            }
+            stats.add("dce", "back_edges_never_taken", latches.len() as u64);
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The latches of block `h` whose back edges are never taken, each with
+/// the successor it always takes instead, when `h` has one other
+/// predecessor `p` (its entry) and every other predecessor `q` ends in `br
+/// c, ...` with `h` as one target and `c` a constant that leaves `h` once
+/// the phis of `h` hold their values from `p`. Then no back edge is ever
+/// taken: until the first one is, `h` is only entered from `p`, its phis
+/// hold their `p` values, and every value computed from them is that
+/// constant, so the latch leaves the loop — the loop body runs at most
+/// once per entry.
+fn back_edges_never_taken(func: &Function, h: Block) -> Option<SmallVec<[(Block, Block); 2]>> {
+    let &first_inst = func.blocks[h.index()].insts.first()?;
+    let InstKind::Phi(first) = &func.inst(first_inst).kind else {
+        return None;
+    };
+    if first.len() < 2 {
+        return None;
+    }
+    'entry: for &(p, _) in first.iter() {
+        let mut latches = SmallVec::new();
+        for &(q, _) in first.iter().filter(|&&(q, _)| q != p) {
+            let term = func.terminator(q)?;
+            let InstKind::Br(c, t, e) = func.inst(term).kind else {
+                continue 'entry;
+            };
+            if (t == h) == (e == h) {
+                continue 'entry;
+            }
+            let Some(k) = eval(func, h, p, c, MAX_DEPTH) else {
+                continue 'entry;
+            };
+            let taken = if k != 0 { t } else { e };
+            if taken == h {
+                continue 'entry;
+            }
+            latches.push((q, taken));
+        }
+        if !latches.is_empty() {
+            return Some(latches);
+        }
+    }
+    None
+}
+
+/// If block `h`'s branch is decided as described in the module header:
+/// the successor it always takes and the one it never does.
+fn decided_on_entry(func: &Function, h: Block, walk: &mut Walk) -> Option<(Block, Block)> {
+    let term = func.terminator(h)?;
+    let InstKind::Br(c, t, e) = func.inst(term).kind else {
+        return None;
+    };
+    if t == e
+        || func
+            .def_inst(c)
+            .is_none_or(|i| func.inst(i).block != Some(h))
+    {
+        return None;
+    }
+    let insts = &func.blocks[h.index()].insts;
+    let InstKind::Phi(first) = &func.inst(*insts.first()?).kind else {
+        return None;
+    };
+    // The direction on each edge, where a constant decides it.
+    let taken: SmallVec<[Option<bool>; 4]> = first
+        .iter()
+        .map(|&(p, _)| eval(func, h, p, c, MAX_DEPTH).map(|k| k != 0))
+        .collect();
+    let pick = |taken: bool| if taken { (t, e) } else { (e, t) };
+    // Decided the same way on every edge: no walk needed.
+    if let Some(&Some(k)) = taken.first() {
+        if taken.iter().all(|&x| x == Some(k)) {
+            return Some(pick(k));
+        }
+    }
+    for (n, &(p, _)) in first.iter().enumerate() {
+        let Some(k) = taken[n] else {
+            continue;
+        };
+        if first.iter().filter(|&&(q, _)| q == p).count() > 1 {
+            continue;
+        }
+        let (s, other) = pick(k);
+        if walk.only_pred_reachable(func, h, s, p, first.iter().map(|&(q, _)| q)) {
+            return Some((s, other));
+        }
+        if walk.walks == MAX_WALKS {
+            return None;
+        }
+    }
+    None
+}
+
+/// The constant `v` has when the phis of `h` hold their (constant) values
+/// from predecessor `p`, if pure operations on those and on constants make
+/// it one (wherever they are: a value with a phi of `h` among its leaves is
+/// computed after `h`, from that visit's phis).
+fn eval(func: &Function, h: Block, p: Block, v: Value, depth: u32) -> Option<i64> {
+    let i = match func.value_def(v) {
+        ValueDef::Const(k) => return Some(k),
+        ValueDef::Inst(i) if depth > 0 => i,
+        _ => return None,
+    };
+    let d = depth - 1;
+    let data = func.inst(i);
+    match &data.kind {
+        // The value on the edge, not followed further: a value of `h` on a
+        // back edge is the previous iteration's.
+        InstKind::Phi(entries) if data.block == Some(h) => {
+            let &(_, x) = entries.iter().find(|&&(q, _)| q == p)?;
+            func.as_const(x)
+        }
+        InstKind::Binary(op, a, b) => {
+            let (x, y) = (eval(func, h, p, *a, d), eval(func, h, p, *b, d));
+            match (x, y) {
+                (Some(x), Some(y)) => op.eval(x, y),
+                (Some(k), None) | (None, Some(k)) => absorbs(*op, k, x.is_some()),
+                (None, None) => None,
+            }
+        }
+        InstKind::Unary(op, a) => Some(op.eval(eval(func, h, p, *a, d)?)),
+        InstKind::Select(c, a, b) => {
+            let pick = if eval(func, h, p, *c, d)? != 0 { a } else { b };
+            eval(func, h, p, *pick, d)
+        }
+        _ => None,
+    }
+}
+
+/// The result of `op` when one operand is the constant `k` (on the left
+/// when `left`) and the other is unknown, if `k` decides it (`and 0`,
+/// `or -1`, `mul 0`, `ult x, 0`, `uge x, 0`, …).
+fn absorbs(op: BinOp, k: i64, left: bool) -> Option<i64> {
+    match (op, k, left) {
+        (BinOp::And | BinOp::Mul, 0, _) => Some(0),
+        (BinOp::Or, -1, _) => Some(-1),
+        (BinOp::Ult, 0, false) | (BinOp::Ugt, 0, true) => Some(0),
+        (BinOp::Uge, 0, false) | (BinOp::Ule, 0, true) => Some(1),
+        (BinOp::Slt, i64::MIN, false) | (BinOp::Sgt, i64::MIN, true) => Some(0),
+        (BinOp::Sge, i64::MIN, false) | (BinOp::Sle, i64::MIN, true) => Some(1),
+        (BinOp::Sgt, i64::MAX, false) | (BinOp::Slt, i64::MAX, true) => Some(0),
+        (BinOp::Sle, i64::MAX, false) | (BinOp::Sge, i64::MAX, true) => Some(1),
+        (BinOp::Ugt, -1, false) | (BinOp::Ult, -1, true) => Some(0),
+        (BinOp::Ule, -1, false) | (BinOp::Uge, -1, true) => Some(1),
+        _ => None,
+    }
+}
+
+/// The reachability walks of one function: how many ran, and their storage.
+#[derive(Default)]
+struct Walk {
+    walks: usize,
+    seen: Vec<bool>,
+    stack: Vec<Block>,
+}
+
+impl Walk {
+    /// Whether, with `h` jumping only to `s`, no predecessor of `h` in
+    /// `preds` other than `p` is reachable from the entry.
+    fn only_pred_reachable(
+        &mut self,
+        func: &Function,
+        h: Block,
+        s: Block,
+        p: Block,
+        mut preds: impl Iterator<Item = Block>,
+    ) -> bool {
+        self.walks += 1;
+        let Walk { seen, stack, .. } = self;
+        seen.clear();
+        seen.resize(func.blocks.len(), false);
+        stack.clear();
+        stack.push(func.entry());
+        seen[func.entry().index()] = true;
+        while let Some(b) = stack.pop() {
+            let mut visit = |x: Block| {
+                if !seen[x.index()] {
+                    seen[x.index()] = true;
+                    stack.push(x);
+                }
+            };
+            if b == h {
+                visit(s);
+            } else if let Some(t) = func.terminator(b) {
+                func.inst(t).kind.successors().for_each(visit);
+            }
+        }
+        preds.all(|q| q == p || !seen[q.index()])
+    }
+}
