@@ -281,11 +281,14 @@ impl Facts<'_> {
     }
 }
 
-/// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed stores.
+/// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed
+/// stores. `shared` is `cfg`'s dominator tree and loops when the caller has
+/// them (they are computed here otherwise).
 pub fn eliminate_dead_stores(
     module: &Module,
     func: &mut Function,
     cfg: &Cfg,
+    shared: Option<(&DomTree, &LoopInfo)>,
     scratch: &mut Scratch,
     clobbers: &Clobbers<'_>,
     cap: usize,
@@ -313,8 +316,23 @@ pub fn eliminate_dead_stores(
         loops,
         first,
     } = scratch;
-    dom.recompute(func, cfg);
-    nonnull.compute(func, dom, &subst);
+    // The dominator tree and loops of `cfg`: the caller's when it has them,
+    // else computed here only if something asks.
+    let mut own_dom = false;
+    let mut own_dom_of = |dom: &mut DomTree| {
+        if !std::mem::replace(&mut own_dom, true) {
+            dom.recompute(func, cfg);
+        }
+    };
+    if nonnull.reset(func, &subst) {
+        match shared {
+            Some((d, _)) => nonnull.compute(func, d, &subst),
+            None => {
+                own_dom_of(dom);
+                nonnull.compute(func, dom, &subst);
+            }
+        }
+    }
     let facts = Facts {
         module,
         subst: &subst,
@@ -347,7 +365,14 @@ pub fn eliminate_dead_stores(
     };
     let mut dead = walk(at_entry, None);
     if cfg.has_retreating_edge() {
-        loops.recompute(func, cfg, dom);
+        let loops: &LoopInfo = match shared {
+            Some((_, l)) => l,
+            None => {
+                own_dom_of(dom);
+                loops.recompute(func, cfg, dom);
+                loops
+            }
+        };
         // Again, now with what the first walk found at the loop exits
         // standing in for the back edges, if that is anything.
         std::mem::swap(at_entry, first);

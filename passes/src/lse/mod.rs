@@ -139,6 +139,7 @@ impl Lse {
             module,
             func,
             cfg,
+            scratch.forward.loop_shape(cfg),
             &mut scratch.dse,
             &Clobbers { alias },
             self.cap,

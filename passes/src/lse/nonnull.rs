@@ -8,6 +8,8 @@
 //!
 //! One preorder walk of the dominator tree, counting per base how many
 //! checking instructions enclose the current point: linear in the function.
+//! A pre-scan skips the walk (and the caller's dominator tree) when no base
+//! is accessed by two instructions, so that nothing can be found.
 
 use super::loc::Subst;
 use ir::dom::DomTree;
@@ -25,16 +27,38 @@ pub struct NonNull {
     counted: Vec<Value>,
     /// The walk: (block, its first entry in `counted`, next child to visit).
     stack: Vec<(Block, usize, usize)>,
+    /// The pre-scan: the resolved bases of the checking and null-trapping
+    /// instructions.
+    bases: Vec<Value>,
 }
 
 impl NonNull {
-    /// Find the instructions of `func` that cannot trap on a `null` base.
+    /// Forget the last run's result; whether [`NonNull::compute`] can find
+    /// anything in `func`: some base is checked or trapped on by two
+    /// instructions (an instruction is only ever made safe by another one).
+    pub fn reset(&mut self, func: &Function, subst: &Subst) -> bool {
+        self.safe.clear();
+        let bases = &mut self.bases;
+        bases.clear();
+        for inst in func.inst_iter() {
+            // `traps_only_on_null` implies `null_checked`, on the same base.
+            if let Some(base) = null_checked(func, inst) {
+                bases.push(subst.resolve(func, base));
+            }
+        }
+        bases.sort_unstable();
+        bases.windows(2).any(|w| w[0] == w[1])
+    }
+
+    /// Find the instructions of `func` that cannot trap on a `null` base
+    /// (worth calling when [`NonNull::reset`] says so).
     pub fn compute(&mut self, func: &Function, dom: &DomTree, subst: &Subst) {
         let NonNull {
             safe,
             checked,
             counted,
             stack,
+            bases: _,
         } = self;
         safe.clear();
         safe.resize(func.insts.len(), false);
