@@ -307,6 +307,9 @@ pub fn eliminate_dead_stores(
         return Vec::new();
     }
     let subst = Subst::new(func);
+    if !cfg.has_retreating_edge() && !any_candidate(func, &subst, clobbers) {
+        return Vec::new();
+    }
     let Scratch {
         at_entry,
         set,
@@ -389,6 +392,37 @@ pub fn eliminate_dead_stores(
     }
     func.remove_insts(&dead);
     dead
+}
+
+/// How many plain stores [`any_candidate`] compares pairwise at most.
+const CANDIDATE_SCAN_LIMIT: usize = 32;
+
+/// Whether some plain store of `func` may be found dead when the CFG has no
+/// cycle: a location enters the walk's set only at a plain store (and, for
+/// a private location, at a return), and a store is dead only where its own
+/// location is in the set. Without a cycle no store is reached again after
+/// itself, so a store can be dead only when another plain store has the same
+/// location or its location is private. False means the walk would find
+/// nothing (it, and the analyses it asks, are skipped); past
+/// [`CANDIDATE_SCAN_LIMIT`] stores the answer is true.
+fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>) -> bool {
+    let mut locs: Vec<Loc> = Vec::new();
+    for inst in func.inst_iter() {
+        if let InstKind::Store {
+            addr,
+            volatile: false,
+            ..
+        } = &func.inst(inst).kind
+        {
+            let loc = Loc::of(func, subst, addr);
+            if clobbers.is_private(loc) || locs.contains(&loc) || locs.len() == CANDIDATE_SCAN_LIMIT
+            {
+                return true;
+            }
+            locs.push(loc);
+        }
+    }
+    false
 }
 
 /// Instructions a loop may have for its exits to stand in for its back edges.
@@ -638,4 +672,32 @@ fn transfer(facts: &Facts<'_>, func: &Function, inst: Inst, set: &mut DeadSet, c
         set.entries.retain(|d| !d.loc.keys().any(|k| k == r));
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alias::AliasAnalysis;
+
+    /// `any_candidate` on the only function of `text`.
+    fn candidate(text: &str) -> bool {
+        let m = ir::parse_module(text, "t.ir").expect("parses").0;
+        let f = &m.funcs[0];
+        let alias = AliasAnalysis::new(f);
+        any_candidate(f, &Subst::new(f), &Clobbers { alias: &alias })
+    }
+
+    #[test]
+    fn only_a_repeated_or_private_location_is_a_candidate() {
+        let head = "type P { x: i64, y: i64 }\nfunc @f(%p: P, %q: P) {\nentry:\n";
+        // Distinct locations of parameters: nothing can be dead.
+        let distinct = "  store %p.x, 1\n  store %p.y, 2\n  store %q.x, 3\n  ret\n}\n";
+        assert!(!candidate(&format!("{head}{distinct}")));
+        // The same location twice (through a copy too).
+        let twice = "  %c = copy %p\n  store %p.x, 1\n  store %c.x, 2\n  ret\n}\n";
+        assert!(candidate(&format!("{head}{twice}")));
+        // A store into an allocation that never escapes is dead at the return.
+        let private = "  %o = new P\n  store %o.x, 1\n  ret\n}\n";
+        assert!(candidate(&format!("{head}{private}")));
+    }
 }
