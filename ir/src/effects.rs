@@ -325,20 +325,21 @@ pub fn null_checked(f: &Function, inst: Inst) -> Option<Value> {
 }
 
 /// The reference whose being `null` is the only way instruction `inst` may
-/// trap (a plain field access, `len` or `nullcheck`; `None` for one that cannot trap, and
-/// for element accesses, which may also leave the bounds, and volatile ones,
-/// which take an environment step first): where that reference is known not
-/// to be null, the instruction cannot trap.
+/// trap (a plain field access, `len` or `nullcheck`; `None` for one that
+/// cannot trap, and for element accesses, which may also leave the bounds,
+/// and volatile ones, which take an environment step first): where that
+/// reference is known not to be null, the instruction cannot trap.
 #[inline]
 pub fn traps_only_on_null(f: &Function, inst: Inst) -> Option<Value> {
-    let base = null_checked(f, inst)?;
     let kind = &f.insts.get(inst.index())?.kind;
     let volatile = matches!(
         kind,
         InstKind::Load { volatile: true, .. } | InstKind::Store { volatile: true, .. }
     );
-    let only_null = !volatile && matches!(checked_by(kind), Some(Checked::NonNull(_)));
-    (only_null && may_be_null(f, base)).then_some(base)
+    match checked_by(kind)? {
+        Checked::NonNull(base) if !volatile && may_be_null(f, base) => Some(base),
+        _ => None,
+    }
 }
 
 /// What a call of extern `e` reads and writes: World/World without declared

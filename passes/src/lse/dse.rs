@@ -329,10 +329,10 @@ pub fn eliminate_dead_stores(
     };
     if nonnull.reset(func, &subst) {
         match shared {
-            Some((d, _)) => nonnull.compute(func, d, &subst),
+            Some((d, _)) => nonnull.compute(func, d),
             None => {
                 own_dom_of(dom);
-                nonnull.compute(func, dom, &subst);
+                nonnull.compute(func, dom);
             }
         }
     }
