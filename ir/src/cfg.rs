@@ -163,11 +163,13 @@ impl Cfg {
     }
 
     /// The number of block slots (the size of the function's block arena).
+    #[inline]
     pub fn num_block_slots(&self) -> usize {
         self.nodes.len().saturating_sub(1)
     }
 
     /// The record of block `b`, if `b` is a block slot.
+    #[inline]
     fn node(&self, b: Block) -> Option<&Node> {
         self.nodes[..self.num_block_slots()].get(b.index())
     }
@@ -178,12 +180,14 @@ impl Cfg {
     }
 
     /// The successors of `b`, one entry per terminator edge, in terminator order.
+    #[inline]
     pub fn succs(&self, b: Block) -> &[Block] {
         self.node(b).map_or(&[], Node::succs)
     }
 
     /// The predecessors of `b`, one entry per edge (a block branching to `b`
     /// twice appears twice), in layout order.
+    #[inline]
     pub fn preds(&self, b: Block) -> &[Block] {
         match self.node(b) {
             Some(node) => {
@@ -210,11 +214,13 @@ impl Cfg {
     }
 
     /// The reachable blocks in reverse post-order (entry first).
+    #[inline]
     pub fn rpo(&self) -> &[Block] {
         &self.lists[self.rpo_start..]
     }
 
     /// The position of `b` in [`Cfg::rpo`], or `None` when `b` is unreachable.
+    #[inline]
     pub fn rpo_index(&self, b: Block) -> Option<usize> {
         self.node(b)
             .map(|n| n.rpo_index)
@@ -223,6 +229,7 @@ impl Cfg {
     }
 
     /// Whether a path from the entry reaches `b`.
+    #[inline]
     pub fn is_reachable(&self, b: Block) -> bool {
         self.rpo_index(b).is_some()
     }

@@ -156,16 +156,19 @@ impl DomTree {
     }
 
     /// The record of block `b`, if `b` is a block slot.
+    #[inline]
     fn node(&self, b: Block) -> Option<&Node> {
         self.nodes[..self.nodes.len().saturating_sub(1)].get(b.index())
     }
 
     /// Whether `b` is reachable from the entry (and so part of the tree).
+    #[inline]
     pub fn is_reachable(&self, b: Block) -> bool {
         self.node(b).is_some_and(|n| n.reachable)
     }
 
     /// The immediate dominator of `b` (`None` for the entry and unreachable blocks).
+    #[inline]
     pub fn idom(&self, b: Block) -> Option<Block> {
         self.node(b)
             .map(|n| n.idom)
@@ -175,6 +178,7 @@ impl DomTree {
 
     /// Whether `a` dominates `b` (reflexive). False when either is unreachable,
     /// unless `a == b`.
+    #[inline]
     pub fn dominates(&self, a: Block, b: Block) -> bool {
         if a == b {
             return true;
@@ -193,6 +197,7 @@ impl DomTree {
     }
 
     /// The blocks `b` immediately dominates, in RPO discovery order.
+    #[inline]
     pub fn children(&self, b: Block) -> &[Block] {
         match self.node(b) {
             Some(node) => {

@@ -145,11 +145,13 @@ impl Effects {
     }
 
     /// Reads no heap node.
+    #[inline]
     pub fn reads_nothing(&self) -> bool {
         self.reads.is_empty()
     }
 
     /// Writes no heap node.
+    #[inline]
     pub fn writes_nothing(&self) -> bool {
         self.writes.is_empty()
     }
@@ -157,6 +159,7 @@ impl Effects {
     /// Whether DCE may delete the instruction when its result is unused: it
     /// writes nothing but the allocator's state and traps at most on resource
     /// limits. (Terminators are never "unused"; callers do not ask about them.)
+    #[inline]
     pub fn removable_if_unused(&self) -> bool {
         self.writes.iter().all(|&w| w == HeapNode::Alloc) && self.traps <= Traps::ResourceOnly
     }
@@ -176,6 +179,7 @@ pub enum Checked {
 
 impl Checked {
     /// The reference known non-null past the check.
+    #[inline]
     pub fn base(self) -> Value {
         match self {
             Checked::NonNull(b) | Checked::InBounds(b, _) => b,
@@ -194,12 +198,14 @@ impl Checked {
 
 /// Whether `kind` is a check alone: exactly the [`Checked::check`] of what
 /// it checks (no result, no read, no write).
+#[inline]
 pub fn is_check(kind: &InstKind) -> bool {
     checked_by(kind).is_some_and(|c| c.check() == *kind)
 }
 
 /// What `kind` checks (`None` for an instruction that checks no reference).
 /// A volatile access checks like a plain one (after its environment step).
+#[inline]
 pub fn checked_by(kind: &InstKind) -> Option<Checked> {
     match kind {
         InstKind::Load { addr, .. } | InstKind::Store { addr, .. } => match *addr {
@@ -334,6 +340,7 @@ fn effects_with(f: &Function, inst: Inst, of_extern: impl FnOnce(ExternId) -> Ef
 /// `null_deref` (the base of a field or element access, volatile or not,
 /// the array of `len`, the reference of a check): once the instruction has run,
 /// it is not null.
+#[inline]
 pub fn null_checked(f: &Function, inst: Inst) -> Option<Value> {
     checked_by(&f.insts.get(inst.index())?.kind).map(Checked::base)
 }
@@ -343,6 +350,7 @@ pub fn null_checked(f: &Function, inst: Inst) -> Option<Value> {
 /// cannot trap, and for element accesses, which may also leave the bounds,
 /// and volatile ones, which take an environment step first): where that
 /// reference is known not to be null, the instruction cannot trap.
+#[inline]
 pub fn traps_only_on_null(f: &Function, inst: Inst) -> Option<Value> {
     let kind = &f.insts.get(inst.index())?.kind;
     let volatile = matches!(
@@ -626,6 +634,7 @@ fn index_in_fresh_bounds(f: &Function, base: Value, index: Value) -> bool {
 }
 
 /// Whether `v` may be null: only results of `new`/`newarray` are known non-null.
+#[inline]
 fn may_be_null(f: &Function, v: Value) -> bool {
     let Some(ValueDef::Inst(i)) = f.values.get(v.index()).map(|d| d.def) else {
         return true;

@@ -38,25 +38,32 @@ impl Pass for Dce {
     }
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
+        // Each function changed is reported, so the pass manager verifies
+        // only those again.
+        crate::per_function::report_per_function();
         with_reused(&SCRATCH, |scratch| {
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 let func = &mut module.funcs[i];
-                changed |= crate::certain_traps::fold_certain_traps(func, stats);
-                changed |= crate::decided_branches::fold_decided_branches(func, stats);
-                changed |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+                let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
+                edited |= crate::decided_branches::fold_decided_branches(func, stats);
+                edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
                 // Removing checks may leave what only they used dead: once
                 // more. The checks that stayed stay (removing code adds no
                 // fact); only loads made checks then are asked about.
                 let mut first = true;
                 loop {
-                    let (edited, checks_went) =
+                    let (insts_edited, checks_went) =
                         remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
-                    changed |= edited;
+                    edited |= insts_edited;
                     if !checks_went {
                         break;
                     }
                     first = false;
+                }
+                if edited {
+                    crate::per_function::report_changed(i);
+                    changed = true;
                 }
             }
             changed
@@ -320,4 +327,26 @@ fn remove_known_checks(
     }
     module.funcs[fid.index()].remove_insts(&gone);
     !gone.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_function_changed_is_reported() {
+        let text = "func @a(%x: i64) -> i64 {\nentry:\n  %d = add %x, 1\n  ret %x\n}\n\
+            func @b(%x: i64) -> i64 {\nentry:\n  ret %x\n}\n\
+            func @c(%x: i64) -> i64 {\nentry:\n  %d = mul %x, 2\n  ret %x\n}\n";
+        let mut m = ir::parse_module(text, "t.ir").expect("parses").0;
+        let mut changed = Vec::new();
+        let (any, reported) =
+            crate::per_function::tracked(&mut changed, || Dce.run(&mut m, &mut Stats::default()));
+        assert!(any && reported);
+        assert_eq!(changed, [0, 2]);
+        // Nothing left to remove: reported, none changed.
+        let (any, reported) =
+            crate::per_function::tracked(&mut changed, || Dce.run(&mut m, &mut Stats::default()));
+        assert!(!any && reported && changed.is_empty());
+    }
 }

@@ -195,13 +195,16 @@ impl PassManager {
         Ok(stats)
     }
 
-    /// Whether every module state is hashed as soon as it exists (harness
-    /// modes and debug builds, which check that a pass reporting no change
-    /// left the module, and each function it did not report changed, as it
-    /// was); otherwise module states are told apart by what the passes
-    /// reported (see [`RunState`]).
+    /// Whether every module state is hashed as soon as it exists (debug
+    /// builds, which check that a pass reporting no change left the module,
+    /// and each function it did not report changed, as it was); otherwise
+    /// module states are told apart by what the passes reported (see
+    /// [`RunState`]). Harness modes in release builds do not hash: they
+    /// would check nothing with the prints, and hashing every function
+    /// after every pass was the oracle's largest single cost (6 % of its
+    /// time on the bench's programs).
     fn hashes_every_module(&self) -> bool {
-        self.check.is_some() || cfg!(debug_assertions)
+        cfg!(debug_assertions)
     }
 
     /// Run pass `name`, unless it is known to leave the module unchanged;
@@ -257,7 +260,7 @@ impl PassManager {
 /// verifier is not asked twice about the same module either: its answer depends
 /// on nothing else.
 ///
-/// Identities: with `eager` (harness modes, debug builds) a module state is
+/// Identities: with `eager` (debug builds) a module state is
 /// its fingerprint ([`Module::fingerprint_of`] over each function's
 /// [`ir::Function::fingerprint`]), computed after every pass. Otherwise
 /// nothing is hashed once passes run: a pass that reports no change and grows
@@ -266,8 +269,9 @@ impl PassManager {
 /// reported changed or grew (every function if it reported nothing per
 /// function, [`crate::per_function`]). Hashing a 100k-instruction function
 /// after every changed pass cost about a tenth of the pipeline. Function
-/// prints are computed once, at the start, only when the verifier's verdict
-/// on an earlier module ([`Accepted::remembered`]) is there to compare with.
+/// prints are computed only when the verifier's verdict on an earlier module
+/// ([`Accepted::remembered`]) is there to compare with, and only for the
+/// functions no pass changed before the first verification.
 struct RunState {
     /// The identity of the module as it is now (`None` in eager mode until
     /// something compares it; always known otherwise).
@@ -290,6 +294,11 @@ struct RunState {
     sizes: Vec<[usize; 3]>,
     /// The functions the last pass reported changed.
     dirty: Vec<usize>,
+    /// Per function (not eager, with a remembered verdict): unchanged since
+    /// the start and not hashed yet. Its identity is its print, computed at
+    /// the first verification that compares it ([`RunState::verify`]); most
+    /// functions are changed (and get a token) before that.
+    unhashed: Vec<bool>,
     /// The last token handed out (not eager).
     token: u64,
 }
@@ -311,10 +320,15 @@ impl RunState {
             fixed: Vec::new(),
             sizes: module.funcs.iter().map(arena_sizes).collect(),
             dirty: Vec::new(),
+            unhashed: Vec::new(),
             token: 0x243F_6A88_85A3_08D3,
         };
-        if eager || state.accepted.is_some() {
+        if eager {
             state.current(module);
+        } else if state.accepted.is_some() {
+            state.funcs = vec![0; module.funcs.len()];
+            state.unhashed = vec![true; module.funcs.len()];
+            state.current = Some(state.next_token());
         } else {
             state.funcs = (0..module.funcs.len())
                 .map(|_| state.next_token())
@@ -387,15 +401,18 @@ impl RunState {
         }
         // A new module state.
         self.funcs.resize(module.funcs.len(), 0);
+        self.unhashed.resize(module.funcs.len(), false);
         if reported {
             for k in 0..self.dirty.len() {
                 let i = self.dirty[k];
                 self.funcs[i] = self.next_token();
+                self.unhashed[i] = false;
             }
         } else {
             for i in 0..self.funcs.len() {
                 self.funcs[i] = self.next_token();
             }
+            self.unhashed.clear();
         }
         self.current = Some(self.next_token());
         false
@@ -418,6 +435,11 @@ impl RunState {
     /// are checked, see [`crate::verified`]) and record it as verified.
     fn verify(&mut self, module: &Module) -> Result<(), Vec<VerifyError>> {
         let fp = self.current(module);
+        for (i, unhashed) in self.unhashed.iter_mut().enumerate() {
+            if std::mem::take(unhashed) {
+                self.funcs[i] = module.funcs[i].fingerprint();
+            }
+        }
         self.accepted = Some(Accepted::verify(self.accepted.take(), module, &self.funcs)?);
         self.verified = Some(fp);
         Ok(())
@@ -573,6 +595,27 @@ mod tests {
         assert!(!s.after_pass("lse", &grown, false, true));
         assert_ne!(s.funcs[0], now[0]);
         assert_eq!(s.funcs[1], now[1]);
+    }
+
+    #[test]
+    fn with_a_remembered_verdict_only_functions_unchanged_at_the_first_check_are_hashed() {
+        let m = parse(TWO_FUNCS);
+        crate::verified::verify_and_remember(&m).expect("valid");
+        let mut s = RunState::new(&m, false, true);
+        assert_eq!(s.unhashed, [true, true]);
+        // @g changed (a token), @f not: only @f is hashed, at the check.
+        s.dirty = vec![1];
+        assert!(!s.after_pass("lse", &m, true, true));
+        assert_eq!(s.unhashed, [true, false]);
+        let token = s.funcs[1];
+        s.verify(&m).expect("valid");
+        assert_eq!(s.funcs, [m.funcs[0].fingerprint(), token]);
+        assert_eq!(s.unhashed, [false, false]);
+        // A change reported for no function in particular: nothing left to hash.
+        let mut s = RunState::new(&m, false, true);
+        assert!(!s.after_pass("dce", &m, true, false));
+        assert!(s.unhashed.is_empty());
+        assert!(s.funcs.iter().all(|&f| f != m.funcs[0].fingerprint()));
     }
 
     #[test]

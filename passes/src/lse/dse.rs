@@ -281,11 +281,14 @@ impl Facts<'_> {
     }
 }
 
-/// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed stores.
+/// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed
+/// stores. `shared` is `cfg`'s dominator tree and loops when the caller has
+/// them (they are computed here otherwise).
 pub fn eliminate_dead_stores(
     module: &Module,
     func: &mut Function,
     cfg: &Cfg,
+    shared: Option<(&DomTree, &LoopInfo)>,
     scratch: &mut Scratch,
     clobbers: &Clobbers<'_>,
     cap: usize,
@@ -304,6 +307,9 @@ pub fn eliminate_dead_stores(
         return Vec::new();
     }
     let subst = Subst::new(func);
+    if !cfg.has_retreating_edge() && !any_candidate(func, &subst, clobbers) {
+        return Vec::new();
+    }
     let Scratch {
         at_entry,
         set,
@@ -313,8 +319,23 @@ pub fn eliminate_dead_stores(
         loops,
         first,
     } = scratch;
-    dom.recompute(func, cfg);
-    nonnull.compute(func, dom, &subst);
+    // The dominator tree and loops of `cfg`: the caller's when it has them,
+    // else computed here only if something asks.
+    let mut own_dom = false;
+    let mut own_dom_of = |dom: &mut DomTree| {
+        if !std::mem::replace(&mut own_dom, true) {
+            dom.recompute(func, cfg);
+        }
+    };
+    if nonnull.reset(func, &subst) {
+        match shared {
+            Some((d, _)) => nonnull.compute(func, d),
+            None => {
+                own_dom_of(dom);
+                nonnull.compute(func, dom);
+            }
+        }
+    }
     let facts = Facts {
         module,
         subst: &subst,
@@ -347,7 +368,14 @@ pub fn eliminate_dead_stores(
     };
     let mut dead = walk(at_entry, None);
     if cfg.has_retreating_edge() {
-        loops.recompute(func, cfg, dom);
+        let loops: &LoopInfo = match shared {
+            Some((_, l)) => l,
+            None => {
+                own_dom_of(dom);
+                loops.recompute(func, cfg, dom);
+                loops
+            }
+        };
         // Again, now with what the first walk found at the loop exits
         // standing in for the back edges, if that is anything.
         std::mem::swap(at_entry, first);
@@ -364,6 +392,37 @@ pub fn eliminate_dead_stores(
     }
     func.remove_insts(&dead);
     dead
+}
+
+/// How many plain stores [`any_candidate`] compares pairwise at most.
+const CANDIDATE_SCAN_LIMIT: usize = 32;
+
+/// Whether some plain store of `func` may be found dead when the CFG has no
+/// cycle: a location enters the walk's set only at a plain store (and, for
+/// a private location, at a return), and a store is dead only where its own
+/// location is in the set. Without a cycle no store is reached again after
+/// itself, so a store can be dead only when another plain store has the same
+/// location or its location is private. False means the walk would find
+/// nothing (it, and the analyses it asks, are skipped); past
+/// [`CANDIDATE_SCAN_LIMIT`] stores the answer is true.
+fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>) -> bool {
+    let mut locs: Vec<Loc> = Vec::new();
+    for inst in func.inst_iter() {
+        if let InstKind::Store {
+            addr,
+            volatile: false,
+            ..
+        } = &func.inst(inst).kind
+        {
+            let loc = Loc::of(func, subst, addr);
+            if clobbers.is_private(loc) || locs.contains(&loc) || locs.len() == CANDIDATE_SCAN_LIMIT
+            {
+                return true;
+            }
+            locs.push(loc);
+        }
+    }
+    false
 }
 
 /// Instructions a loop may have for its exits to stand in for its back edges.
@@ -613,4 +672,32 @@ fn transfer(facts: &Facts<'_>, func: &Function, inst: Inst, set: &mut DeadSet, c
         set.entries.retain(|d| !d.loc.keys().any(|k| k == r));
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alias::AliasAnalysis;
+
+    /// `any_candidate` on the only function of `text`.
+    fn candidate(text: &str) -> bool {
+        let m = ir::parse_module(text, "t.ir").expect("parses").0;
+        let f = &m.funcs[0];
+        let alias = AliasAnalysis::new(f);
+        any_candidate(f, &Subst::new(f), &Clobbers { alias: &alias })
+    }
+
+    #[test]
+    fn only_a_repeated_or_private_location_is_a_candidate() {
+        let head = "type P { x: i64, y: i64 }\nfunc @f(%p: P, %q: P) {\nentry:\n";
+        // Distinct locations of parameters: nothing can be dead.
+        let distinct = "  store %p.x, 1\n  store %p.y, 2\n  store %q.x, 3\n  ret\n}\n";
+        assert!(!candidate(&format!("{head}{distinct}")));
+        // The same location twice (through a copy too).
+        let twice = "  %c = copy %p\n  store %p.x, 1\n  store %c.x, 2\n  ret\n}\n";
+        assert!(candidate(&format!("{head}{twice}")));
+        // A store into an allocation that never escapes is dead at the return.
+        let private = "  %o = new P\n  store %o.x, 1\n  ret\n}\n";
+        assert!(candidate(&format!("{head}{private}")));
+    }
 }

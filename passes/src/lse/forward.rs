@@ -118,6 +118,17 @@ pub struct Scratch {
     out: BlockSlices<Entry>,
     state: Known,
     values: Vec<Value>,
+    /// `dom` and `loops` are those of the last run's CFG.
+    shaped: bool,
+}
+
+impl Scratch {
+    /// The dominator tree and loops of the CFG of the last [`forward`] run,
+    /// if it computed them (it does when the CFG has a retreating edge and
+    /// the function a plain access).
+    pub fn loop_shape(&self, cfg: &Cfg) -> Option<(&DomTree, &LoopInfo)> {
+        (self.shaped && cfg.has_retreating_edge()).then_some((&self.dom, &self.loops))
+    }
 }
 
 struct Forward<'a> {
@@ -159,6 +170,7 @@ pub fn forward(
     clobbers: Clobbers<'_>,
     cap: usize,
 ) -> Forwarding {
+    scratch.shaped = false;
     if !func
         .inst_iter()
         .any(|i| is_plain_access(&func.inst(i).kind))
@@ -173,6 +185,7 @@ pub fn forward(
         };
     }
     let has_loops = cfg.has_retreating_edge();
+    scratch.shaped = has_loops;
     if has_loops {
         scratch.dom.recompute(func, cfg);
         scratch.loops.recompute(func, cfg, &scratch.dom);

@@ -31,7 +31,8 @@ impl Subst {
     /// No replacements yet, for `func`.
     pub fn new(func: &Function) -> Subst {
         Subst {
-            map: vec![None; func.values.len()],
+            // Grown by `set` when a replacement is recorded (most runs record none).
+            map: Vec::new(),
             roots: CopyRoots::new(func),
             any: false,
         }

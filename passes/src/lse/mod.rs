@@ -139,6 +139,7 @@ impl Lse {
             module,
             func,
             cfg,
+            scratch.forward.loop_shape(cfg),
             &mut scratch.dse,
             &Clobbers { alias },
             self.cap,
@@ -164,11 +165,12 @@ impl Lse {
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, the stores into
-/// unread objects, the phis and the latch loads kept.
+/// unread objects, the phis and the latch loads kept. Once every rule has a
+/// counter only the non-zero ones are looked up (most runs find nothing).
 fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4]) {
     let [stores_dead, stores_unread, phis_kept, latch_loads_kept] = removed;
     let rules = stats.passes.entry("lse").or_default();
-    for (rule, n) in [
+    let counters = [
         ("loads_forwarded_local", c.forwarded_local),
         ("loads_forwarded_merge", c.forwarded_merge),
         ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
@@ -181,8 +183,12 @@ fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4
         ("phis_created", phis_kept),
         ("latch_loads_inserted", latch_loads_kept),
         ("evictions", c.evictions),
-    ] {
-        *rules.entry(rule).or_default() += n;
+    ];
+    let all_there = rules.len() >= counters.len();
+    for (rule, n) in counters {
+        if n > 0 || !all_there {
+            *rules.entry(rule).or_default() += n;
+        }
     }
 }
 

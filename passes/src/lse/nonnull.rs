@@ -8,6 +8,8 @@
 //!
 //! One preorder walk of the dominator tree, counting per base how many
 //! checking instructions enclose the current point: linear in the function.
+//! A pre-scan skips the walk (and the caller's dominator tree) when no base
+//! is accessed by two instructions, so that nothing can be found.
 
 use super::loc::Subst;
 use ir::dom::DomTree;
@@ -25,16 +27,45 @@ pub struct NonNull {
     counted: Vec<Value>,
     /// The walk: (block, its first entry in `counted`, next child to visit).
     stack: Vec<(Block, usize, usize)>,
+    /// The pre-scan: the resolved bases of the checking and null-trapping
+    /// instructions.
+    bases: Vec<Value>,
+    /// Per instruction: its resolved checked base, from the pre-scan.
+    base_of: Vec<Option<Value>>,
 }
 
 impl NonNull {
-    /// Find the instructions of `func` that cannot trap on a `null` base.
-    pub fn compute(&mut self, func: &Function, dom: &DomTree, subst: &Subst) {
+    /// Forget the last run's result; whether [`NonNull::compute`] can find
+    /// anything in `func`: some base is checked or trapped on by two
+    /// instructions (an instruction is only ever made safe by another one).
+    pub fn reset(&mut self, func: &Function, subst: &Subst) -> bool {
+        self.safe.clear();
+        let (bases, base_of) = (&mut self.bases, &mut self.base_of);
+        bases.clear();
+        base_of.clear();
+        base_of.resize(func.insts.len(), None);
+        for inst in func.inst_iter() {
+            // `traps_only_on_null` implies `null_checked`, on the same base.
+            if let Some(base) = null_checked(func, inst) {
+                let base = subst.resolve(func, base);
+                bases.push(base);
+                base_of[inst.index()] = Some(base);
+            }
+        }
+        bases.sort_unstable();
+        bases.windows(2).any(|w| w[0] == w[1])
+    }
+
+    /// Find the instructions of `func` that cannot trap on a `null` base
+    /// (worth calling when [`NonNull::reset`] says so, with the same `func`).
+    pub fn compute(&mut self, func: &Function, dom: &DomTree) {
         let NonNull {
             safe,
             checked,
             counted,
             stack,
+            bases: _,
+            base_of,
         } = self;
         safe.clear();
         safe.resize(func.insts.len(), false);
@@ -46,7 +77,7 @@ impl NonNull {
             return;
         };
         let mut enter = |b: Block, checked: &mut Vec<u32>, counted: &mut Vec<Value>| {
-            enter_block(func, subst, b, safe, checked, counted)
+            enter_block(func, base_of, b, safe, checked, counted)
         };
         enter(entry, checked, counted);
         stack.push((entry, 0, 0));
@@ -73,23 +104,25 @@ impl NonNull {
 }
 
 /// Visit block `b`: mark its null-only traps that an enclosing check rules
-/// out, and count its own checks up (recorded in `counted`).
+/// out, and count its own checks up (recorded in `counted`); `base_of`
+/// holds each instruction's resolved checked base.
 fn enter_block(
     func: &Function,
-    subst: &Subst,
+    base_of: &[Option<Value>],
     b: Block,
     safe: &mut [bool],
     checked: &mut [u32],
     counted: &mut Vec<Value>,
 ) {
     for &inst in &func.blocks[b.index()].insts {
-        if let Some(base) = traps_only_on_null(func, inst) {
-            safe[inst.index()] = checked[subst.resolve(func, base).index()] > 0;
+        // `traps_only_on_null` implies `null_checked`, on the same base.
+        let Some(base) = base_of[inst.index()] else {
+            continue;
+        };
+        if traps_only_on_null(func, inst).is_some() {
+            safe[inst.index()] = checked[base.index()] > 0;
         }
-        if let Some(base) = null_checked(func, inst) {
-            let base = subst.resolve(func, base);
-            checked[base.index()] += 1;
-            counted.push(base);
-        }
+        checked[base.index()] += 1;
+        counted.push(base);
     }
 }

@@ -14,7 +14,8 @@
 //! identity comparison (`eq`/`ne`) read none of its slots. Whether a store
 //! may trap is asked of the effects table: a store that may trap (an element
 //! index not known to be in range) stays, since the trap and its kind are
-//! observable.
+//! observable. A function with no plain store through (a copy of) an
+//! allocation's result is not analysed.
 
 use crate::copies::CopyRoots;
 use ir::effects::inst_effects;
@@ -40,12 +41,7 @@ pub fn remove_stores_to_unread(
     func: &mut Function,
     scratch: &mut Scratch,
 ) -> Vec<Inst> {
-    if !func.inst_iter().any(|i| {
-        matches!(
-            func.inst(i).kind,
-            InstKind::New(_) | InstKind::NewArray { .. }
-        )
-    }) {
+    if !func.inst_iter().any(|i| may_store_into_alloc(func, i)) {
         return Vec::new();
     }
     mark_read(func, scratch);
@@ -123,6 +119,28 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
         let to = stored_into.partition_point(|&(c, _)| c <= a);
         work.extend(stored_into[from..to].iter().map(|&(_, s)| s));
     }
+}
+
+/// Whether `inst` is a plain store whose base may be (a copy of) an
+/// allocation: the base is made by `new`, `newarray` or `copy`. Only such
+/// stores can be removed, so a function without one needs no analysis.
+fn may_store_into_alloc(func: &Function, inst: Inst) -> bool {
+    let InstKind::Store {
+        addr,
+        volatile: false,
+        ..
+    } = &func.inst(inst).kind
+    else {
+        return false;
+    };
+    addr_base(addr)
+        .and_then(|b| func.def_inst(b))
+        .is_some_and(|d| {
+            matches!(
+                func.inst(d).kind,
+                InstKind::New(_) | InstKind::NewArray { .. } | InstKind::Unary(UnOp::Copy, _)
+            )
+        })
 }
 
 fn addr_base(addr: &Addr) -> Option<Value> {
