@@ -120,6 +120,14 @@ pub struct Scratch {
     values: Vec<Value>,
 }
 
+impl Scratch {
+    /// The dominator tree and loops of the last run's CFG (valid only when
+    /// that CFG has a back edge; forwarding never changes the CFG).
+    pub fn dom_and_loops(&self) -> (&DomTree, &LoopInfo) {
+        (&self.dom, &self.loops)
+    }
+}
+
 struct Forward<'a> {
     module: &'a Module,
     clobbers: Clobbers<'a>,

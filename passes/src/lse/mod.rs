@@ -14,6 +14,7 @@ pub mod forward;
 pub mod known;
 pub mod loc;
 pub mod nonnull;
+pub mod promote;
 pub mod unread;
 pub mod writers;
 
@@ -38,6 +39,7 @@ struct Scratch {
     forward: forward::Scratch,
     dse: dse::Scratch,
     unread: unread::Scratch,
+    promote: promote::Scratch,
 }
 
 thread_local! {
@@ -91,7 +93,12 @@ impl Lse {
             .any(|i| forward::is_plain_access(&func.inst(i).kind))
         {
             // Nothing is ever known and no store can die: no analysis needed.
-            record_counts(stats, &forward::ForwardCounts::default(), [0; 4]);
+            record_counts(
+                stats,
+                &forward::ForwardCounts::default(),
+                &promote::PromoteCounts::default(),
+                [0; 4],
+            );
             return false;
         }
         let alias = &mut scratch.alias;
@@ -131,10 +138,12 @@ impl Lse {
                 }
             }
         }
-        let alias = &*alias;
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
+        let (dom, loops) = scratch.forward.dom_and_loops();
+        let promoted = promote::promote(module, func, cfg, dom, loops, alias, &mut scratch.promote);
+        let alias = &*alias;
         let dead = dse::eliminate_dead_stores(
             module,
             func,
@@ -147,6 +156,7 @@ impl Lse {
         record_counts(
             stats,
             &fw.counts,
+            &promoted,
             [
                 dead.len() as u64,
                 unread.len() as u64,
@@ -159,13 +169,19 @@ impl Lse {
             || !dead.is_empty()
             || !unread.is_empty()
             || phis_kept > 0
+            || promoted.locations > 0
     }
 }
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, the stores into
-/// unread objects, the phis and the latch loads kept.
-fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4]) {
+/// unread objects, the phis and the latch loads kept; `p` is store promotion's.
+fn record_counts(
+    stats: &mut Stats,
+    c: &forward::ForwardCounts,
+    p: &promote::PromoteCounts,
+    removed: [u64; 4],
+) {
     let [stores_dead, stores_unread, phis_kept, latch_loads_kept] = removed;
     let rules = stats.passes.entry("lse").or_default();
     for (rule, n) in [
@@ -181,6 +197,8 @@ fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4
         ("phis_created", phis_kept),
         ("latch_loads_inserted", latch_loads_kept),
         ("evictions", c.evictions),
+        ("promoted_locations", p.locations),
+        ("promoted_loads_hoisted", p.loads_hoisted),
     ] {
         *rules.entry(rule).or_default() += n;
     }
