@@ -112,6 +112,8 @@ struct PendingPhi {
 /// Storage forwarding reuses from run to run.
 #[derive(Default)]
 pub struct Scratch {
+    /// Whether `dom` and `loops` are the last run's (its CFG has a back edge).
+    has_loops: bool,
     dom: DomTree,
     loops: LoopInfo,
     writers: LoopWriters,
@@ -121,10 +123,10 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// The dominator tree and loops of the last run's CFG (valid only when
-    /// that CFG has a back edge; forwarding never changes the CFG).
-    pub fn dom_and_loops(&self) -> (&DomTree, &LoopInfo) {
-        (&self.dom, &self.loops)
+    /// The dominator tree and loops of the last run's CFG, when that CFG
+    /// has a back edge (forwarding never changes the CFG).
+    pub fn dom_and_loops(&self) -> Option<(&DomTree, &LoopInfo)> {
+        self.has_loops.then_some((&self.dom, &self.loops))
     }
 }
 
@@ -172,6 +174,7 @@ pub fn forward(
         .any(|i| is_plain_access(&func.inst(i).kind))
     {
         // Nothing is ever known, so nothing changes.
+        scratch.has_loops = false;
         return Forwarding {
             subst: Subst::empty(),
             removed: Vec::new(),
@@ -181,6 +184,7 @@ pub fn forward(
         };
     }
     let has_loops = cfg.has_retreating_edge();
+    scratch.has_loops = has_loops;
     if has_loops {
         scratch.dom.recompute(func, cfg);
         scratch.loops.recompute(func, cfg, &scratch.dom);

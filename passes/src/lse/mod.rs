@@ -141,8 +141,12 @@ impl Lse {
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
-        let (dom, loops) = scratch.forward.dom_and_loops();
-        let promoted = promote::promote(module, func, cfg, dom, loops, alias, &mut scratch.promote);
+        let promoted = match scratch.forward.dom_and_loops() {
+            Some(dom_loops) => {
+                promote::promote(module, func, cfg, dom_loops, alias, &mut scratch.promote)
+            }
+            None => promote::PromoteCounts::default(),
+        };
         let alias = &*alias;
         let dead = dse::eliminate_dead_stores(
             module,
@@ -173,6 +177,9 @@ impl Lse {
     }
 }
 
+/// How many counters LSE records.
+const LSE_RULES: usize = 14;
+
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, the stores into
 /// unread objects, the phis and the latch loads kept; `p` is store promotion's.
@@ -184,6 +191,8 @@ fn record_counts(
 ) {
     let [stores_dead, stores_unread, phis_kept, latch_loads_kept] = removed;
     let rules = stats.passes.entry("lse").or_default();
+    // Once every rule has its entry, only the rules that fired change it.
+    let all_present = rules.len() >= LSE_RULES;
     for (rule, n) in [
         ("loads_forwarded_local", c.forwarded_local),
         ("loads_forwarded_merge", c.forwarded_merge),
@@ -200,6 +209,9 @@ fn record_counts(
         ("promoted_locations", p.locations),
         ("promoted_loads_hoisted", p.loads_hoisted),
     ] {
+        if n == 0 && all_present {
+            continue;
+        }
         *rules.entry(rule).or_default() += n;
     }
 }

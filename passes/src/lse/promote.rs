@@ -53,6 +53,8 @@ pub struct PromoteCounts {
 #[derive(Default)]
 pub struct Scratch {
     nonnull: NonNull,
+    /// Whether `nonnull` is this function's (computed once a loop has candidates).
+    nonnull_ready: bool,
     in_loop: Vec<bool>,
     /// Per instruction: an access of a candidate of the loop analysed.
     owned: Vec<bool>,
@@ -95,20 +97,19 @@ struct Candidate {
 }
 
 /// Promote the locations of `func`'s innermost loops that qualify. `dom` and
-/// `loops` are `cfg`'s (which promotion does not change); replaced loads are
+/// `loops` are `cfg`'s, which has a back edge (promotion does not change the
+/// CFG); replaced loads are
 /// rewritten in every use and redirected in `alias`.
-#[allow(clippy::too_many_arguments)]
 pub fn promote(
     module: &Module,
     func: &mut Function,
     cfg: &Cfg,
-    dom: &DomTree,
-    loops: &LoopInfo,
+    (dom, loops): (&DomTree, &LoopInfo),
     alias: &mut AliasAnalysis,
     scratch: &mut Scratch,
 ) -> PromoteCounts {
     let mut counts = PromoteCounts::default();
-    if !cfg.has_retreating_edge() || !loops.is_reducible() {
+    if !loops.is_reducible() {
         return counts;
     }
     let mut has_child = vec![false; loops.loops().len()];
@@ -128,7 +129,7 @@ pub fn promote(
         return counts;
     }
     let subst = Subst::new(func);
-    scratch.nonnull.compute(func, dom, &subst);
+    scratch.nonnull_ready = false;
     scratch.in_loop.clear();
     scratch.in_loop.resize(func.blocks.len(), false);
     scratch.replace.clear();
@@ -254,6 +255,10 @@ fn analyse(
                 }
                 _ => {
                     let eff = inst_effects(module, func, i);
+                    if eff.traps == Traps::May && traps_only_on_null(func, i).is_none() {
+                        // A possible trap no check can rule out: nothing is promoted.
+                        return Vec::new();
+                    }
                     if !eff.reads_nothing() || !eff.writes_nothing() || eff.may_trap() {
                         others.push((i, eff));
                     }
@@ -267,6 +272,10 @@ fn analyse(
         .collect();
     if candidates.is_empty() {
         return candidates;
+    }
+    if !scratch.nonnull_ready {
+        scratch.nonnull.compute(func, dom, subst);
+        scratch.nonnull_ready = true;
     }
     let mut owned = std::mem::take(&mut scratch.owned);
     owned.clear();
