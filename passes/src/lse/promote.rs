@@ -277,9 +277,11 @@ fn analyse(
         scratch.nonnull.compute(func, dom, subst);
         scratch.nonnull_ready = true;
     }
+    // Marks set here are cleared below: one loop's work stays its size.
     let mut owned = std::mem::take(&mut scratch.owned);
-    owned.clear();
-    owned.resize(func.insts.len(), false);
+    if owned.len() < func.insts.len() {
+        owned.resize(func.insts.len(), false);
+    }
     for c in &mut candidates {
         for a in &mut c.accesses {
             a.may_trap = possible_trap(module, func, &scratch.nonnull, a.inst);
@@ -295,6 +297,11 @@ fn analyse(
         .chain(others.iter().map(|&(i, _)| i))
         .filter(|&i| !owned[i.index()])
         .collect();
+    for c in &candidates {
+        for a in &c.accesses {
+            owned[a.inst.index()] = false;
+        }
+    }
     scratch.owned = owned;
     for &i in &rest {
         if possible_trap(module, func, &scratch.nonnull, i) {
