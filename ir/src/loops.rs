@@ -247,12 +247,17 @@ impl LoopInfo {
 /// `lp.latches` backwards without crossing the header, in RPO order. `mark`
 /// (one `false` per block slot) is left all `false`; `work` is scratch.
 fn natural_loop_body(cfg: &Cfg, lp: &mut Loop, mark: &mut [bool], work: &mut Vec<Block>) {
+    // The body is collected as it is found and then sorted by RPO position
+    // (every block of it is reachable): the loop's size, not the function's.
+    lp.blocks.clear();
     mark[lp.header.index()] = true;
+    lp.blocks.push(lp.header);
     work.clear();
     for &l in &lp.latches {
         if !mark[l.index()] {
             mark[l.index()] = true;
             work.push(l);
+            lp.blocks.push(l);
         }
     }
     while let Some(b) = work.pop() {
@@ -260,12 +265,11 @@ fn natural_loop_body(cfg: &Cfg, lp: &mut Loop, mark: &mut [bool], work: &mut Vec
             if cfg.is_reachable(p) && !mark[p.index()] {
                 mark[p.index()] = true;
                 work.push(p);
+                lp.blocks.push(p);
             }
         }
     }
-    lp.blocks.clear();
-    lp.blocks
-        .extend(cfg.rpo().iter().copied().filter(|b| mark[b.index()]));
+    lp.blocks.sort_unstable_by_key(|&b| cfg.rpo_index(b));
     for &b in &lp.blocks {
         mark[b.index()] = false;
     }

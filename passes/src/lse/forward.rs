@@ -112,14 +112,14 @@ struct PendingPhi {
 /// Storage forwarding reuses from run to run.
 #[derive(Default)]
 pub struct Scratch {
+    /// Whether `dom` and `loops` are the last run's (its CFG has a back edge).
+    has_loops: bool,
     dom: DomTree,
     loops: LoopInfo,
     writers: LoopWriters,
     out: BlockSlices<Entry>,
     state: Known,
     values: Vec<Value>,
-    /// `dom` and `loops` are those of the last run's CFG.
-    shaped: bool,
 }
 
 impl Scratch {
@@ -127,7 +127,15 @@ impl Scratch {
     /// if it computed them (it does when the CFG has a retreating edge and
     /// the function a plain access).
     pub fn loop_shape(&self, cfg: &Cfg) -> Option<(&DomTree, &LoopInfo)> {
-        (self.shaped && cfg.has_retreating_edge()).then_some((&self.dom, &self.loops))
+        self.dom_and_loops().filter(|_| cfg.has_retreating_edge())
+    }
+}
+
+impl Scratch {
+    /// The dominator tree and loops of the last run's CFG, when that CFG
+    /// has a back edge (forwarding never changes the CFG).
+    pub fn dom_and_loops(&self) -> Option<(&DomTree, &LoopInfo)> {
+        self.has_loops.then_some((&self.dom, &self.loops))
     }
 }
 
@@ -170,12 +178,12 @@ pub fn forward(
     clobbers: Clobbers<'_>,
     cap: usize,
 ) -> Forwarding {
-    scratch.shaped = false;
     if !func
         .inst_iter()
         .any(|i| is_plain_access(&func.inst(i).kind))
     {
         // Nothing is ever known, so nothing changes.
+        scratch.has_loops = false;
         return Forwarding {
             subst: Subst::empty(),
             removed: Vec::new(),
@@ -185,7 +193,7 @@ pub fn forward(
         };
     }
     let has_loops = cfg.has_retreating_edge();
-    scratch.shaped = has_loops;
+    scratch.has_loops = has_loops;
     if has_loops {
         scratch.dom.recompute(func, cfg);
         scratch.loops.recompute(func, cfg, &scratch.dom);

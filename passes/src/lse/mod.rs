@@ -14,6 +14,7 @@ pub mod forward;
 pub mod known;
 pub mod loc;
 pub mod nonnull;
+pub mod promote;
 pub mod unread;
 pub mod writers;
 
@@ -38,6 +39,7 @@ struct Scratch {
     forward: forward::Scratch,
     dse: dse::Scratch,
     unread: unread::Scratch,
+    promote: promote::Scratch,
 }
 
 thread_local! {
@@ -91,7 +93,12 @@ impl Lse {
             .any(|i| forward::is_plain_access(&func.inst(i).kind))
         {
             // Nothing is ever known and no store can die: no analysis needed.
-            record_counts(stats, &forward::ForwardCounts::default(), [0; 4]);
+            record_counts(
+                stats,
+                &forward::ForwardCounts::default(),
+                &promote::PromoteCounts::default(),
+                [0; 4],
+            );
             return false;
         }
         let alias = &mut scratch.alias;
@@ -131,10 +138,16 @@ impl Lse {
                 }
             }
         }
-        let alias = &*alias;
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
+        let promoted = match scratch.forward.dom_and_loops() {
+            Some(dom_loops) => {
+                promote::promote(module, func, cfg, dom_loops, alias, &mut scratch.promote)
+            }
+            None => promote::PromoteCounts::default(),
+        };
+        let alias = &*alias;
         let dead = dse::eliminate_dead_stores(
             module,
             func,
@@ -148,6 +161,7 @@ impl Lse {
         record_counts(
             stats,
             &fw.counts,
+            &promoted,
             [
                 dead.len() as u64,
                 unread.len() as u64,
@@ -160,17 +174,27 @@ impl Lse {
             || !dead.is_empty()
             || !unread.is_empty()
             || phis_kept > 0
+            || promoted.locations > 0
     }
 }
 
+/// How many counters LSE records.
+const LSE_RULES: usize = 14;
+
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, the stores into
-/// unread objects, the phis and the latch loads kept. Once every rule has a
-/// counter only the non-zero ones are looked up (most runs find nothing).
-fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4]) {
+/// unread objects, the phis and the latch loads kept; `p` is store promotion's.
+fn record_counts(
+    stats: &mut Stats,
+    c: &forward::ForwardCounts,
+    p: &promote::PromoteCounts,
+    removed: [u64; 4],
+) {
     let [stores_dead, stores_unread, phis_kept, latch_loads_kept] = removed;
     let rules = stats.passes.entry("lse").or_default();
-    let counters = [
+    // Once every rule has its entry, only the rules that fired change it.
+    let all_present = rules.len() >= LSE_RULES;
+    for (rule, n) in [
         ("loads_forwarded_local", c.forwarded_local),
         ("loads_forwarded_merge", c.forwarded_merge),
         ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
@@ -183,12 +207,13 @@ fn record_counts(stats: &mut Stats, c: &forward::ForwardCounts, removed: [u64; 4
         ("phis_created", phis_kept),
         ("latch_loads_inserted", latch_loads_kept),
         ("evictions", c.evictions),
-    ];
-    let all_there = rules.len() >= counters.len();
-    for (rule, n) in counters {
-        if n > 0 || !all_there {
-            *rules.entry(rule).or_default() += n;
+        ("promoted_locations", p.locations),
+        ("promoted_loads_hoisted", p.loads_hoisted),
+    ] {
+        if n == 0 && all_present {
+            continue;
         }
+        *rules.entry(rule).or_default() += n;
     }
 }
 

@@ -40,6 +40,8 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "loads_forwarded_merge"),
     ("lse", "loads_fresh_kept_for_trap"),
     ("lse", "phis_created"),
+    ("lse", "promoted_loads_hoisted"),
+    ("lse", "promoted_locations"),
     ("lse", "stores_dead"),
     ("lse", "stores_dead_unread_object"),
     ("lse", "stores_redundant"),
