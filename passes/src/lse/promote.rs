@@ -274,7 +274,9 @@ fn analyse(
         return candidates;
     }
     if !scratch.nonnull_ready {
-        scratch.nonnull.compute(func, dom, subst);
+        if scratch.nonnull.reset(func, subst) {
+            scratch.nonnull.compute(func, dom);
+        }
         scratch.nonnull_ready = true;
     }
     // Marks set here are cleared below: one loop's work stays its size.
