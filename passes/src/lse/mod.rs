@@ -97,7 +97,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 4],
+                [0; 5],
             );
             return false;
         }
@@ -164,7 +164,8 @@ impl Lse {
             &promoted,
             [
                 dead.len() as u64,
-                unread.len() as u64,
+                unread.removed.len() as u64,
+                unread.to_checks,
                 phis_kept,
                 latch_loads_kept,
             ],
@@ -172,25 +173,28 @@ impl Lse {
         !fw.removed.is_empty()
             || rewritten
             || !dead.is_empty()
-            || !unread.is_empty()
+            || !unread.removed.is_empty()
+            || unread.to_checks > 0
             || phis_kept > 0
             || promoted.locations > 0
     }
 }
 
 /// How many counters LSE records.
-const LSE_RULES: usize = 14;
+const LSE_RULES: usize = 15;
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, the stores into
-/// unread objects, the phis and the latch loads kept; `p` is store promotion's.
+/// unread objects removed and those rewritten to checks, the phis and the
+/// latch loads kept; `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 4],
+    removed: [u64; 5],
 ) {
-    let [stores_dead, stores_unread, phis_kept, latch_loads_kept] = removed;
+    let [stores_dead, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
+        removed;
     let rules = stats.passes.entry("lse").or_default();
     // Once every rule has its entry, only the rules that fired change it.
     let all_present = rules.len() >= LSE_RULES;
@@ -204,6 +208,7 @@ fn record_counts(
         ("stores_redundant", c.stores_redundant),
         ("stores_dead", stores_dead),
         ("stores_dead_unread_object", stores_unread),
+        ("stores_unread_to_checks", stores_unread_to_checks),
         ("phis_created", phis_kept),
         ("latch_loads_inserted", latch_loads_kept),
         ("evictions", c.evictions),

@@ -2,20 +2,26 @@
 //! whose fields and elements no instruction ever loads, and that nothing but
 //! other such objects can reach, is invisible to every observer (the
 //! environment, a callee, a trap's heap walk, the caller: IR.md §6-§7), so
-//! every store into it that cannot trap is dead. Once they are gone the
-//! allocation is usually unused and `dce` deletes it.
+//! every store into it is dead. A store that cannot trap goes; an element
+//! store that may trap (its index not known to be in range) becomes
+//! `boundscheck %a, %i`: the base is a fresh allocation, never null, so its
+//! only possible trap is `out_of_bounds`, which the check raises at the same
+//! point, and the heap at that trap or at a return is walked from roots that
+//! do not reach the array (IR.md §7), so nothing observes the missing write.
+//! Once the stores are gone the allocation is usually unused and `dce`
+//! deletes it.
 //!
 //! The analysis is flow-insensitive: an allocation is *unread* unless some
 //! use of it (its value or a `copy` of it) may read it or let it become
 //! reachable: a load or volatile access through it, an operand of a call,
 //! `escape`, `ret`, `phi` or `select`, or being stored into anything but
 //! another unread allocation (a greatest fixed point: an object stored only
-//! into unread objects is unread). A plain store through it, `len` and an
-//! identity comparison (`eq`/`ne`) read none of its slots. Whether a store
-//! may trap is asked of the effects table: a store that may trap (an element
-//! index not known to be in range) stays, since the trap and its kind are
-//! observable. A function with no plain store through (a copy of) an
-//! allocation's result is not analysed.
+//! into unread objects is unread). A plain store through it, `len`,
+//! `nullcheck`, `boundscheck` and an identity comparison (`eq`/`ne`) read
+//! none of its slots. Whether a store may trap is asked of the effects
+//! table; a field store that may trap (never, for a fresh base) would stay.
+//! A function with no plain store through (a copy of) an allocation's
+//! result is not analysed.
 
 use crate::copies::CopyRoots;
 use ir::effects::inst_effects;
@@ -34,15 +40,25 @@ pub struct Scratch {
     work: Vec<Value>,
 }
 
-/// Remove every store into a never-read allocation that cannot trap; returns
-/// the removed stores.
+/// What [`remove_stores_to_unread`] did.
+#[derive(Default)]
+pub struct UnreadStores {
+    /// Stores removed (they could not trap).
+    pub removed: Vec<Inst>,
+    /// Element stores that may trap, rewritten to their `boundscheck`.
+    pub to_checks: u64,
+}
+
+/// Remove every store into a never-read allocation that cannot trap, and
+/// rewrite each element store into one that may trap to its `boundscheck`.
 pub fn remove_stores_to_unread(
     module: &Module,
     func: &mut Function,
     scratch: &mut Scratch,
-) -> Vec<Inst> {
+) -> UnreadStores {
+    let mut out = UnreadStores::default();
     if !func.inst_iter().any(|i| may_store_into_alloc(func, i)) {
-        return Vec::new();
+        return out;
     }
     mark_read(func, scratch);
     let Scratch { alloc_of, read, .. } = &*scratch;
@@ -53,19 +69,31 @@ pub fn remove_stores_to_unread(
         };
         alloc_of[base.index()].is_some_and(|a| !read[a.index()])
     };
-    let dead: Vec<Inst> = func
-        .inst_iter()
-        .filter(|&i| match &func.inst(i).kind {
-            InstKind::Store {
-                addr,
-                volatile: false,
-                ..
-            } => unread_base(addr) && !inst_effects(module, func, i).may_trap(),
-            _ => false,
-        })
-        .collect();
-    func.remove_insts(&dead);
-    dead
+    let mut checks = Vec::new();
+    for i in func.inst_iter() {
+        let InstKind::Store {
+            addr,
+            volatile: false,
+            ..
+        } = &func.inst(i).kind
+        else {
+            continue;
+        };
+        if !unread_base(addr) {
+            continue;
+        }
+        match (inst_effects(module, func, i).may_trap(), addr) {
+            (false, _) => out.removed.push(i),
+            (true, &Addr::Elem { base, index }) => checks.push((i, base, index)),
+            (true, _) => {}
+        }
+    }
+    func.remove_insts(&out.removed);
+    out.to_checks = checks.len() as u64;
+    for (i, base, index) in checks {
+        func.insts[i.index()].kind = InstKind::BoundsCheck(base, index);
+    }
+    out
 }
 
 /// Fill `scratch.alloc_of` and `scratch.read` for `func`.
@@ -104,6 +132,8 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
                 (_, None) => {}
             },
             InstKind::Len(_)
+            | InstKind::NullCheck(_)
+            | InstKind::BoundsCheck(..)
             | InstKind::Unary(UnOp::Copy, _)
             | InstKind::Binary(BinOp::Eq | BinOp::Ne, _, _) => {}
             other => other.for_each_operand(|v| work.extend(alloc(v))),

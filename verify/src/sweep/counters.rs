@@ -45,6 +45,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "stores_dead"),
     ("lse", "stores_dead_unread_object"),
     ("lse", "stores_redundant"),
+    ("lse", "stores_unread_to_checks"),
     ("manager", "passes_run"),
     ("manager", "passes_skipped_unchanged"),
     ("manager", "verifier_runs"),
