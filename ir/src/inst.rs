@@ -325,6 +325,7 @@ impl InstKind {
     }
 
     /// Call `f` on every SSA value this instruction uses, in operand order.
+    #[inline(always)]
     pub fn for_each_operand(&self, mut f: impl FnMut(Value)) {
         match self {
             InstKind::Binary(_, a, b) => {
