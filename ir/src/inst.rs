@@ -206,6 +206,7 @@ pub enum Addr {
 
 impl Addr {
     /// The SSA values this address uses (base, and index for elements).
+    #[inline]
     pub fn values(&self) -> impl Iterator<Item = Value> + '_ {
         let (a, b) = match *self {
             Addr::Field { base, .. } => (Some(base), None),
@@ -216,6 +217,7 @@ impl Addr {
     }
 
     /// Mutable access to the values this address uses.
+    #[inline]
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> + '_ {
         let (a, b) = match self {
             Addr::Field { base, .. } => (Some(base), None),
@@ -325,6 +327,7 @@ impl InstKind {
     }
 
     /// Call `f` on every SSA value this instruction uses, in operand order.
+    #[inline(always)]
     pub fn for_each_operand(&self, mut f: impl FnMut(Value)) {
         match self {
             InstKind::Binary(_, a, b) => {
@@ -360,6 +363,7 @@ impl InstKind {
     }
 
     /// Call `f` on a mutable reference to every SSA value this instruction uses.
+    #[inline(always)]
     pub fn for_each_operand_mut(&mut self, mut f: impl FnMut(&mut Value)) {
         match self {
             InstKind::Binary(_, a, b) => {

@@ -33,6 +33,10 @@ use std::cell::RefCell;
 pub struct Dce;
 
 impl Pass for Dce {
+    /// It rewrites function bodies only.
+    fn changes_declarations(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         "dce"
     }

@@ -21,6 +21,14 @@ pub trait Pass {
     fn run_checked(&self, module: &mut Module, stats: &mut Stats) -> Result<bool, String> {
         Ok(self.run(module, stats))
     }
+    /// Whether [`Pass::run`] may change the module's declarations (types,
+    /// globals, externs, function names and signatures). A pass that says
+    /// no lets the manager keep the declarations fingerprint it verified
+    /// with ([`Module::decls_fingerprint`]) instead of hashing them again
+    /// after the pass; debug builds check the claim.
+    fn changes_declarations(&self) -> bool {
+        true
+    }
 }
 
 /// Every pass name accepted in a pass list (`pipeline` expands to the default order).
@@ -233,6 +241,7 @@ impl PassManager {
             pass: name.to_string(),
             message,
         })?;
+        state.after_declarations(name, module, pass.changes_declarations());
         let unchanged = state.after_pass(name, module, changed, reported);
         if unchanged && more {
             let fp = state.current(module);
@@ -301,6 +310,10 @@ struct RunState {
     unhashed: Vec<bool>,
     /// The last token handed out (not eager).
     token: u64,
+    /// The declarations fingerprint of the module as it is now, when known:
+    /// computed at a verification, kept while the passes that follow say they
+    /// leave declarations alone ([`Pass::changes_declarations`]).
+    decls: Option<u64>,
 }
 
 /// The step between tokens: odd, so 2^64 tokens come before a repeat, and
@@ -322,6 +335,7 @@ impl RunState {
             dirty: Vec::new(),
             unhashed: Vec::new(),
             token: 0x243F_6A88_85A3_08D3,
+            decls: None,
         };
         if eager {
             state.current(module);
@@ -430,6 +444,21 @@ impl RunState {
         fp
     }
 
+    /// After pass `name` ran on `module`: forget the declarations fingerprint
+    /// if the pass may have changed declarations (`may_change`); debug
+    /// builds check that a pass saying it does not, did not.
+    fn after_declarations(&mut self, name: &str, module: &Module, may_change: bool) {
+        if may_change {
+            self.decls = None;
+        } else if let Some(was) = self.decls.filter(|_| cfg!(debug_assertions)) {
+            assert_eq!(
+                was,
+                module.decls_fingerprint(),
+                "pass {name} changed the declarations but says it leaves them alone"
+            );
+        }
+    }
+
     /// Run the verifier on `module` (whose identity differs from the last
     /// verified one; only its functions that differ from those last accepted
     /// are checked, see [`crate::verified`]) and record it as verified.
@@ -440,7 +469,13 @@ impl RunState {
                 self.funcs[i] = module.funcs[i].fingerprint();
             }
         }
-        self.accepted = Some(Accepted::verify(self.accepted.take(), module, &self.funcs)?);
+        let decls = *self.decls.get_or_insert_with(|| module.decls_fingerprint());
+        self.accepted = Some(Accepted::verify_with_decls(
+            self.accepted.take(),
+            module,
+            decls,
+            &self.funcs,
+        )?);
         self.verified = Some(fp);
         Ok(())
     }
@@ -482,6 +517,36 @@ mod tests {
 
     fn parse(text: &str) -> Module {
         ir::parse_module(text, "t.ir").unwrap().0
+    }
+
+    const DECLS: &str =
+        "type P { x: i64 }\nfunc @f(%p: P) -> i64 {\nentry:\n  %a = load %p.x\n  ret %a\n}\n";
+
+    #[test]
+    fn the_declarations_print_is_kept_only_past_passes_that_leave_them_alone() {
+        let m = parse(DECLS);
+        let mut state = RunState::new(&m, false, true);
+        state.decls = Some(m.decls_fingerprint());
+        state.after_declarations("dce", &m, false);
+        assert_eq!(state.decls, Some(m.decls_fingerprint()));
+        state.after_declarations("other", &m, true);
+        assert_eq!(state.decls, None);
+        // Every pass of the pipeline says it leaves declarations alone.
+        for name in PIPELINE {
+            let pass = make_pass(name, 0, None).expect("a pass");
+            assert!(!pass.changes_declarations(), "{name}");
+        }
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "changed the declarations")]
+    fn debug_builds_catch_a_pass_that_changes_declarations_it_says_it_keeps() {
+        let mut m = parse(DECLS);
+        let mut state = RunState::new(&m, true, true);
+        state.decls = Some(m.decls_fingerprint());
+        m.structs[0].fields[0].ty = ir::Type::object(ir::StructId::new(0));
+        state.after_declarations("liar", &m, false);
     }
 
     const ALREADY_OPTIMAL: &str = "type P { x: i64 }\n\

@@ -48,7 +48,17 @@ impl Accepted {
         m: &Module,
         funcs: &[u64],
     ) -> Result<Accepted, Vec<VerifyError>> {
-        let decls = m.decls_fingerprint();
+        Accepted::verify_with_decls(before, m, m.decls_fingerprint(), funcs)
+    }
+
+    /// [`Accepted::verify`] for a module whose declarations fingerprint
+    /// ([`Module::decls_fingerprint`]) is `decls`, already known.
+    pub fn verify_with_decls(
+        before: Option<Accepted>,
+        m: &Module,
+        decls: u64,
+        funcs: &[u64],
+    ) -> Result<Accepted, Vec<VerifyError>> {
         let same_decls = before
             .as_ref()
             .is_some_and(|b| b.decls == decls && b.funcs.len() == funcs.len());

@@ -51,6 +51,10 @@ pub const LOAD_CAP: usize = 64;
 pub struct Gvn;
 
 impl Pass for Gvn {
+    /// It rewrites function bodies only.
+    fn changes_declarations(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         "gvn"
     }

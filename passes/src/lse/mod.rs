@@ -59,6 +59,10 @@ impl Default for Lse {
 }
 
 impl Pass for Lse {
+    /// It rewrites function bodies only.
+    fn changes_declarations(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         "lse"
     }

@@ -100,6 +100,10 @@ impl Peeps {
 }
 
 impl Pass for Peeps {
+    /// It rewrites function bodies only.
+    fn changes_declarations(&self) -> bool {
+        false
+    }
     fn name(&self) -> &'static str {
         "peeps"
     }
