@@ -2,8 +2,10 @@
 //! reaching it ([`ir::effects::certain_trap`]: an access of the `null`
 //! constant, `guard 0`, a division by `0`, a constant index out of range, …)
 //! ends its block. It becomes the cheapest instruction that traps the same
-//! way (`nullcheck null` for a `null`-based access; the same kind, nothing
-//! read or written first), everything after it in the block goes, and the
+//! way (`nullcheck null` for a `null`-based access, whatever its index; the
+//! same kind, nothing read or written first; `sdiv 0, 0` for `sdiv %x, 0`),
+//! so what computed a dropped operand may go (a load becomes its check,
+//! which still comes first), everything after it in the block goes, and the
 //! block ends in `unreachable` (never reached: the trap comes first, so the
 //! trap kind, the trace and the heap at the trap are the original's). The
 //! successors lose their phi entries for the block; blocks only reachable
@@ -11,6 +13,7 @@
 //!
 //! Counters: `dce.certain_traps` (blocks cut after a certain trap),
 //! `dce.certain_traps_to_checks` (accesses that became their check alone),
+//! `dce.certain_trap_operands_dropped` (divisions by `0` whose dividend went),
 //! `dce.insts_after_certain_trap` (instructions removed after one).
 
 use crate::stats::Stats;
@@ -43,11 +46,18 @@ fn cut_block(func: &mut Function, b: Block, stats: &mut Stats) -> bool {
     if rest == 0 || (ends_cut && how == CertainTrap::Keep) {
         return false;
     }
-    if let CertainTrap::Check(check) = how {
-        let data = &mut func.insts[trap.index()];
-        data.kind = check;
-        data.result = None;
-        stats.add("dce", "certain_traps_to_checks", 1);
+    match how {
+        CertainTrap::Check(check) => {
+            let data = &mut func.insts[trap.index()];
+            data.kind = check;
+            data.result = None;
+            stats.add("dce", "certain_traps_to_checks", 1);
+        }
+        CertainTrap::Operands(kind) => {
+            func.insts[trap.index()].kind = kind;
+            stats.add("dce", "certain_trap_operands_dropped", 1);
+        }
+        CertainTrap::Keep => {}
     }
     if ends_cut {
         return true;
