@@ -21,6 +21,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "certain_traps_to_checks"),
     ("dce", "checks_known_from_branches"),
     ("dce", "checks_removed"),
+    ("dce", "first_visit_traps"),
     ("dce", "insts_after_certain_trap"),
     ("dce", "insts_removed"),
     ("dce", "loads_removed_checked"),
