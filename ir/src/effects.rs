@@ -370,8 +370,13 @@ pub enum CertainTrap {
     /// (`nullcheck`, `boundscheck`) traps the same way, with no read, write
     /// or result.
     Check(InstKind),
-    /// It is already the cheapest way to trap so (a `guard 0`, a division by
-    /// `0`, a `newarray` of a bad constant length, `unreachable`, a check), or
+    /// The same instruction with the operands that do not decide its trap
+    /// replaced by ones already there (`sdiv %x, 0` becomes `sdiv 0, 0`:
+    /// the same `div_by_zero`, and `%x` may go); its result stays.
+    Operands(InstKind),
+    /// It is already the cheapest way to trap so (a `guard 0`, a division of
+    /// a constant by `0`, a `newarray` of a bad constant length,
+    /// `unreachable`, a check), or
     /// it does something observable before its trap (a volatile access takes
     /// its environment step first): it stays as it is.
     Keep,
@@ -383,15 +388,23 @@ pub enum CertainTrap {
 /// `copy` or `select` certainly `null` (`null_deref`); an element access of
 /// a constant negative index, or of a constant index (or the `len` of a
 /// constant-length `newarray`) past the constant length of a `newarray` (`out_of_bounds`,
-/// or `null_deref` first); `guard 0`; `sdiv`/`srem` by `0`; `newarray` of a
+/// or `null_deref` first: an access of a `null` array becomes `nullcheck`,
+/// whatever its index); `guard 0`; `sdiv`/`srem` by `0` (its dividend made
+/// the `0`, [`CertainTrap::Operands`]); `newarray` of a
 /// constant length out of range; `unreachable`. `None` when some execution
 /// may go past it.
 pub fn certain_trap(f: &Function, inst: Inst) -> Option<CertainTrap> {
     let kind = &f.insts.get(inst.index())?.kind;
     let const_of = |v: Value| f.as_const_checked(v);
     match kind {
-        InstKind::Binary(op, _, b) => {
-            (op.may_trap() && const_of(*b) == Some(0)).then_some(CertainTrap::Keep)
+        InstKind::Binary(op, a, b) => {
+            if !op.may_trap() || const_of(*b) != Some(0) {
+                None
+            } else if const_of(*a).is_some() {
+                Some(CertainTrap::Keep)
+            } else {
+                Some(CertainTrap::Operands(InstKind::Binary(*op, *b, *b)))
+            }
         }
         InstKind::Guard(c) => (const_of(*c) == Some(0)).then_some(CertainTrap::Keep),
         InstKind::NewArray { len, .. } => const_of(*len)
@@ -400,18 +413,19 @@ pub fn certain_trap(f: &Function, inst: Inst) -> Option<CertainTrap> {
         InstKind::Unreachable => Some(CertainTrap::Keep),
         _ => {
             let checked = checked_by(kind)?;
-            let certain = match checked {
-                Checked::NonNull(b) => is_null_const(f, b),
-                Checked::InBounds(a, i) => is_null_const(f, a) || index_out_of_bounds(f, a, i),
+            // A `null` array traps `null_deref` whatever the index: its
+            // check is `nullcheck` alone, and what computed the index may go.
+            let checked = match checked {
+                Checked::NonNull(b) if is_null_const(f, b) => checked,
+                Checked::InBounds(a, _) if is_null_const(f, a) => Checked::NonNull(a),
+                Checked::InBounds(a, i) if index_out_of_bounds(f, a, i) => checked,
+                _ => return None,
             };
-            if !certain {
-                return None;
-            }
             let volatile = matches!(
                 kind,
                 InstKind::Load { volatile: true, .. } | InstKind::Store { volatile: true, .. }
             );
-            Some(if volatile || is_check(kind) {
+            Some(if volatile || checked.check() == *kind {
                 CertainTrap::Keep
             } else {
                 CertainTrap::Check(checked.check())

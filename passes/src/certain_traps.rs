@@ -2,20 +2,114 @@
 //! reaching it ([`ir::effects::certain_trap`]: an access of the `null`
 //! constant, `guard 0`, a division by `0`, a constant index out of range, …)
 //! ends its block. It becomes the cheapest instruction that traps the same
-//! way (`nullcheck null` for a `null`-based access; the same kind, nothing
-//! read or written first), everything after it in the block goes, and the
+//! way (`nullcheck null` for a `null`-based access, whatever its index; the
+//! same kind, nothing read or written first; `sdiv 0, 0` for `sdiv %x, 0`),
+//! so what computed a dropped operand may go (a load becomes its check,
+//! which still comes first), everything after it in the block goes, and the
 //! block ends in `unreachable` (never reached: the trap comes first, so the
 //! trap kind, the trace and the heap at the trap are the original's). The
 //! successors lose their phi entries for the block; blocks only reachable
 //! through it are then unreachable and DCE deletes them.
 //!
+//! **On the first visit** ([`fold_first_visit_traps`], issue 13 plan 3): a
+//! block `b` with phis whose predecessors other than one, `p`, are reachable
+//! only through `b` (a loop header entered from `p`; the walk from the entry
+//! with `b` going nowhere shows it) is first entered from `p`, with its phis
+//! at their `p` values. If an instruction of `b` with those values in place
+//! of the phis is a certain trap, the first visit reaches it (what comes
+//! before it in `b` is kept, in order, so an earlier trap still wins) and
+//! traps, so `b` never runs again: it is rewritten with the `p` values (they
+//! dominate `b`, as `p` does) and cut there (`dce.first_visit_traps`).
+//!
 //! Counters: `dce.certain_traps` (blocks cut after a certain trap),
 //! `dce.certain_traps_to_checks` (accesses that became their check alone),
+//! `dce.certain_trap_operands_dropped` (divisions by `0` whose dividend went),
 //! `dce.insts_after_certain_trap` (instructions removed after one).
 
+use crate::decided_branches::{Walk, MAX_WALKS};
 use crate::stats::Stats;
 use ir::effects::{certain_trap, CertainTrap};
-use ir::{Block, Function, InstKind};
+use ir::{Block, Function, Inst, InstKind, Value};
+
+/// Cut each block that certainly traps on its first visit (module header).
+/// Whether anything changed.
+pub(crate) fn fold_first_visit_traps(func: &mut Function, stats: &mut Stats) -> bool {
+    let mut walk = Walk::default();
+    let mut changed = false;
+    for k in 0..func.layout.len() {
+        if walk.walks == MAX_WALKS {
+            break;
+        }
+        let b = func.layout[k];
+        let Some(&first) = func.blocks[b.index()].insts.first() else {
+            continue;
+        };
+        let InstKind::Phi(entries) = &func.inst(first).kind else {
+            continue;
+        };
+        let preds: Vec<Block> = entries.iter().map(|&(p, _)| p).collect();
+        for &p in preds.iter().take(2) {
+            if p == b || preds.iter().filter(|&&q| q == p).count() > 1 {
+                continue;
+            }
+            let Some((inst, kind)) = trap_with_values_from(func, b, p) else {
+                continue;
+            };
+            // `b` itself goes nowhere in the walk: a self loop is a back edge.
+            let others = preds.iter().copied().filter(|&q| q != b);
+            if walk.only_pred_reachable(func, b, None, p, others) {
+                func.insts[inst.index()].kind = kind;
+                cut_block(func, b, stats);
+                stats.add("dce", "first_visit_traps", 1);
+                changed = true;
+                break;
+            }
+            if walk.walks == MAX_WALKS {
+                break;
+            }
+        }
+    }
+    changed
+}
+
+/// The first instruction of `b` that certainly traps with the phis of `b`
+/// at their values from predecessor `p`, and its kind with those values.
+fn trap_with_values_from(func: &mut Function, b: Block, p: Block) -> Option<(Inst, InstKind)> {
+    let value_from_p = |func: &Function, v: Value| -> Option<Value> {
+        let d = func.def_inst(v)?;
+        match &func.inst(d).kind {
+            InstKind::Phi(entries) if func.inst(d).block == Some(b) => {
+                entries.iter().find(|&&(q, _)| q == p).map(|&(_, x)| x)
+            }
+            _ => None,
+        }
+    };
+    for k in 0..func.blocks[b.index()].insts.len().saturating_sub(1) {
+        let i = func.blocks[b.index()].insts[k];
+        let old = func.inst(i).kind.clone();
+        if matches!(old, InstKind::Phi(_)) {
+            continue;
+        }
+        let mut kind = old.clone();
+        let mut replaced = false;
+        kind.for_each_operand_mut(|v| {
+            if let Some(x) = value_from_p(func, *v) {
+                *v = x;
+                replaced = true;
+            }
+        });
+        if !replaced {
+            continue;
+        }
+        func.insts[i.index()].kind = kind;
+        let traps = certain_trap(func, i).is_some();
+        let kind = std::mem::replace(&mut func.insts[i.index()].kind, old);
+        if traps {
+            return Some((i, kind));
+        }
+    }
+    None
+}
 
 /// Cut every block of `func` after its first certain trap. Whether anything changed.
 pub(crate) fn fold_certain_traps(func: &mut Function, stats: &mut Stats) -> bool {
@@ -43,11 +137,18 @@ fn cut_block(func: &mut Function, b: Block, stats: &mut Stats) -> bool {
     if rest == 0 || (ends_cut && how == CertainTrap::Keep) {
         return false;
     }
-    if let CertainTrap::Check(check) = how {
-        let data = &mut func.insts[trap.index()];
-        data.kind = check;
-        data.result = None;
-        stats.add("dce", "certain_traps_to_checks", 1);
+    match how {
+        CertainTrap::Check(check) => {
+            let data = &mut func.insts[trap.index()];
+            data.kind = check;
+            data.result = None;
+            stats.add("dce", "certain_traps_to_checks", 1);
+        }
+        CertainTrap::Operands(kind) => {
+            func.insts[trap.index()].kind = kind;
+            stats.add("dce", "certain_trap_operands_dropped", 1);
+        }
+        CertainTrap::Keep => {}
     }
     if ends_cut {
         return true;

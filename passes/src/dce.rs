@@ -50,6 +50,7 @@ impl Pass for Dce {
             for i in 0..module.funcs.len() {
                 let func = &mut module.funcs[i];
                 let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
+                edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
                 edited |= crate::decided_branches::fold_decided_branches(func, stats);
                 edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
                 // Removing checks may leave what only they used dead: once

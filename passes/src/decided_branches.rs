@@ -30,7 +30,7 @@ use ir::{BinOp, Block, Function, InstKind, Value, ValueDef};
 use smallvec::SmallVec;
 
 /// Reachability walks per function and run (keeps the pass linear).
-const MAX_WALKS: usize = 4;
+pub(crate) const MAX_WALKS: usize = 4;
 
 /// How deep the condition's expression in its block is followed.
 const MAX_DEPTH: u32 = 6;
@@ -145,7 +145,7 @@ fn decided_on_entry(func: &Function, h: Block, walk: &mut Walk) -> Option<(Block
             continue;
         }
         let (s, other) = pick(k);
-        if walk.only_pred_reachable(func, h, s, p, first.iter().map(|&(q, _)| q)) {
+        if walk.only_pred_reachable(func, h, Some(s), p, first.iter().map(|&(q, _)| q)) {
             return Some((s, other));
         }
         if walk.walks == MAX_WALKS {
@@ -212,20 +212,21 @@ fn absorbs(op: BinOp, k: i64, left: bool) -> Option<i64> {
 
 /// The reachability walks of one function: how many ran, and their storage.
 #[derive(Default)]
-struct Walk {
-    walks: usize,
+pub(crate) struct Walk {
+    /// How many walks ran (callers stop at [`MAX_WALKS`]).
+    pub(crate) walks: usize,
     seen: Vec<bool>,
     stack: Vec<Block>,
 }
 
 impl Walk {
-    /// Whether, with `h` jumping only to `s`, no predecessor of `h` in
-    /// `preds` other than `p` is reachable from the entry.
-    fn only_pred_reachable(
+    /// Whether, with `h` jumping only to `s` (nowhere if `None`), no
+    /// predecessor of `h` in `preds` other than `p` is reachable from the entry.
+    pub(crate) fn only_pred_reachable(
         &mut self,
         func: &Function,
         h: Block,
-        s: Block,
+        s: Option<Block>,
         p: Block,
         mut preds: impl Iterator<Item = Block>,
     ) -> bool {
@@ -244,7 +245,7 @@ impl Walk {
                 }
             };
             if b == h {
-                visit(s);
+                s.into_iter().for_each(&mut visit);
             } else if let Some(t) = func.terminator(b) {
                 func.inst(t).kind.successors().for_each(visit);
             }
