@@ -214,7 +214,10 @@ impl Engine<'_> {
         self.drop_edge(me, dropped);
         if let Some(d) = self.func.def_inst(c) {
             if self.placed(d) {
-                self.changed(d);
+                // The condition lost a user; its other users (often every
+                // branch testing it) did not change, so they are not pushed:
+                // pushing them per fold made N branches on one value cost N².
+                self.revisit(d);
             }
         }
     }

@@ -364,6 +364,13 @@ impl<'f> Engine<'f> {
 
     /// Put the instructions that registered a dependency on `inst` back on
     /// the worklist, and forget those dependencies.
+    /// Revisit `inst` and its dependents, but not its users (its result
+    /// did not change, only who uses it).
+    pub(crate) fn revisit(&mut self, inst: Inst) {
+        self.s.work.push(inst);
+        self.revisit_dependents(inst);
+    }
+
     fn revisit_dependents(&mut self, inst: Inst) {
         let work = &mut self.s.work;
         self.s.deps.take(inst, |d| work.push(d));
