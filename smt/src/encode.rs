@@ -625,9 +625,11 @@ impl<'a> Encoder<'a> {
         mut pc: Bool,
         st: &mut State,
     ) -> Result<Bool, String> {
-        if f.value_type(value).is_ref() {
-            st.expose(&x);
-        }
+        // A stored reference is exposed only once the store has happened: a
+        // store that traps on its base stores nothing (the heap at that trap
+        // must not count its value as exposed, or an extern step before a
+        // later trap may write an object the program never let out).
+        let exposes = f.value_type(value).is_ref().then(|| x.clone());
         match addr {
             Addr::Global(g) => st.heap.globals[g.index()] = x,
             Addr::Field { base, field } => {
@@ -645,6 +647,9 @@ impl<'a> Encoder<'a> {
                 let row = select_arr(&st.heap.elems[ei], &a).store(&i, &x);
                 st.heap.elems[ei] = st.heap.elems[ei].store(&a, &row).simplify();
             }
+        }
+        if let Some(r) = exposes {
+            st.expose(&r);
         }
         Ok(pc)
     }
