@@ -123,15 +123,6 @@ pub struct Scratch {
 }
 
 impl Scratch {
-    /// The dominator tree and loops of the CFG of the last [`forward`] run,
-    /// if it computed them (it does when the CFG has a retreating edge and
-    /// the function a plain access).
-    pub fn loop_shape(&self, cfg: &Cfg) -> Option<(&DomTree, &LoopInfo)> {
-        self.dom_and_loops().filter(|_| cfg.has_retreating_edge())
-    }
-}
-
-impl Scratch {
     /// The dominator tree and loops of the last run's CFG, when that CFG
     /// has a back edge (forwarding never changes the CFG).
     pub fn dom_and_loops(&self) -> Option<(&DomTree, &LoopInfo)> {

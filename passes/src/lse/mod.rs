@@ -156,7 +156,7 @@ impl Lse {
             module,
             func,
             cfg,
-            scratch.forward.loop_shape(cfg),
+            scratch.forward.dom_and_loops(),
             &mut scratch.dse,
             &Clobbers { alias },
             self.cap,
