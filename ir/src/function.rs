@@ -182,6 +182,15 @@ impl Function {
         self.names.set(v, name);
     }
 
+    /// Make room for the names of values up to index `values`, `bytes` of
+    /// text in all (the parser, which knows about how many there will be,
+    /// grows the table once instead of copying it at every doubling).
+    pub fn reserve_value_names(&mut self, values: usize, bytes: usize) {
+        let ValueNames { text, spans } = &mut self.names;
+        spans.reserve(values.saturating_sub(spans.len()));
+        text.reserve(bytes.saturating_sub(text.len()));
+    }
+
     /// The (interned) integer constant `c`.
     pub fn iconst(&mut self, c: i64) -> Value {
         if let Some(&v) = self.consts.get(&c) {

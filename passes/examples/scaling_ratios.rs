@@ -18,9 +18,15 @@
 //! parsing, cloning and dropping.
 //!
 //! Each cell is the thread's CPU time (not wall time, so that other jobs on
-//! the machine inflate it less), the best of several runs: up to `--reps`
-//! runs, more for short cells (until 0.3 s have been spent), stopping after a
-//! run slower than `--limit` seconds. A ratio of 10 is linear.
+//! the machine inflate it less), the best of several runs, measured the same
+//! way at both sizes (see [`cell`]): one untimed warm-up run at each size
+//! (first-touch page faults, cold code), then the same number of timed runs
+//! at N and at 10N (a best of more runs is lower, so unequal counts would
+//! bias the ratio), at least `--reps` and more for short cells (about 0.3 s
+//! of runs at 10N, at most 50 each), in two rounds of N-then-10N so that a
+//! change of the machine's load during a cell reaches both sizes. A cell
+//! stops early once a 10N run takes longer than `--limit` seconds. The load
+//! average is printed before and after the table. A ratio of 10 is linear.
 
 // The allocator and options of the `loadstar` binary (loadstar_alloc).
 loadstar_alloc::install!();
@@ -86,32 +92,75 @@ fn run_once(col: &str, m: &Module) -> Duration {
     t.elapsed()
 }
 
-/// The best of up to `reps` runs of `col`, stopping early once a run exceeds
-/// `limit`; parsing also returns the module.
-fn best(col: &str, text: &str, m: &mut Option<Module>, reps: usize, limit: Duration) -> Duration {
-    let mut best = Duration::MAX;
-    let mut spent = Duration::ZERO;
-    for rep in 0.. {
-        if rep >= reps && (spent > Duration::from_millis(300) || rep >= 50) {
-            break;
+/// One timed run of column `col` at one size: parse + verify of `text`
+/// (keeping the module in `m`), or a pass run on a copy of `*m` (parsing
+/// `text` first if `m` is empty).
+fn run_col(col: &str, text: &str, m: &mut Option<Module>) -> Duration {
+    if col == "parse+verify" {
+        // The module of the previous run goes first, as it would in a
+        // program that parses one file at a time: kept alive, it doubled
+        // the memory a 10N parse lives in.
+        *m = None;
+        let (d, parsed) = parse_once(text);
+        *m = Some(parsed);
+        return d;
+    }
+    if m.is_none() {
+        *m = Some(parse_once(text).1);
+    }
+    run_once(col, m.as_ref().unwrap())
+}
+
+/// Runs per size and round of a cell whose 10N warm-up run took `warm`: at
+/// least `reps` in all, more while the 10N runs stay within 0.3 s (at most
+/// 50 unless `reps` asks for more); split over [`ROUNDS`].
+fn runs_per_round(warm: Duration, reps: usize) -> usize {
+    let fit = (0.3 / warm.as_secs_f64().max(1e-6)) as usize;
+    fit.min(50).max(reps).max(1).div_ceil(ROUNDS)
+}
+
+/// Rounds of N-then-10N runs per cell.
+const ROUNDS: usize = 2;
+
+/// The best time of column `col` at N (`small`) and at 10N (`large`), each
+/// the minimum of the same number of runs after an untimed warm-up run (the
+/// first timed 10N run sizes the rounds); `ms`/`ml` hold (or receive) the
+/// parsed modules.
+fn cell(
+    col: &str,
+    (small, large): (&str, &str),
+    (ms, ml): (&mut Option<Module>, &mut Option<Module>),
+    reps: usize,
+    limit: Duration,
+) -> (Duration, Duration) {
+    run_col(col, small, ms);
+    run_col(col, large, ml);
+    let mut b = run_col(col, large, ml);
+    let mut a = run_col(col, small, ms);
+    if b > limit {
+        return (a, b);
+    }
+    let per_round = runs_per_round(b, reps.saturating_sub(1));
+    for _ in 0..ROUNDS {
+        for _ in 0..per_round {
+            a = a.min(run_col(col, small, ms));
         }
-        let d = if col == "parse+verify" {
-            let (d, parsed) = parse_once(text);
-            *m = Some(parsed);
-            d
-        } else {
-            if m.is_none() {
-                *m = Some(parse_once(text).1);
-            }
-            run_once(col, m.as_ref().unwrap())
-        };
-        best = best.min(d);
-        spent += d;
-        if d > limit {
+        for _ in 0..per_round {
+            b = b.min(run_col(col, large, ml));
+        }
+        if b > limit {
             break;
         }
     }
-    best
+    (a, b)
+}
+
+/// The load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives
+/// them (empty where it is unreadable).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 #[inline(never)]
@@ -188,7 +237,7 @@ fn main() {
         .unwrap_or(10_000);
     let reps: usize = arg(&args, "--reps")
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(10);
     let limit = Duration::from_secs_f64(
         arg(&args, "--limit")
             .and_then(|s| s.parse().ok())
@@ -201,7 +250,11 @@ fn main() {
         .copied()
         .filter(|c| only_cols.as_ref().is_none_or(|o| o.contains(c)))
         .collect();
-    println!("N = {n}: time at N → time at 10N (ratio; 10 = linear), best of {reps}");
+    println!(
+        "N = {n}: time at N → time at 10N (ratio; 10 = linear), thread CPU time, \
+         best of the same number (at least {reps}) of runs at each size"
+    );
+    println!("load average (1, 5, 15 min) before: {}", load_average());
     println!();
     print!("| shape |");
     for c in &cols {
@@ -225,8 +278,7 @@ fn main() {
         let (mut ms, mut ml) = (None, None);
         print!("| {} |", shape.name);
         for c in &cols {
-            let a = best(c, &small, &mut ms, reps, limit);
-            let b = best(c, &large, &mut ml, reps, limit);
+            let (a, b) = cell(c, (&small, &large), (&mut ms, &mut ml), reps, limit);
             print!(
                 " {} → {} (×{:.1}) |",
                 fmt(a),
@@ -238,6 +290,8 @@ fn main() {
         }
         println!();
     }
+    println!();
+    println!("load average (1, 5, 15 min) after: {}", load_average());
 }
 
 fn fmt(d: Duration) -> String {

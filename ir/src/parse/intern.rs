@@ -42,6 +42,24 @@ pub(crate) struct Interner<'s> {
     names: Vec<&'s str>,
     /// Where the current function's names start in `names`.
     base: usize,
+    /// About how many names there will be (see [`push_sized`]).
+    expected: usize,
+}
+
+/// Vectors of a text's syntax past this length grow at once to the length
+/// the text bounds (see [`push_sized`]).
+const SIZED_FROM: usize = 4096;
+
+/// Push `x` onto `v`, which will hold about `expected` elements: once past
+/// [`SIZED_FROM`] it grows at once to that, not by doublings (each copy of a
+/// big function's vector missed the cache on every line of it); smaller
+/// vectors, or ones reused from function to function, grow as usual.
+#[inline]
+pub(super) fn push_sized<T>(v: &mut Vec<T>, x: T, expected: usize) {
+    if v.len() == v.capacity() && v.len() >= SIZED_FROM {
+        v.reserve(expected.saturating_sub(v.len()).max(1));
+    }
+    v.push(x);
 }
 
 /// `name` (at most 16 bytes) zero-padded into two words. Names are made of
@@ -108,7 +126,7 @@ impl<'s> Interner<'s> {
                     self.slots += grow;
                 }
                 ids[n] = next;
-                self.names.push(name);
+                push_sized(&mut self.names, name, self.expected);
                 return next;
             }
             self.diverted = true;
@@ -121,7 +139,7 @@ impl<'s> Interner<'s> {
         } else {
             self.long.insert(name, next);
         }
-        self.names.push(name);
+        push_sized(&mut self.names, name, self.expected);
         next
     }
 
@@ -174,6 +192,11 @@ impl<'s> Interner<'s> {
             self.series_used += 1;
         }
         s
+    }
+
+    /// Expect about `names` names in all (see [`push_sized`]).
+    pub fn expect(&mut self, names: usize) {
+        self.expected = names;
     }
 
     /// The number of distinct names of the current function.
@@ -288,6 +311,35 @@ mod tests {
         assert_eq!(i.id("v1"), 1);
         assert_eq!(i.id("w999999"), 2);
         assert_eq!(i.id("v10"), 0);
+    }
+
+    #[test]
+    fn a_big_vector_grows_once_to_the_expected_length_and_a_small_one_as_usual() {
+        let mut v: Vec<u32> = Vec::new();
+        let mut copies = 0;
+        for x in 0..3 * SIZED_FROM as u32 {
+            let before = v.capacity();
+            push_sized(&mut v, x, 3 * SIZED_FROM);
+            copies += usize::from(v.capacity() != before);
+            if v.len() <= SIZED_FROM {
+                assert!(v.capacity() <= 2 * SIZED_FROM, "grew early");
+            }
+        }
+        assert_eq!(v, (0..3 * SIZED_FROM as u32).collect::<Vec<_>>());
+        // The doublings up to `SIZED_FROM`, then one step to the end.
+        assert_eq!(v.capacity(), 3 * SIZED_FROM);
+        assert!(copies <= SIZED_FROM.ilog2() as usize + 2, "{copies} copies");
+        // Past the expected length it still grows (by at least one).
+        push_sized(&mut v, 7, 3 * SIZED_FROM);
+        assert_eq!((v.len(), v[3 * SIZED_FROM]), (3 * SIZED_FROM + 1, 7));
+        // Names interned past `SIZED_FROM` keep their ids.
+        let mut i = Interner::default();
+        i.expect(2 * SIZED_FROM);
+        let names: Vec<String> = (0..2 * SIZED_FROM).map(|k| format!("n{k}x")).collect();
+        for (k, n) in names.iter().enumerate() {
+            assert_eq!(i.id(n), k as u32);
+        }
+        assert_eq!(i.names().len(), names.len());
     }
 
     #[test]

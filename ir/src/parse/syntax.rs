@@ -4,7 +4,7 @@
 //! and `ret` takes an operand exactly when one follows on the same line.
 
 use super::ast::*;
-use super::intern::Interner;
+use super::intern::{push_sized, Interner};
 use crate::error::{ParseError, Pos};
 use crate::inst::{BinOp, UnOp};
 use crate::lexer::{Cursor, Tok};
@@ -60,12 +60,25 @@ struct Sink<'s> {
     args: Vec<Operand<'s>>,
     phi_entries: Vec<(Local<'s>, Operand<'s>)>,
     at_uses: Vec<&'s str>,
+    /// The text's line count.
+    lines: usize,
 }
 
 impl<'s> Sink<'s> {
     fn value(&mut self, text: &'s str, pos: Pos) -> Local<'s> {
         let id = self.values.id(text);
         local(pos, id)
+    }
+
+    /// Make room for a text of `lines` lines: at most one instruction per
+    /// line (reserved now), at most one block and about one new value name
+    /// or label per line (a definition's), which only a big function grows
+    /// to ([`push_sized`]).
+    fn reserve(&mut self, lines: usize) {
+        self.insts.reserve(lines);
+        self.lines = lines;
+        self.values.expect(lines);
+        self.labels.expect(lines);
     }
 
     /// Keep a type written in an instruction.
@@ -238,9 +251,9 @@ impl<'s> AstModule<'s> {
 pub fn parse_module_syntax<'s>(c: &mut Cursor<'s>) -> PResult<AstModule<'s>> {
     let mut m = AstModule::default();
     let mut names = Sink::default();
-    // At most one instruction per line: reserved once, the vector is never
-    // copied while it grows.
-    names.insts.reserve(c.line_count());
+    // At most one instruction, label or new name per line: reserved once,
+    // the vectors are never copied while they grow.
+    names.reserve(c.line_count());
     parse_items(c, &mut names, &mut |_, event| {
         if let Event::Item(item) = event {
             m.push(item);
@@ -265,7 +278,7 @@ pub fn parse_streaming<'s>(
     let mut names = Sink::default();
     // As in `parse_module_syntax`; only as much as the bodies kept at once
     // is ever touched.
-    names.insts.reserve(c.line_count());
+    names.reserve(c.line_count());
     parse_items(c, &mut names, &mut |names, event| {
         // A header's function keeps its names (its parameters) when the
         // bodies before it are dropped.
@@ -419,10 +432,11 @@ fn parse_func<'s>(
                 c.next();
                 c.next();
                 let start = names.insts.len() as u32;
-                names.blocks.push(AstBlock {
+                let block = AstBlock {
                     label,
                     insts: Span { start, len: 0 },
-                });
+                };
+                push_sized(&mut names.blocks, block, names.lines);
             }
             Tok::Eof => return Err(c.expected("'}' to close the function body")),
             _ => {
