@@ -142,15 +142,32 @@ impl<'f> Engine<'f> {
             reset_lists(&mut s.users, func.values.len());
         }
         let users = &mut s.users;
-        s.work.fill(func.inst_iter().inspect(|&inst| {
+        let look = |&inst: &Inst| {
             let data = &func.insts[inst.index()];
             has_phis |= data.kind.is_phi();
             stale |= data.block.is_none();
             if eager {
                 note_operands(users, &data.kind, inst);
             }
-        }));
-        s.work.pull_in_push_order();
+        };
+        if eager {
+            // Last block first: the walk ends at the front of the layout,
+            // where the drain starts, so that the drain finds it in the
+            // cache. The worklist comes out as from a walk in layout order;
+            // the user lists name their users last first, which changes only
+            // the order in which a change pushes them (the visiting order of
+            // a big function, which the seed shakes anyway; the rules are
+            // confluent, so the result is the same).
+            let back = func.layout.iter().rev();
+            s.work.fill(
+                back.flat_map(|b| func.blocks[b.index()].insts.iter().rev().copied())
+                    .inspect(look),
+            );
+            s.work.filled_last_first();
+        } else {
+            s.work.fill(func.inst_iter().inspect(look));
+            s.work.pull_in_push_order();
+        }
         Engine {
             func,
             cfgs: CfgState::new(has_phis),

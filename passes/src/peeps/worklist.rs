@@ -140,6 +140,17 @@ impl Worklist {
         }
     }
 
+    /// The list, filled last instruction of the layout first, as
+    /// [`Worklist::pull_in_push_order`] leaves a list filled in layout
+    /// order: a longer list is already reversed, a shorter one is put back
+    /// in layout order.
+    #[inline]
+    pub fn filled_last_first(&mut self) {
+        if self.items.len() <= UNIFORM_UP_TO {
+            self.reverse_items();
+        }
+    }
+
     fn reverse_items(&mut self) {
         self.items.reverse();
         for (k, inst) in self.items.iter().enumerate() {
@@ -316,6 +327,19 @@ mod tests {
         drain_checking_window(&mut w, (0..n).collect(), false);
         assert_eq!(order(6), order(6));
         assert_ne!(order(7), order(6));
+    }
+
+    #[test]
+    fn a_list_filled_last_first_pulls_as_one_filled_in_order() {
+        for n in [5, UNIFORM_UP_TO, UNIFORM_UP_TO + 1, 3 * UNIFORM_UP_TO] {
+            let (mut a, mut b) = (Worklist::new(n, 8), Worklist::new(n, 8));
+            a.fill((0..n).map(Inst::new));
+            a.pull_in_push_order();
+            b.fill((0..n).rev().map(Inst::new));
+            b.filled_last_first();
+            let drain = |w: &mut Worklist| std::iter::from_fn(|| w.pop()).collect::<Vec<_>>();
+            assert_eq!(drain(&mut a), drain(&mut b), "{n}");
+        }
     }
 
     #[test]
