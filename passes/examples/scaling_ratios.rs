@@ -24,8 +24,10 @@
 //! at N and at 10N (a best of more runs is lower, so unequal counts would
 //! bias the ratio), at least `--reps` and more for short cells (about 0.3 s
 //! of runs at 10N, at most 50 each), in two rounds of N-then-10N so that a
-//! change of the machine's load during a cell reaches both sizes. A cell
-//! stops early once a 10N run takes longer than `--limit` seconds. The load
+//! change of the machine's load during a cell reaches both sizes. Runs
+//! during which the thread was preempted are left out when both sizes have
+//! runs without (as many at each size, see [`best_pair`]). A cell stops
+//! early once a 10N run takes longer than `--limit` seconds. The load
 //! average is printed before and after the table. A ratio of 10 is linear.
 
 // The allocator and options of the `loadstar` binary (loadstar_alloc).
@@ -60,28 +62,51 @@ fn cpu_now() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// A CPU-time stopwatch.
-struct Instant(Duration);
+/// How often this thread has been preempted so far (involuntary context
+/// switches).
+fn preemptions() -> i64 {
+    // SAFETY: an all-zero `rusage` is a valid value to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid rusage to write; the selector is a constant.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    assert_eq!(rc, 0, "getrusage failed");
+    ru.ru_nivcsw as i64
+}
+
+/// One timed run: its CPU time, and whether the thread was preempted during
+/// it (then another job ran on the core and used its caches meanwhile).
+#[derive(Copy, Clone)]
+struct Sample {
+    time: Duration,
+    preempted: bool,
+}
+
+/// A CPU-time stopwatch that also notes preemption.
+struct Instant(Duration, i64);
 
 impl Instant {
     fn now() -> Instant {
-        Instant(cpu_now())
+        Instant(cpu_now(), preemptions())
     }
-    fn elapsed(&self) -> Duration {
-        cpu_now() - self.0
+    fn elapsed(&self) -> Sample {
+        let time = cpu_now() - self.0;
+        Sample {
+            time,
+            preempted: preemptions() != self.1,
+        }
     }
 }
 
 /// The time of one parse + verify of `text` (as `loadstar` loads a file:
 /// each function verified as soon as it is parsed), and the module.
-fn parse_once(text: &str) -> (Duration, Module) {
+fn parse_once(text: &str) -> (Sample, Module) {
     let t = Instant::now();
     let (m, _) = ir::parse_verified(text, "shape").expect("shape parses and verifies");
     (t.elapsed(), m)
 }
 
 /// The time of one run of pass column `col` on a copy of `m`.
-fn run_once(col: &str, m: &Module) -> Duration {
+fn run_once(col: &str, m: &Module) -> Sample {
     let mut m = m.clone();
     let mut pm = PassManager::from_list(col).expect("known pass");
     // The pipeline is timed as `loadstar opt` runs it (verifying after each
@@ -95,7 +120,7 @@ fn run_once(col: &str, m: &Module) -> Duration {
 /// One timed run of column `col` at one size: parse + verify of `text`
 /// (keeping the module in `m`), or a pass run on a copy of `*m` (parsing
 /// `text` first if `m` is empty).
-fn run_col(col: &str, text: &str, m: &mut Option<Module>) -> Duration {
+fn run_col(col: &str, text: &str, m: &mut Option<Module>) -> Sample {
     if col == "parse+verify" {
         // The module of the previous run goes first, as it would in a
         // program that parses one file at a time: kept alive, it doubled
@@ -122,10 +147,10 @@ fn runs_per_round(warm: Duration, reps: usize) -> usize {
 /// Rounds of N-then-10N runs per cell.
 const ROUNDS: usize = 2;
 
-/// The best time of column `col` at N (`small`) and at 10N (`large`), each
-/// the minimum of the same number of runs after an untimed warm-up run (the
-/// first timed 10N run sizes the rounds); `ms`/`ml` hold (or receive) the
-/// parsed modules.
+/// The best time of column `col` at N (`small`) and at 10N (`large`) from
+/// the same number of runs of each after an untimed warm-up run (the first
+/// timed 10N run sizes the rounds), see [`best_pair`]; `ms`/`ml` hold (or
+/// receive) the parsed modules.
 fn cell(
     col: &str,
     (small, large): (&str, &str),
@@ -135,24 +160,37 @@ fn cell(
 ) -> (Duration, Duration) {
     run_col(col, small, ms);
     run_col(col, large, ml);
-    let mut b = run_col(col, large, ml);
-    let mut a = run_col(col, small, ms);
-    if b > limit {
-        return (a, b);
+    let mut b = vec![run_col(col, large, ml)];
+    let mut a = vec![run_col(col, small, ms)];
+    if b[0].time > limit {
+        return best_pair(&a, &b);
     }
-    let per_round = runs_per_round(b, reps.saturating_sub(1));
+    let per_round = runs_per_round(b[0].time, reps.saturating_sub(1));
     for _ in 0..ROUNDS {
-        for _ in 0..per_round {
-            a = a.min(run_col(col, small, ms));
-        }
-        for _ in 0..per_round {
-            b = b.min(run_col(col, large, ml));
-        }
-        if b > limit {
+        a.extend((0..per_round).map(|_| run_col(col, small, ms)));
+        b.extend((0..per_round).map(|_| run_col(col, large, ml)));
+        if b.iter().any(|r| r.time > limit) {
             break;
         }
     }
-    (a, b)
+    best_pair(&a, &b)
+}
+
+/// The best of runs `a` (at N) and of runs `b` (at 10N), as many of each:
+/// when both sizes have runs during which the thread was never preempted,
+/// the best of the first k such runs of each, k the fewer of the two counts
+/// (a preempted run also measured the cache use of whatever ran meanwhile,
+/// which a long 10N run meets far more often than a short N run); else the
+/// best of all runs of each.
+fn best_pair(a: &[Sample], b: &[Sample]) -> (Duration, Duration) {
+    let clean = |runs: &[Sample]| runs.iter().filter(|r| !r.preempted).count();
+    let k = clean(a).min(clean(b));
+    let best = |runs: &[Sample]| {
+        let kept = runs.iter().filter(|r| k == 0 || !r.preempted);
+        let kept = kept.take(if k == 0 { runs.len() } else { k });
+        kept.map(|r| r.time).min().unwrap_or(Duration::MAX)
+    };
+    (best(a), best(b))
 }
 
 /// The load averages over 1, 5 and 15 minutes, as `/proc/loadavg` gives
@@ -252,7 +290,8 @@ fn main() {
         .collect();
     println!(
         "N = {n}: time at N → time at 10N (ratio; 10 = linear), thread CPU time, \
-         best of the same number (at least {reps}) of runs at each size"
+         best of the same number (at least {reps}) of runs at each size, \
+         unpreempted runs when both sizes have some"
     );
     println!("load average (1, 5, 15 min) before: {}", load_average());
     println!();
