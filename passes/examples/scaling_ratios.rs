@@ -86,7 +86,9 @@ struct Instant(Duration, i64);
 
 impl Instant {
     fn now() -> Instant {
-        Instant(cpu_now(), preemptions())
+        // The switch count is read outside the timed span at both ends.
+        let preempted = preemptions();
+        Instant(cpu_now(), preempted)
     }
     fn elapsed(&self) -> Sample {
         let time = cpu_now() - self.0;
