@@ -130,14 +130,14 @@ impl Verifier {
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
             ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
-            let dom = ssa::Dominance {
+            cx.dom = Some(ssa::Dominance {
                 cfg: &self.cfg,
                 idoms: &self.idoms,
-            };
-            let dominance = typing::check(&mut cx, Some(&dom));
+            });
+            let dominance = typing::check(&mut cx);
             ssa::check(&mut cx, &self.cfg, dominance);
         } else {
-            typing::check(&mut cx, None);
+            typing::check(&mut cx);
         }
         self.placed = cx.placed;
         self.in_layout = cx.in_layout;
@@ -178,6 +178,20 @@ pub(crate) struct FnCtx<'a> {
     /// Whether some block has a phi after a non-phi (reported by the
     /// structure check); otherwise each block's phis are the run at its start.
     misplaced_phis: bool,
+    /// Dominance between the blocks, once the structure is known to be sound.
+    dom: Option<ssa::Dominance<'a>>,
+    /// While the typing walk checks a non-phi instruction of a reachable
+    /// block (with `dom`): its block and position. Each operand the typing
+    /// check looks up is then also tested for availability there, so the
+    /// operand is read once for both checks.
+    use_at: Option<(Block, u32)>,
+    /// An operand of the instruction at `use_at` failed that test or is
+    /// broken: the instruction gets the full dominance check
+    /// ([`ssa::check_dominance`]), which words the errors.
+    use_suspect: bool,
+    /// Operands the typing check looked up for the instruction at `use_at`
+    /// (counted in debug builds, to check that it looks at all of them).
+    uses_seen: usize,
 }
 
 impl<'a> FnCtx<'a> {
@@ -198,6 +212,10 @@ impl<'a> FnCtx<'a> {
             placed,
             in_layout,
             misplaced_phis: false,
+            dom: None,
+            use_at: None,
+            use_suspect: false,
+            uses_seen: 0,
         }
     }
 

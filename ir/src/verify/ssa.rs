@@ -61,7 +61,7 @@ impl Dominance<'_> {
         self.idoms.dominates(self.cfg, a, b)
     }
 
-    fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+    pub(super) fn strictly_dominates(&self, a: Block, b: Block) -> bool {
         self.idoms.strictly_dominates(self.cfg, a, b)
     }
 }
