@@ -106,7 +106,8 @@ pub struct Verifier {
     in_layout: Vec<bool>,
     layout_blocks: Vec<Block>,
     cfg: Cfg,
-    idoms: Idoms,
+    /// The immediate dominators of `cfg`, computed when a query needs them.
+    idoms: RefCell<Idoms>,
 }
 
 impl Verifier {
@@ -129,11 +130,8 @@ impl Verifier {
         let mut cx = FnCtx::new(m, f, func, self);
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
-            ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
-            cx.dom = Some(ssa::Dominance {
-                cfg: &self.cfg,
-                idoms: &self.idoms,
-            });
+            ssa::prepare(&cx, &mut self.cfg);
+            cx.dom = Some(ssa::Dominance::new(&self.cfg, &self.idoms));
             let dominance = typing::check(&mut cx);
             ssa::check(&mut cx, &self.cfg, dominance);
         } else {
