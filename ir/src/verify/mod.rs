@@ -10,9 +10,10 @@
 //! (phi entries match predecessor edges, the entry has no predecessors, every
 //! use is dominated by its definition in reachable code), and [`decls`]
 //! (module-level declarations). The dominance check of each instruction runs
-//! inside the typing walk (one read of the function's instructions for both);
-//! its errors are still reported after the other SSA checks, in reverse
-//! post-order, as if it were a walk of its own.
+//! inside the typing walk (one read of the function's instructions, and one
+//! lookup of each operand, for both; the immediate dominators are computed
+//! only if a query needs them); its errors are still reported after the other
+//! SSA checks, in reverse post-order, as if it were a walk of its own.
 
 mod decls;
 mod describe;
