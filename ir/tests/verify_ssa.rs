@@ -377,3 +377,26 @@ fn dominance_along_single_predecessor_chains_and_past_a_join() {
         ]
     );
 }
+
+/// `br %c, join, join` with phi entries in edge order but different values:
+/// which edge was taken is not observable, so the verifier (whose quick
+/// path accepts entries that match the edges one to one) reports it.
+#[test]
+fn the_entries_for_a_double_edge_must_agree() {
+    let m = Module::new();
+    let mut fb = Fb::new(&m, "f", Some(Type::I64));
+    let c = fb.param("c", Type::I64);
+    let d = fb.param("d", Type::I64);
+    let entry = fb.at("entry");
+    let join = fb.label("join");
+    fb.br(c, join, join);
+    fb.at("join");
+    let p = fb.phi(Type::I64, vec![(entry, c), (entry, d)]);
+    fb.ret(Some(p));
+    let ms = messages(&m, fb.finish());
+    assert_eq!(ms.len(), 1, "{ms:?}");
+    assert!(
+        ms[0].ends_with("phi has different values for the edges from 'entry'; entries for one predecessor block must agree"),
+        "{ms:?}"
+    );
+}
