@@ -327,3 +327,76 @@ fn a_use_of_a_removed_instruction_is_reported() {
         "ret %x: use of %x, whose defining instruction is not placed in the function",
     );
 }
+
+/// entry: br %c, left, right / left: %x = … ; jmp l2 / l2: jmp l3 / l3: use %x
+/// / right: jmp r2 / r2: use %x. The verifier answers dominance along chains
+/// of single-predecessor blocks without the dominator tree: a definition up
+/// the chain dominates, one off it does not, and past a join the tree decides.
+#[test]
+fn dominance_along_single_predecessor_chains_and_past_a_join() {
+    let m = Module::new();
+    let mut fb = Fb::new(&m, "main", Some(Type::I64));
+    let c = fb.param("c", Type::I64);
+    fb.at("entry");
+    let (l, r) = (fb.label("left"), fb.label("right"));
+    let (l2, l3, r2, j) = (
+        fb.label("l2"),
+        fb.label("l3"),
+        fb.label("r2"),
+        fb.label("join"),
+    );
+    fb.br(c, l, r);
+    fb.at("left");
+    let x = fb.binary(BinOp::Mul, c, c);
+    fb.named(x, "x");
+    fb.jmp(l2);
+    fb.at("l2");
+    fb.jmp(l3);
+    fb.at("l3");
+    let y = fb.binary(BinOp::Add, x, c);
+    fb.named(y, "y");
+    fb.jmp(j);
+    fb.at("right");
+    fb.jmp(r2);
+    fb.at("r2");
+    let z = fb.binary(BinOp::Sub, x, c);
+    fb.named(z, "z");
+    fb.jmp(j);
+    fb.at("join");
+    let w = fb.binary(BinOp::Add, y, c);
+    fb.named(w, "w");
+    fb.ret(Some(w));
+    let ms = messages(&m, fb.finish());
+    assert_eq!(
+        ms,
+        vec![
+            "@main, block 'r2': %z = sub %x, %c: use of %x is not dominated by its definition in block 'left'"
+                .to_string(),
+            "@main, block 'join': %w = add %y, %c: use of %y is not dominated by its definition in block 'l3'"
+                .to_string(),
+        ]
+    );
+}
+
+/// `br %c, join, join` with phi entries in edge order but different values:
+/// which edge was taken is not observable, so the verifier (whose quick
+/// path accepts entries that match the edges one to one) reports it.
+#[test]
+fn the_entries_for_a_double_edge_must_agree() {
+    let m = Module::new();
+    let mut fb = Fb::new(&m, "f", Some(Type::I64));
+    let c = fb.param("c", Type::I64);
+    let d = fb.param("d", Type::I64);
+    let entry = fb.at("entry");
+    let join = fb.label("join");
+    fb.br(c, join, join);
+    fb.at("join");
+    let p = fb.phi(Type::I64, vec![(entry, c), (entry, d)]);
+    fb.ret(Some(p));
+    let ms = messages(&m, fb.finish());
+    assert_eq!(ms.len(), 1, "{ms:?}");
+    assert!(
+        ms[0].ends_with("phi has different values for the edges from 'entry'; entries for one predecessor block must agree"),
+        "{ms:?}"
+    );
+}

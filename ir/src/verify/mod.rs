@@ -10,9 +10,10 @@
 //! (phi entries match predecessor edges, the entry has no predecessors, every
 //! use is dominated by its definition in reachable code), and [`decls`]
 //! (module-level declarations). The dominance check of each instruction runs
-//! inside the typing walk (one read of the function's instructions for both);
-//! its errors are still reported after the other SSA checks, in reverse
-//! post-order, as if it were a walk of its own.
+//! inside the typing walk (one read of the function's instructions, and one
+//! lookup of each operand, for both; the immediate dominators are computed
+//! only if a query needs them); its errors are still reported after the other
+//! SSA checks, in reverse post-order, as if it were a walk of its own.
 
 mod decls;
 mod describe;
@@ -106,7 +107,8 @@ pub struct Verifier {
     in_layout: Vec<bool>,
     layout_blocks: Vec<Block>,
     cfg: Cfg,
-    idoms: Idoms,
+    /// The immediate dominators of `cfg`, computed when a query needs them.
+    idoms: RefCell<Idoms>,
 }
 
 impl Verifier {
@@ -129,15 +131,12 @@ impl Verifier {
         let mut cx = FnCtx::new(m, f, func, self);
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
-            ssa::prepare(&cx, &mut self.cfg, &mut self.idoms);
-            let dom = ssa::Dominance {
-                cfg: &self.cfg,
-                idoms: &self.idoms,
-            };
-            let dominance = typing::check(&mut cx, Some(&dom));
+            ssa::prepare(&cx, &mut self.cfg);
+            cx.dom = Some(ssa::Dominance::new(&self.cfg, &self.idoms));
+            let dominance = typing::check(&mut cx);
             ssa::check(&mut cx, &self.cfg, dominance);
         } else {
-            typing::check(&mut cx, None);
+            typing::check(&mut cx);
         }
         self.placed = cx.placed;
         self.in_layout = cx.in_layout;
@@ -178,6 +177,20 @@ pub(crate) struct FnCtx<'a> {
     /// Whether some block has a phi after a non-phi (reported by the
     /// structure check); otherwise each block's phis are the run at its start.
     misplaced_phis: bool,
+    /// Dominance between the blocks, once the structure is known to be sound.
+    dom: Option<ssa::Dominance<'a>>,
+    /// While the typing walk checks a non-phi instruction of a reachable
+    /// block (with `dom`): its block and position. Each operand the typing
+    /// check looks up is then also tested for availability there, so the
+    /// operand is read once for both checks.
+    use_at: Option<(Block, u32)>,
+    /// An operand of the instruction at `use_at` failed that test or is
+    /// broken: the instruction gets the full dominance check
+    /// ([`ssa::check_dominance`]), which words the errors.
+    use_suspect: bool,
+    /// Operands the typing check looked up for the instruction at `use_at`
+    /// (counted in debug builds, to check that it looks at all of them).
+    uses_seen: usize,
 }
 
 impl<'a> FnCtx<'a> {
@@ -198,6 +211,10 @@ impl<'a> FnCtx<'a> {
             placed,
             in_layout,
             misplaced_phis: false,
+            dom: None,
+            use_at: None,
+            use_suspect: false,
+            uses_seen: 0,
         }
     }
 

@@ -9,16 +9,16 @@ use crate::dom::Idoms;
 use crate::entities::{Block, Inst, Value};
 use crate::function::ValueDef;
 use crate::inst::InstKind;
+use std::cell::{Cell, RefCell};
 
-/// Compute the CFG and dominator tree of `cx.f` (the structure must be
-/// sound) into the reusable buffers `cfg` and `idoms`.
-pub(super) fn prepare(cx: &FnCtx<'_>, cfg: &mut Cfg, idoms: &mut Idoms) {
+/// Compute the CFG of `cx.f` (the structure must be sound) into the
+/// reusable buffer `cfg`.
+pub(super) fn prepare(cx: &FnCtx<'_>, cfg: &mut Cfg) {
     cfg.recompute(cx.f);
-    idoms.recompute(cfg);
 }
 
 /// Run the CFG/SSA checks but dominance (the structure must be sound;
-/// `cfg` and `idoms` from [`prepare`]); then report `dominance`, the errors
+/// `cfg` from [`prepare`]); then report `dominance`, the errors
 /// [`check_dominance`] found during the typing walk.
 pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &Cfg, mut dominance: Vec<super::VerifyError>) {
     let f = cx.f;
@@ -50,25 +50,77 @@ pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &Cfg, mut dominance: Vec<super::Ver
     cx.errors.append(&mut dominance);
 }
 
-/// Dominance between the blocks of the CFG, from its immediate dominators.
+/// Dominance between the blocks of the CFG, from its immediate dominators,
+/// which are computed (into a reused buffer) only when a query needs them: a
+/// block dominates itself, and the entry every reachable block, without them.
 pub(super) struct Dominance<'c> {
     pub(super) cfg: &'c Cfg,
-    pub(super) idoms: &'c Idoms,
+    idoms: &'c RefCell<Idoms>,
+    /// Whether `idoms` holds the immediate dominators of `cfg`.
+    ready: Cell<bool>,
 }
 
-impl Dominance<'_> {
-    fn dominates(&self, a: Block, b: Block) -> bool {
-        self.idoms.dominates(self.cfg, a, b)
+/// How far [`Dominance`] follows single incoming edges up from a block
+/// before it asks the immediate dominators.
+const SINGLE_PRED_STEPS: usize = 8;
+
+impl<'c> Dominance<'c> {
+    /// Dominance in `cfg`, with `idoms` the buffer for its immediate dominators.
+    pub(super) fn new(cfg: &'c Cfg, idoms: &'c RefCell<Idoms>) -> Self {
+        Dominance {
+            cfg,
+            idoms,
+            ready: Cell::new(false),
+        }
     }
 
-    fn strictly_dominates(&self, a: Block, b: Block) -> bool {
-        self.idoms.strictly_dominates(self.cfg, a, b)
+    fn dominates(&self, a: Block, b: Block) -> bool {
+        if a == b {
+            return true;
+        }
+        let entry = self.cfg.entry();
+        if Some(a) == entry || !self.cfg.is_reachable(b) {
+            // Only a reachable block has dominators other than itself.
+            return Some(a) == entry && self.cfg.is_reachable(b);
+        }
+        // Up a chain of blocks with one incoming edge each: that edge's
+        // source is the block's immediate dominator.
+        let mut up = b;
+        for _ in 0..SINGLE_PRED_STEPS {
+            if Some(up) == entry {
+                // The entry has no dominator but itself, and `a` is neither.
+                return false;
+            }
+            match *self.cfg.preds(up) {
+                [p] if p == a => return true,
+                [p] => up = p,
+                _ => break,
+            }
+        }
+        if !self.ready.get() {
+            self.idoms.borrow_mut().recompute(self.cfg);
+            self.ready.set(true);
+        }
+        self.idoms.borrow().dominates(self.cfg, a, b)
+    }
+
+    pub(super) fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+        a != b && self.dominates(a, b)
     }
 }
 
 /// Entries and predecessor edges must match as multisets.
 fn check_phi_entries(cx: &mut FnCtx<'_>, cfg: &Cfg, b: Block, i: Inst, entries: &[(Block, Value)]) {
     let preds = cfg.preds(b);
+    // The usual case: one entry per edge, in the order of the edges, and no
+    // block with two edges here (a block's edges to `b` are listed side by
+    // side) — every check below passes.
+    if entries.len() == preds.len()
+        && entries.iter().zip(preds).all(|(e, &p)| e.0 == p)
+        && preds.windows(2).all(|w| w[0] != w[1])
+    {
+        return;
+    }
     // Each named block once, in order of first mention.
     for (k, &(l, _)) in entries.iter().enumerate() {
         if entries[..k].iter().any(|e| e.0 == l) {

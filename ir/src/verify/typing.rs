@@ -23,11 +23,13 @@ enum Expect {
 }
 
 /// Check every placed instruction, plus the function's signature. With
-/// `dom` (a sound structure), each instruction of a reachable block also gets
-/// its dominance check in the same walk ([`ssa::check_dominance`]), so the
-/// function's instructions are read once for both; those errors are returned
-/// apart, for [`ssa::check`] to report after the other CFG checks.
-pub(super) fn check(cx: &mut FnCtx<'_>, dom: Option<&ssa::Dominance<'_>>) -> Vec<VerifyError> {
+/// `cx.dom` (a sound structure), each instruction of a reachable block also
+/// gets its dominance check in the same walk: a non-phi instruction's
+/// operands are tested where [`operand`] looks them up, and only an
+/// instruction with a failing or broken operand (and every phi) goes through
+/// [`ssa::check_dominance`]. Those errors are returned apart, for
+/// [`ssa::check`] to report after the other CFG checks.
+pub(super) fn check(cx: &mut FnCtx<'_>) -> Vec<VerifyError> {
     check_signature(cx);
     let mut dominance = Vec::new();
     // In layout order; each instruction once, where the structure check placed it.
@@ -36,22 +38,47 @@ pub(super) fn check(cx: &mut FnCtx<'_>, dom: Option<&ssa::Dominance<'_>>) -> Vec
         let Some(bd) = f.blocks.get(b.index()) else {
             continue;
         };
-        let dom = dom.filter(|d| d.cfg.is_reachable(b));
+        let reachable = cx.dom.as_ref().is_some_and(|d| d.cfg.is_reachable(b));
         for (pos, &i) in bd.insts.iter().enumerate() {
-            if cx.placed.get(i.index()).copied().flatten() == Some((b, pos as u32)) {
-                let expect = check_inst(cx, b, i);
-                check_result(cx, b, i, expect);
-                if let Some(dom) = dom {
-                    let before = cx.errors.len();
-                    ssa::check_dominance(cx, dom, b, pos, i);
-                    if cx.errors.len() > before {
-                        dominance.extend(cx.errors.drain(before..));
-                    }
+            if cx.placed.get(i.index()).copied().flatten() != Some((b, pos as u32)) {
+                continue;
+            }
+            let phi = f.insts[i.index()].kind.is_phi();
+            if reachable && !phi {
+                cx.use_at = Some((b, pos as u32));
+                cx.use_suspect = false;
+                cx.uses_seen = 0;
+            }
+            let expect = check_inst(cx, b, i);
+            if cx.use_at.take().is_some() {
+                debug_assert_eq!(
+                    cx.uses_seen,
+                    count_operands(&f.insts[i.index()].kind),
+                    "the typing check of {:?} skipped an operand",
+                    f.insts[i.index()].kind
+                );
+            }
+            check_result(cx, b, i, expect);
+            if reachable && (phi || cx.use_suspect) {
+                let before = cx.errors.len();
+                if let Some(dom) = cx.dom.take() {
+                    ssa::check_dominance(cx, &dom, b, pos, i);
+                    cx.dom = Some(dom);
+                }
+                if cx.errors.len() > before {
+                    dominance.extend(cx.errors.drain(before..));
                 }
             }
         }
     }
     dominance
+}
+
+/// How many operands `kind` has (each use counted).
+fn count_operands(kind: &InstKind) -> usize {
+    let mut n = 0;
+    kind.for_each_operand(|_| n += 1);
+    n
 }
 
 /// Parameter values and types, and the return type.
@@ -109,13 +136,28 @@ pub(super) fn valid_type(m: &Module, t: Type) -> bool {
 #[inline]
 fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
     let f = cx.f;
+    if cfg!(debug_assertions) {
+        cx.uses_seen += 1;
+    }
     if let Some(d) = f.values.get(v.index()) {
         let sound = match d.def {
             ValueDef::Inst(def) => {
-                f.insts
+                let site = f
+                    .insts
                     .get(def.index())
-                    .is_some_and(|x| x.result == Some(v))
-                    && cx.placed[def.index()].is_some()
+                    .filter(|x| x.result == Some(v))
+                    .and_then(|_| cx.placed[def.index()]);
+                if let (Some((db, dp)), Some((ub, up))) = (site, cx.use_at) {
+                    let available = if db == ub {
+                        dp < up
+                    } else {
+                        cx.dom
+                            .as_ref()
+                            .is_some_and(|dom| dom.strictly_dominates(db, ub))
+                    };
+                    cx.use_suspect |= !available;
+                }
+                site.is_some()
             }
             ValueDef::Param(k) => f.params.get(k as usize) == Some(&v),
             ValueDef::Const(_) => d.ty == Type::I64,
@@ -132,6 +174,9 @@ fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
 #[cold]
 #[inline(never)]
 fn report_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
+    // A broken operand may still name a placed definition: the full
+    // dominance check of the instruction looks at it.
+    cx.use_suspect = true;
     let f = cx.f;
     let Some(d) = f.values.get(v.index()) else {
         cx.report(
