@@ -48,24 +48,8 @@ impl Pass for Dce {
         with_reused(&SCRATCH, |scratch| {
             let mut changed = false;
             for i in 0..module.funcs.len() {
-                let func = &mut module.funcs[i];
-                let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
-                edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
-                edited |= crate::decided_branches::fold_decided_branches(func, stats);
-                edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-                // Removing checks may leave what only they used dead: once
-                // more. The checks that stayed stay (removing code adds no
-                // fact); only loads made checks then are asked about.
-                let mut first = true;
-                loop {
-                    let (insts_edited, checks_went) =
-                        remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
-                    edited |= insts_edited;
-                    if !checks_went {
-                        break;
-                    }
-                    first = false;
-                }
+                let edited =
+                    crate::analyses::in_function(i, || run_function(module, i, stats, scratch));
                 if edited {
                     crate::per_function::report_changed(i);
                     changed = true;
@@ -74,6 +58,29 @@ impl Pass for Dce {
             changed
         })
     }
+}
+
+/// Run DCE's folds and removals on function `i` of `module`; returns whether it changed.
+fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut Scratch) -> bool {
+    let func = &mut module.funcs[i];
+    let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
+    edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
+    edited |= crate::decided_branches::fold_decided_branches(func, stats);
+    edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+    // Removing checks may leave what only they used dead: once
+    // more. The checks that stayed stay (removing code adds no
+    // fact); only loads made checks then are asked about.
+    let mut first = true;
+    loop {
+        let (insts_edited, checks_went) =
+            remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
+        edited |= insts_edited;
+        if !checks_went {
+            break;
+        }
+        first = false;
+    }
+    edited
 }
 
 thread_local! {

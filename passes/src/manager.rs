@@ -175,6 +175,15 @@ impl PassManager {
 
     /// [`PassManager::run`], hashing every module state if `eager`.
     fn run_with(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
+        let out = self.run_passes(module, eager);
+        crate::analyses::end_run();
+        out
+    }
+
+    /// The passes of [`PassManager::run_with`]; the passes share each
+    /// function's CFG analyses while its branches stay unchanged
+    /// ([`crate::analyses`]).
+    fn run_passes(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
         let mut state = RunState::new(module, eager, self.verify);
         for (k, name) in self.names.iter().enumerate() {

@@ -92,7 +92,7 @@ pub fn each_function_detached(
     let mut changed = false;
     for i in 0..module.funcs.len() {
         let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
-        if f(module, &mut func) {
+        if crate::analyses::in_function(i, || f(module, &mut func)) {
             changed = true;
             report_changed(i);
         }

@@ -119,7 +119,7 @@ impl Pass for Peeps {
         crate::per_function::report_per_function();
         let mut changed = false;
         for (i, func) in module.funcs.iter_mut().enumerate() {
-            if self.run_function(func, i, stats)? {
+            if crate::analyses::in_function(i, || self.run_function(func, i, stats))? {
                 crate::per_function::report_changed(i);
                 changed = true;
             }
