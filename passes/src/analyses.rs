@@ -171,6 +171,12 @@ pub fn same_loops(a: &LoopInfo, b: &LoopInfo, slots: usize) -> bool {
             .all(|x| a.loop_of(x) == b.loop_of(x))
 }
 
+/// How many functions (the first ones of a module) keep analyses of their
+/// own; the others share one entry, as if asked outside [`in_function`]. A
+/// module of thousands of small functions would otherwise allocate (and
+/// keep) a CFG, a dominator tree and loops for each of them.
+const KEPT_FUNCTIONS: usize = 64;
+
 /// Per function of the module being optimized, its analyses; and the
 /// function being worked on.
 #[derive(Default)]
@@ -230,7 +236,7 @@ pub fn with_analyses_mut<R>(
 fn take_slot() -> (Option<usize>, Box<Analyses>) {
     STORE.with(|s| {
         let mut s = s.borrow_mut();
-        let index = s.current;
+        let index = s.current.filter(|&i| i < KEPT_FUNCTIONS);
         let taken = match index {
             Some(i) => {
                 if s.slots.len() <= i {
@@ -321,10 +327,13 @@ mod tests {
         assert_eq!(blocks(0, &f), 4);
         assert_eq!(blocks(1, &g), 1);
         assert_eq!(with_analyses(&g, |a| a.cfg().rpo().len()), 1);
+        // Past the first functions, all share the entry of no function.
+        assert_eq!(blocks(KEPT_FUNCTIONS, &f), 4);
         STORE.with(|s| {
             let s = s.borrow();
             let rpo = |i: usize| s.slots[i].as_ref().unwrap().cfg.rpo().len();
-            assert_eq!((rpo(0), rpo(1)), (4, 1));
+            assert_eq!((rpo(0), rpo(1), s.slots.len()), (4, 1, 2));
+            assert_eq!(s.loose.as_ref().unwrap().cfg.rpo().len(), 4);
             assert_eq!(s.current, None);
         });
         // A nested request starts from empty analyses and leaves the outer ones.
