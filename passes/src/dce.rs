@@ -70,6 +70,13 @@ fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut 
     edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
     edited |= crate::decided_branches::fold_decided_branches(func, stats);
     edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+    if !edited {
+        // The folds found nothing, and removing dead code gives them nothing
+        // to find (it keeps the CFG and every live instruction, and a load
+        // becomes the check that traps exactly when it does): a second run
+        // would change nothing.
+        crate::per_function::report_at_fixed_point(i);
+    }
     // Removing checks may leave what only they used dead: once
     // more. The checks that stayed stay (removing code adds no
     // fact); only loads made checks then are asked about.

@@ -533,8 +533,10 @@ impl RunState {
 
     /// After pass `pass` ran (`all_left`: it leaves every function as it is
     /// now, being unchanged or idempotent; `reported`: `dirty` holds the
-    /// functions it changed): record the functions it would leave
-    /// unchanged, forgetting every such fact if
+    /// functions it changed, and those it reported at its fixed point,
+    /// [`crate::per_function::report_at_fixed_point`], it leaves as they are
+    /// now): record the functions it would leave unchanged, forgetting every
+    /// such fact if
     /// `decls_may_differ`. Eager runs check that the functions the pass was
     /// known to leave unchanged (`skip`) are.
     fn record_unchanged_functions(
@@ -571,7 +573,10 @@ impl RunState {
         let ids = &mut self.func_fixed[k].1;
         ids.clear();
         ids.extend(self.funcs.iter().enumerate().map(|(i, &id)| {
-            let left = all_left || (reported && self.dirty.binary_search(&i).is_err());
+            let left = all_left
+                || (reported
+                    && (self.dirty.binary_search(&i).is_err()
+                        || crate::per_function::at_fixed_point_reported(i)));
             left.then_some(id)
         }));
     }

@@ -19,6 +19,9 @@ struct Report {
     reported: bool,
     /// The functions (by index) it reported changed, in order, maybe repeated.
     changed: Vec<usize>,
+    /// The functions (by index) the pass reported left at its own fixed
+    /// point ([`report_at_fixed_point`]), maybe repeated.
+    at_fixed_point: Vec<usize>,
     /// Per function (by index): the pass is known to leave it unchanged, so
     /// it need not look at it ([`skipped`]).
     skip: Vec<bool>,
@@ -51,6 +54,25 @@ pub fn report_changed(index: usize) {
     });
 }
 
+/// The running pass left function `index` at its own fixed point: run again
+/// on it as it is now, the pass would change nothing (the pass manager then
+/// skips it there, [`at_fixed_point_reported`]). Outside [`tracked`] it does
+/// nothing.
+pub fn report_at_fixed_point(index: usize) {
+    REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.active {
+            r.at_fixed_point.push(index);
+        }
+    });
+}
+
+/// Whether the last pass run inside [`tracked`] reported function `index`
+/// at its own fixed point ([`report_at_fixed_point`]).
+pub fn at_fixed_point_reported(index: usize) -> bool {
+    REPORT.with(|r| r.borrow().at_fixed_point.contains(&index))
+}
+
 /// Whether the running pass may leave function `index` alone: the pass
 /// manager knows the pass leaves it unchanged (see [`tracked`]). A pass
 /// that works function by function asks before each function.
@@ -79,6 +101,7 @@ pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -
         r.active = true;
         r.reported = false;
         r.changed.clear();
+        r.at_fixed_point.clear();
         r.skip.clear();
         r.skip.extend_from_slice(skip);
     });
@@ -171,6 +194,14 @@ mod tests {
         assert!(any);
         assert_eq!(changed, [1]);
         assert!(!skipped(0), "only inside `tracked`");
+        // A function reported at the pass's fixed point is told the manager.
+        tracked(&mut changed, &[], || {
+            report_changed(1);
+            report_at_fixed_point(1);
+        });
+        assert!(at_fixed_point_reported(1) && !at_fixed_point_reported(0));
+        tracked(&mut changed, &[], || ());
+        assert!(!at_fixed_point_reported(1), "cleared at the next pass");
         // A pass that reports nothing: unknown.
         let (_, reported) = tracked(&mut changed, &[], || true);
         assert!(!reported);
