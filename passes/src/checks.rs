@@ -24,7 +24,7 @@
 use crate::copies::CopyRoots;
 use crate::edge_facts::{cond_root, entry_fact};
 use ir::effects::{checked_by, inst_effects, Checked};
-use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Module, Value};
+use ir::{Block, Cfg, Function, Inst, InstKind, Module, Value};
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 
@@ -55,8 +55,6 @@ impl Scoped {
 /// Storage reused from function to function (see [`redundant_checks`]).
 #[derive(Default)]
 pub struct Scratch {
-    cfg: Cfg,
-    dom: DomTree,
     roots: CopyRoots,
     facts: Scoped,
     /// Per value (as copy root): whether some check checks it (facts about
@@ -83,6 +81,8 @@ impl Scratch {
 struct Known<'a> {
     m: &'a Module,
     f: &'a Function,
+    /// The function's CFG (`None` for a function of one block).
+    cfg: Option<&'a Cfg>,
     s: &'a mut Scratch,
 }
 
@@ -157,9 +157,10 @@ impl Known<'_> {
     /// (the entry has no way in, and the CFG is only computed for a
     /// function of more than one block).
     fn block(&mut self, b: Block, is_check: &impl Fn(Inst) -> bool, out: &mut Vec<Inst>) {
-        let fact = (b != self.f.entry())
-            .then(|| entry_fact(self.f, &self.s.cfg, b))
-            .flatten();
+        let fact = self
+            .cfg
+            .filter(|_| b != self.f.entry())
+            .and_then(|cfg| entry_fact(self.f, cfg, b));
         if let Some((v, true)) = fact {
             let v = self.root(v);
             if self.f.value_type(v).is_ref() && self.s.wanted[v.index()] {
@@ -200,33 +201,45 @@ pub fn redundant_checks(
     scratch.facts.truncate(0);
     let entry = f.entry();
     if f.layout.len() == 1 {
-        Known { m, f, s: scratch }.block(entry, &is_check, &mut out);
+        let mut k = Known {
+            m,
+            f,
+            cfg: None,
+            s: scratch,
+        };
+        k.block(entry, &is_check, &mut out);
         return out;
     }
-    scratch.cfg.recompute(f);
-    scratch.dom.recompute(f, &scratch.cfg);
-    let mut stack = std::mem::take(&mut scratch.stack);
-    stack.clear();
-    let mut k = Known { m, f, s: scratch };
-    // Depth-first over the dominator tree, facts undone on the way back.
-    k.block(entry, &is_check, &mut out);
-    stack.push((entry, 0, 0));
-    while let Some(top) = stack.last_mut() {
-        let (b, _, next) = *top;
-        match k.s.dom.children(b).get(next).copied() {
-            Some(c) => {
-                top.2 += 1;
-                let mark = k.s.facts.log.len();
-                k.block(c, &is_check, &mut out);
-                stack.push((c, mark, 0));
-            }
-            None => {
-                let (_, mark, _) = stack.pop().expect("non-empty");
-                k.s.facts.truncate(mark);
+    crate::analyses::with_analyses(f, |a| {
+        let dom = a.dom(f);
+        let mut stack = std::mem::take(&mut scratch.stack);
+        stack.clear();
+        let mut k = Known {
+            m,
+            f,
+            cfg: Some(a.cfg()),
+            s: scratch,
+        };
+        // Depth-first over the dominator tree, facts undone on the way back.
+        k.block(entry, &is_check, &mut out);
+        stack.push((entry, 0, 0));
+        while let Some(top) = stack.last_mut() {
+            let (b, _, next) = *top;
+            match dom.children(b).get(next).copied() {
+                Some(c) => {
+                    top.2 += 1;
+                    let mark = k.s.facts.log.len();
+                    k.block(c, &is_check, &mut out);
+                    stack.push((c, mark, 0));
+                }
+                None => {
+                    let (_, mark, _) = stack.pop().expect("non-empty");
+                    k.s.facts.truncate(mark);
+                }
             }
         }
-    }
-    scratch.stack = stack;
+        scratch.stack = stack;
+    });
     out
 }
 

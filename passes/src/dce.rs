@@ -48,24 +48,11 @@ impl Pass for Dce {
         with_reused(&SCRATCH, |scratch| {
             let mut changed = false;
             for i in 0..module.funcs.len() {
-                let func = &mut module.funcs[i];
-                let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
-                edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
-                edited |= crate::decided_branches::fold_decided_branches(func, stats);
-                edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-                // Removing checks may leave what only they used dead: once
-                // more. The checks that stayed stay (removing code adds no
-                // fact); only loads made checks then are asked about.
-                let mut first = true;
-                loop {
-                    let (insts_edited, checks_went) =
-                        remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
-                    edited |= insts_edited;
-                    if !checks_went {
-                        break;
-                    }
-                    first = false;
+                if crate::per_function::skipped(i) {
+                    continue;
                 }
+                let edited =
+                    crate::analyses::in_function(i, || run_function(module, i, stats, scratch));
                 if edited {
                     crate::per_function::report_changed(i);
                     changed = true;
@@ -74,6 +61,36 @@ impl Pass for Dce {
             changed
         })
     }
+}
+
+/// Run DCE's folds and removals on function `i` of `module`; returns whether it changed.
+fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut Scratch) -> bool {
+    let func = &mut module.funcs[i];
+    let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
+    edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
+    edited |= crate::decided_branches::fold_decided_branches(func, stats);
+    edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+    if !edited {
+        // The folds found nothing, and removing dead code gives them nothing
+        // to find (it keeps the CFG and every live instruction, and a load
+        // becomes the check that traps exactly when it does): a second run
+        // would change nothing.
+        crate::per_function::report_at_fixed_point(i);
+    }
+    // Removing checks may leave what only they used dead: once
+    // more. The checks that stayed stay (removing code adds no
+    // fact); only loads made checks then are asked about.
+    let mut first = true;
+    loop {
+        let (insts_edited, checks_went) =
+            remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
+        edited |= insts_edited;
+        if !checks_went {
+            break;
+        }
+        first = false;
+    }
+    edited
 }
 
 thread_local! {
@@ -345,13 +362,15 @@ mod tests {
             func @c(%x: i64) -> i64 {\nentry:\n  %d = mul %x, 2\n  ret %x\n}\n";
         let mut m = ir::parse_module(text, "t.ir").expect("parses").0;
         let mut changed = Vec::new();
-        let (any, reported) =
-            crate::per_function::tracked(&mut changed, || Dce.run(&mut m, &mut Stats::default()));
+        let (any, reported) = crate::per_function::tracked(&mut changed, &[], || {
+            Dce.run(&mut m, &mut Stats::default())
+        });
         assert!(any && reported);
         assert_eq!(changed, [0, 2]);
         // Nothing left to remove: reported, none changed.
-        let (any, reported) =
-            crate::per_function::tracked(&mut changed, || Dce.run(&mut m, &mut Stats::default()));
+        let (any, reported) = crate::per_function::tracked(&mut changed, &[], || {
+            Dce.run(&mut m, &mut Stats::default())
+        });
         assert!(!any && reported && changed.is_empty());
     }
 }

@@ -5,6 +5,7 @@
 //! bug of the pass that produced it.
 
 pub mod alias;
+pub mod analyses;
 mod certain_traps;
 pub mod checks;
 pub mod copies;

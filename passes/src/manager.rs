@@ -29,6 +29,13 @@ pub trait Pass {
     fn changes_declarations(&self) -> bool {
         true
     }
+    /// Whether a run leaves every function it visits at this pass's fixed
+    /// point: run again on its output, it changes nothing. The manager then
+    /// skips it on those functions until they change (debug builds run it
+    /// and check that it changes nothing).
+    fn idempotent(&self) -> bool {
+        false
+    }
 }
 
 /// Every pass name accepted in a pass list (`pipeline` expands to the default order).
@@ -175,6 +182,15 @@ impl PassManager {
 
     /// [`PassManager::run`], hashing every module state if `eager`.
     fn run_with(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
+        let out = self.run_passes(module, eager);
+        crate::analyses::end_run();
+        out
+    }
+
+    /// The passes of [`PassManager::run_with`]; the passes share each
+    /// function's CFG analyses while its branches stay unchanged
+    /// ([`crate::analyses`]).
+    fn run_passes(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
         let mut state = RunState::new(module, eager, self.verify);
         for (k, name) in self.names.iter().enumerate() {
@@ -225,7 +241,7 @@ impl PassManager {
         state: &mut RunState,
         more: bool,
     ) -> Result<bool, PassError> {
-        if state.at_fixed_point(name, module) {
+        if state.at_fixed_point(name, module) || state.skips_every_function(name, module) {
             stats.add("manager", "passes_skipped_unchanged", 1);
             return Ok(false);
         }
@@ -235,14 +251,20 @@ impl PassManager {
                 name: name.to_string(),
                 known: PASS_NAMES.join(", "),
             })?;
-        let (changed, reported) =
-            crate::per_function::tracked(&mut state.dirty, || pass.run_checked(module, stats));
+        // Eager (debug) runs visit every function and check the skips instead.
+        let skip: &[bool] = if state.eager { &[] } else { &state.skip };
+        let (changed, reported) = crate::per_function::tracked(&mut state.dirty, skip, || {
+            pass.run_checked(module, stats)
+        });
         let changed = changed.map_err(|message| PassError::Invariant {
             pass: name.to_string(),
             message,
         })?;
         state.after_declarations(name, module, pass.changes_declarations());
         let unchanged = state.after_pass(name, module, changed, reported);
+        let decls_may_differ = pass.changes_declarations() && !unchanged;
+        let all_left = unchanged || pass.idempotent();
+        state.record_unchanged_functions(name, all_left, reported, decls_may_differ);
         if unchanged && more {
             let fp = state.current(module);
             state.fixed.push((name, fp));
@@ -310,6 +332,14 @@ struct RunState {
     unhashed: Vec<bool>,
     /// The last token handed out (not eager).
     token: u64,
+    /// Per pass: per function, the identity (as in `funcs`) of the function
+    /// the pass last left unchanged. A pass's work on one function depends
+    /// on nothing but that function, the module's declarations and the
+    /// function's index (calls are opaque, [`ir::effects`]), so it leaves
+    /// the same function unchanged again ([`RunState::skips_every_function`]).
+    func_fixed: Vec<(&'static str, Vec<Option<u64>>)>,
+    /// Per function: the pass about to run leaves it unchanged (`func_fixed`).
+    skip: Vec<bool>,
     /// The declarations fingerprint of the module as it is now, when known:
     /// computed at a verification, kept while the passes that follow say they
     /// leave declarations alone ([`Pass::changes_declarations`]).
@@ -335,6 +365,8 @@ impl RunState {
             dirty: Vec::new(),
             unhashed: Vec::new(),
             token: 0x243F_6A88_85A3_08D3,
+            func_fixed: Vec::new(),
+            skip: Vec::new(),
             decls: None,
         };
         if eager {
@@ -478,6 +510,75 @@ impl RunState {
         )?);
         self.verified = Some(fp);
         Ok(())
+    }
+
+    /// Fill `skip` with the functions `pass` is known to leave unchanged
+    /// (`func_fixed`); returns whether that is every function (of at least
+    /// one). Eager runs never skip: they run the pass on every function and
+    /// check, after it, that those it would have skipped are unchanged
+    /// ([`RunState::record_unchanged_functions`]).
+    fn skips_every_function(&mut self, pass: &str, module: &Module) -> bool {
+        self.skip.clear();
+        let Some(k) = self.func_fixed.iter().position(|(p, _)| *p == pass) else {
+            return false;
+        };
+        self.current(module);
+        let known = &self.func_fixed[k].1;
+        self.skip.extend((0..module.funcs.len()).map(|i| {
+            let now = self.funcs.get(i);
+            now.is_some() && known.get(i).copied().flatten() == now.copied()
+        }));
+        !self.eager && !self.skip.is_empty() && self.skip.iter().all(|&s| s)
+    }
+
+    /// After pass `pass` ran (`all_left`: it leaves every function as it is
+    /// now, being unchanged or idempotent; `reported`: `dirty` holds the
+    /// functions it changed, and those it reported at its fixed point,
+    /// [`crate::per_function::report_at_fixed_point`], it leaves as they are
+    /// now): record the functions it would leave unchanged, forgetting every
+    /// such fact if
+    /// `decls_may_differ`. Eager runs check that the functions the pass was
+    /// known to leave unchanged (`skip`) are.
+    fn record_unchanged_functions(
+        &mut self,
+        pass: &'static str,
+        all_left: bool,
+        reported: bool,
+        decls_may_differ: bool,
+    ) {
+        if self.eager {
+            for (i, _) in self.skip.iter().enumerate().filter(|(_, &s)| s) {
+                let known = self
+                    .func_fixed
+                    .iter()
+                    .find(|(p, _)| *p == pass)
+                    .and_then(|(_, ids)| ids.get(i).copied().flatten());
+                assert_eq!(
+                    known,
+                    self.funcs.get(i).copied(),
+                    "pass {pass} changed function {i}, which it had left unchanged as it was"
+                );
+            }
+        }
+        if decls_may_differ {
+            self.func_fixed.clear();
+        }
+        let k = match self.func_fixed.iter().position(|(p, _)| *p == pass) {
+            Some(k) => k,
+            None => {
+                self.func_fixed.push((pass, Vec::new()));
+                self.func_fixed.len() - 1
+            }
+        };
+        let ids = &mut self.func_fixed[k].1;
+        ids.clear();
+        ids.extend(self.funcs.iter().enumerate().map(|(i, &id)| {
+            let left = all_left
+                || (reported
+                    && (self.dirty.binary_search(&i).is_err()
+                        || crate::per_function::at_fixed_point_reported(i)));
+            left.then_some(id)
+        }));
     }
 
     /// Whether `pass` is known to leave the current module unchanged.
@@ -746,6 +847,51 @@ mod tests {
             }
         }
         assert!(compared > 200, "{compared}");
+    }
+
+    #[test]
+    fn without_hashing_a_function_a_pass_left_as_it_is_is_not_visited_again() {
+        // @g folds (peeps changes it, so the module is new), @f is already
+        // optimal: the second peeps visits neither (peeps is idempotent),
+        // and the dce after it only @g, which the first dce changed.
+        let text = "func @f(%a: i64) -> i64 {\nentry:\n  ret %a\n}\n\
+            func @g() -> i64 {\nentry:\n  %x = add 1, 2\n  %y = add 5, 6\n  ret %x\n}\n";
+        let pm = PassManager::from_list("dce,peeps,peeps,dce").unwrap();
+        let (mut lazy, mut eager) = (parse(text), parse(text));
+        let stats = pm.run_with(&mut lazy, false).unwrap();
+        assert_eq!(stats.get("manager", "passes_run"), 3);
+        assert_eq!(stats.get("manager", "passes_skipped_unchanged"), 1);
+        // Hashing every module (debug builds), every pass visits every
+        // function and the skips are checked instead: the same module.
+        let stats = pm.run_with(&mut eager, true).unwrap();
+        assert_eq!(stats.get("manager", "passes_run"), 4);
+        assert_eq!(lazy, eager);
+        assert_eq!(
+            lazy.funcs[1].inst_iter().count(),
+            1,
+            "{}",
+            ir::print::print_module(&lazy)
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "which it had left unchanged")]
+    fn hashing_every_module_catches_a_pass_changing_what_it_left_unchanged() {
+        let m = parse(TWO_FUNCS);
+        let mut s = RunState::new(&m, true, true);
+        s.record_unchanged_functions("peeps", true, true, false);
+        assert!(
+            !s.skips_every_function("peeps", &m),
+            "eager runs never skip"
+        );
+        assert_eq!(s.skip, [true, true]);
+        // The "pass" changes @f all the same.
+        let mut changed = m.clone();
+        let v = changed.funcs[0].values[0].clone();
+        changed.funcs[0].values.push(v);
+        s.dirty = vec![0];
+        s.after_pass("peeps", &changed, true, true);
+        s.record_unchanged_functions("peeps", false, true, false);
     }
 
     #[test]

@@ -19,6 +19,12 @@ struct Report {
     reported: bool,
     /// The functions (by index) it reported changed, in order, maybe repeated.
     changed: Vec<usize>,
+    /// The functions (by index) the pass reported left at its own fixed
+    /// point ([`report_at_fixed_point`]), maybe repeated.
+    at_fixed_point: Vec<usize>,
+    /// Per function (by index): the pass is known to leave it unchanged, so
+    /// it need not look at it ([`skipped`]).
+    skip: Vec<bool>,
 }
 
 thread_local! {
@@ -48,11 +54,41 @@ pub fn report_changed(index: usize) {
     });
 }
 
+/// The running pass left function `index` at its own fixed point: run again
+/// on it as it is now, the pass would change nothing (the pass manager then
+/// skips it there, [`at_fixed_point_reported`]). Outside [`tracked`] it does
+/// nothing.
+pub fn report_at_fixed_point(index: usize) {
+    REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.active {
+            r.at_fixed_point.push(index);
+        }
+    });
+}
+
+/// Whether the last pass run inside [`tracked`] reported function `index`
+/// at its own fixed point ([`report_at_fixed_point`]).
+pub fn at_fixed_point_reported(index: usize) -> bool {
+    REPORT.with(|r| r.borrow().at_fixed_point.contains(&index))
+}
+
+/// Whether the running pass may leave function `index` alone: the pass
+/// manager knows the pass leaves it unchanged (see [`tracked`]). A pass
+/// that works function by function asks before each function.
+pub fn skipped(index: usize) -> bool {
+    REPORT.with(|r| {
+        let r = r.borrow();
+        r.active && r.skip.get(index).copied().unwrap_or(false)
+    })
+}
+
 /// Run `pass` (one pass over a module) and return its result and whether it
 /// reported per function; if it did, `changed` (cleared first) holds the
 /// functions it changed, sorted, without repeats; if not, any function may
-/// have changed.
-pub fn tracked<R>(changed: &mut Vec<usize>, pass: impl FnOnce() -> R) -> (R, bool) {
+/// have changed. `skip` (by function index) says which functions the pass
+/// is known to leave unchanged ([`skipped`]).
+pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -> R) -> (R, bool) {
     /// Ends the report even if the pass panics.
     struct Active;
     impl Drop for Active {
@@ -65,6 +101,9 @@ pub fn tracked<R>(changed: &mut Vec<usize>, pass: impl FnOnce() -> R) -> (R, boo
         r.active = true;
         r.reported = false;
         r.changed.clear();
+        r.at_fixed_point.clear();
+        r.skip.clear();
+        r.skip.extend_from_slice(skip);
     });
     let guard = Active;
     let out = pass();
@@ -84,6 +123,8 @@ pub fn tracked<R>(changed: &mut Vec<usize>, pass: impl FnOnce() -> R) -> (R, boo
 /// (its slot holds an empty placeholder meanwhile) so that `f` can edit it while
 /// reading the module's declarations. Returns whether any call reported a
 /// change, and reports each function whose call did ([`report_changed`]).
+/// Functions the pass manager knows `f` leaves unchanged are not visited
+/// ([`skipped`]).
 pub fn each_function_detached(
     module: &mut Module,
     mut f: impl FnMut(&Module, &mut Function) -> bool,
@@ -91,8 +132,11 @@ pub fn each_function_detached(
     report_per_function();
     let mut changed = false;
     for i in 0..module.funcs.len() {
+        if skipped(i) {
+            continue;
+        }
         let mut func = std::mem::replace(&mut module.funcs[i], Function::new("", None));
-        if f(module, &mut func) {
+        if crate::analyses::in_function(i, || f(module, &mut func)) {
             changed = true;
             report_changed(i);
         }
@@ -129,33 +173,51 @@ mod tests {
             "func @a() -> i64 {\nentry:\n  ret 1\n}\nfunc @b() -> i64 {\nentry:\n  ret 2\n}\n";
         let mut m = ir::parse_module(text, "t.ir").unwrap().0;
         let mut changed = vec![7];
-        let (any, reported) = tracked(&mut changed, || {
+        let (any, reported) = tracked(&mut changed, &[], || {
             each_function_detached(&mut m, |_, func| func.name == "b")
         });
         assert!(any);
         assert_eq!((reported, changed.as_slice()), (true, &[1][..]));
         // Reported, none changed.
-        let (any, reported) = tracked(&mut changed, || {
+        let (any, reported) = tracked(&mut changed, &[], || {
             each_function_detached(&mut m, |_, _| false)
         });
         assert!(!any);
         assert_eq!((reported, changed.as_slice()), (true, &[][..]));
+        // A function the manager says the pass leaves unchanged is not visited.
+        let (any, _) = tracked(&mut changed, &[true, false], || {
+            each_function_detached(&mut m, |_, func| {
+                assert_eq!(func.name, "b");
+                true
+            })
+        });
+        assert!(any);
+        assert_eq!(changed, [1]);
+        assert!(!skipped(0), "only inside `tracked`");
+        // A function reported at the pass's fixed point is told the manager.
+        tracked(&mut changed, &[], || {
+            report_changed(1);
+            report_at_fixed_point(1);
+        });
+        assert!(at_fixed_point_reported(1) && !at_fixed_point_reported(0));
+        tracked(&mut changed, &[], || ());
+        assert!(!at_fixed_point_reported(1), "cleared at the next pass");
         // A pass that reports nothing: unknown.
-        let (_, reported) = tracked(&mut changed, || true);
+        let (_, reported) = tracked(&mut changed, &[], || true);
         assert!(!reported);
         // Repeats are merged, and nothing is recorded outside `tracked`.
-        let (_, reported) = tracked(&mut changed, || {
+        let (_, reported) = tracked(&mut changed, &[], || {
             report_changed(1);
             report_changed(0);
             report_changed(1);
         });
         assert_eq!((reported, changed.as_slice()), (true, &[0, 1][..]));
         report_changed(0);
-        let (_, reported) = tracked(&mut changed, || ());
+        let (_, reported) = tracked(&mut changed, &[], || ());
         assert_eq!((reported, changed.as_slice()), (false, &[][..]));
         // A pass that panics ends its report.
         let caught = std::panic::catch_unwind(|| {
-            tracked(&mut Vec::new(), || {
+            tracked(&mut Vec::new(), &[], || {
                 report_changed(0);
                 panic!("a pass bug")
             })

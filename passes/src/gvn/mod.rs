@@ -35,7 +35,6 @@ use crate::manager::Pass;
 use crate::per_function::each_function_detached;
 use crate::stats::Stats;
 use congruent::Congruence;
-use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
@@ -126,8 +125,6 @@ enum Visit {
 /// Storage GVN reuses from run to run.
 #[derive(Default)]
 struct Scratch {
-    cfg: Cfg,
-    dom: DomTree,
     alias: AliasAnalysis,
     table: ScopedTable,
     loads: Vec<(Key, Inst)>,
@@ -149,14 +146,24 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     if func.layout.is_empty() {
         return false;
     }
-    let mut scratch = SCRATCH.with(|s| s.take());
     // A single block has no dominator tree to walk: skip building one.
-    let single_block = func.layout.len() == 1;
-    if !single_block {
-        scratch.cfg.recompute(func);
-        scratch.dom.recompute(func, &scratch.cfg);
+    if func.layout.len() == 1 {
+        return run_walk(module, func, stats, None);
     }
-    let dom = &scratch.dom;
+    crate::analyses::with_analyses_mut(func, |a, func| {
+        let dom = a.dom(func);
+        run_walk(module, func, stats, Some(dom))
+    })
+}
+
+/// Number the instructions of `func` walking `dom` (`None`: a single block).
+fn run_walk(
+    module: &Module,
+    func: &mut Function,
+    stats: &mut Stats,
+    dom: Option<&DomTree>,
+) -> bool {
+    let mut scratch = SCRATCH.with(|s| s.take());
     scratch.table.reset(func.values.len());
     scratch.merged.clear();
     scratch.phis.clear();
@@ -185,7 +192,6 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     let mut stack = scratch.stack;
     stack.clear();
     stack.push(Visit::Enter(w.func.entry()));
-    let dom = (!single_block).then_some(dom);
     w.walk(dom, &mut stack);
     if !w.merged.is_empty() {
         w.rewrite_the_rest(dom);
@@ -209,8 +215,6 @@ pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> 
     }
     SCRATCH.with(|s| {
         *s.borrow_mut() = Scratch {
-            cfg: scratch.cfg,
-            dom: scratch.dom,
             alias: w.alias,
             table: w.table,
             loads: w.loads,

@@ -112,22 +112,10 @@ struct PendingPhi {
 /// Storage forwarding reuses from run to run.
 #[derive(Default)]
 pub struct Scratch {
-    /// Whether `dom` and `loops` are the last run's (its CFG has a back edge).
-    has_loops: bool,
-    dom: DomTree,
-    loops: LoopInfo,
     writers: LoopWriters,
     out: BlockSlices<Entry>,
     state: Known,
     values: Vec<Value>,
-}
-
-impl Scratch {
-    /// The dominator tree and loops of the last run's CFG, when that CFG
-    /// has a back edge (forwarding never changes the CFG).
-    pub fn dom_and_loops(&self) -> Option<(&DomTree, &LoopInfo)> {
-        self.has_loops.then_some((&self.dom, &self.loops))
-    }
 }
 
 struct Forward<'a> {
@@ -160,11 +148,13 @@ struct Forward<'a> {
 }
 
 /// Run forwarding on `func` (a function of `module`, possibly taken out of it),
-/// whose CFG is `cfg` (its dominators and loops are computed here if needed).
+/// whose CFG is `cfg`, with its dominator tree and loops when it has a
+/// back edge (a retreating edge).
 pub fn forward(
     module: &Module,
     func: &mut Function,
     cfg: &Cfg,
+    dom_loops: Option<(&DomTree, &LoopInfo)>,
     scratch: &mut Scratch,
     clobbers: Clobbers<'_>,
     cap: usize,
@@ -174,7 +164,6 @@ pub fn forward(
         .any(|i| is_plain_access(&func.inst(i).kind))
     {
         // Nothing is ever known, so nothing changes.
-        scratch.has_loops = false;
         return Forwarding {
             subst: Subst::empty(),
             removed: Vec::new(),
@@ -183,15 +172,16 @@ pub fn forward(
             counts: ForwardCounts::default(),
         };
     }
-    let has_loops = cfg.has_retreating_edge();
-    scratch.has_loops = has_loops;
-    if has_loops {
-        scratch.dom.recompute(func, cfg);
-        scratch.loops.recompute(func, cfg, &scratch.dom);
-        scratch
-            .writers
-            .compute(module, func, &scratch.loops, &scratch.dom);
-    }
+    debug_assert_eq!(dom_loops.is_some(), cfg.has_retreating_edge());
+    let has_loops = dom_loops.is_some();
+    let empty = LoopInfo::default();
+    let loops = match dom_loops {
+        Some((dom, loops)) => {
+            scratch.writers.compute(module, func, loops, dom);
+            loops
+        }
+        None => &empty,
+    };
     let mut out = std::mem::take(&mut scratch.out);
     out.reset(func.blocks.len());
     let zeros = fresh_zeros(func);
@@ -211,7 +201,7 @@ pub fn forward(
         evicted: Evicted::default(),
         counts: ForwardCounts::default(),
         cfg,
-        loops: &scratch.loops,
+        loops,
         writers: &scratch.writers,
         cap,
     };

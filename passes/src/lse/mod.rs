@@ -25,6 +25,7 @@ use crate::stats::Stats;
 use clobber::Clobbers;
 use ir::cfg::Cfg;
 use ir::reuse::with_reused;
+use ir::{DomTree, LoopInfo};
 use ir::{Function, Inst, Module, Value};
 use std::cell::RefCell;
 
@@ -35,7 +36,6 @@ pub const DEFAULT_CAP: usize = 32;
 #[derive(Default)]
 struct Scratch {
     alias: AliasAnalysis,
-    cfg: Cfg,
     forward: forward::Scratch,
     dse: dse::Scratch,
     unread: unread::Scratch,
@@ -105,17 +105,37 @@ impl Lse {
             );
             return false;
         }
-        let alias = &mut scratch.alias;
-        alias.recompute(func);
+        scratch.alias.recompute(func);
         // Forwarding adds and removes loads, stores and phis but never touches a
-        // terminator or the layout, so one CFG serves both halves.
-        let cfg = &mut scratch.cfg;
-        cfg.recompute(func);
-        let cfg = &*cfg;
+        // terminator or the layout, so one CFG (and its dominator tree and
+        // loops, when it has a back edge) serves both halves.
+        crate::analyses::with_analyses_mut(func, |a, func| {
+            let cfg = a.cfg();
+            let dom_loops = cfg
+                .has_retreating_edge()
+                .then(|| (a.dom(func), a.loops(func)));
+            self.transform(module, func, stats, scratch, cfg, dom_loops)
+        })
+    }
+
+    /// Forwarding, store promotion and dead-store elimination on `func`,
+    /// whose CFG is `cfg` (with its dominator tree and loops when it has a
+    /// back edge); returns whether anything changed.
+    fn transform(
+        &self,
+        module: &Module,
+        func: &mut Function,
+        stats: &mut Stats,
+        scratch: &mut Scratch,
+        cfg: &Cfg,
+        dom_loops: Option<(&DomTree, &LoopInfo)>,
+    ) -> bool {
+        let alias = &mut scratch.alias;
         let fw = forward::forward(
             module,
             func,
             cfg,
+            dom_loops,
             &mut scratch.forward,
             Clobbers { alias: &*alias },
             self.cap,
@@ -145,7 +165,7 @@ impl Lse {
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
-        let promoted = match scratch.forward.dom_and_loops() {
+        let promoted = match dom_loops {
             Some(dom_loops) => {
                 promote::promote(module, func, cfg, dom_loops, alias, &mut scratch.promote)
             }
@@ -156,7 +176,7 @@ impl Lse {
             module,
             func,
             cfg,
-            scratch.forward.dom_and_loops(),
+            dom_loops,
             &mut scratch.dse,
             &Clobbers { alias },
             self.cap,

@@ -25,7 +25,7 @@
 use super::engine::Engine;
 use crate::edge_facts::{cond_root, entry_fact};
 use ir::effects::{local_inst_effects, traps_only_on_null};
-use ir::{Block, Cfg, DomTree, Function, Inst, InstKind, Value};
+use ir::{Block, Function, Inst, InstKind, Value};
 
 /// The arm to keep when `br c, a, b` in block `me` may become a `jmp`
 /// (`Some((keep, dropped))`), by the equal-arms rule of the module header.
@@ -234,59 +234,59 @@ impl Engine<'_> {
         }
         let roots: &[Value] = roots;
         let func: &Function = self.func;
-        let (cfg, dom) = (&mut self.s.bufs.walk_cfg, &mut self.s.bufs.walk_dom);
-        cfg.recompute(func);
-        dom.recompute(func, cfg);
-        let (cfg, dom): (&Cfg, &DomTree) = (cfg, dom);
-        // Per root (sorted): whether it is known non-zero, if known.
-        let slot_of = |root: Value| roots.binary_search(&root).ok();
-        let mut known: Vec<Option<bool>> = vec![None; roots.len()];
-        let mut undo: Vec<(usize, Option<bool>)> = Vec::new();
-        let mut decided: Vec<(Inst, Block, Block)> = Vec::new();
-        enum Step {
-            Enter(Block),
-            Leave(usize),
-        }
-        let mut stack = Vec::new();
-        if let Some(entry) = cfg.entry() {
-            stack.push(Step::Enter(entry));
-        }
-        while let Some(step) = stack.pop() {
-            let b = match step {
-                Step::Leave(mark) => {
-                    for (slot, old) in undo.drain(mark..).rev() {
-                        known[slot] = old;
+        let decided = crate::analyses::with_analyses(func, |a| {
+            let (cfg, dom) = (a.cfg(), a.dom(func));
+            // Per root (sorted): whether it is known non-zero, if known.
+            let slot_of = |root: Value| roots.binary_search(&root).ok();
+            let mut known: Vec<Option<bool>> = vec![None; roots.len()];
+            let mut undo: Vec<(usize, Option<bool>)> = Vec::new();
+            let mut decided: Vec<(Inst, Block, Block)> = Vec::new();
+            enum Step {
+                Enter(Block),
+                Leave(usize),
+            }
+            let mut stack = Vec::new();
+            if let Some(entry) = cfg.entry() {
+                stack.push(Step::Enter(entry));
+            }
+            while let Some(step) = stack.pop() {
+                let b = match step {
+                    Step::Leave(mark) => {
+                        for (slot, old) in undo.drain(mark..).rev() {
+                            known[slot] = old;
+                        }
+                        continue;
                     }
+                    Step::Enter(b) => b,
+                };
+                stack.push(Step::Leave(undo.len()));
+                stack.extend(dom.children(b).iter().map(|&c| Step::Enter(c)));
+                // What the single edge into `b` says.
+                if let Some((root, nonzero)) = entry_fact(func, cfg, b) {
+                    if let Some(slot) = slot_of(root) {
+                        undo.push((slot, known[slot]));
+                        known[slot] = Some(nonzero);
+                    }
+                }
+                let Some(t) = func.terminator(b) else {
                     continue;
-                }
-                Step::Enter(b) => b,
-            };
-            stack.push(Step::Leave(undo.len()));
-            stack.extend(dom.children(b).iter().map(|&c| Step::Enter(c)));
-            // What the single edge into `b` says.
-            if let Some((root, nonzero)) = entry_fact(func, cfg, b) {
-                if let Some(slot) = slot_of(root) {
-                    undo.push((slot, known[slot]));
-                    known[slot] = Some(nonzero);
-                }
-            }
-            let Some(t) = func.terminator(b) else {
-                continue;
-            };
-            let InstKind::Br(c, x, y) = func.insts[t.index()].kind else {
-                continue;
-            };
-            let (root, direct) = cond_root(func, c);
-            let Some(slot) = slot_of(root) else {
-                continue;
-            };
-            if let Some(nonzero) = known[slot] {
-                if x != y {
-                    let taken = nonzero == direct;
-                    decided.push(if taken { (t, x, y) } else { (t, y, x) });
+                };
+                let InstKind::Br(c, x, y) = func.insts[t.index()].kind else {
+                    continue;
+                };
+                let (root, direct) = cond_root(func, c);
+                let Some(slot) = slot_of(root) else {
+                    continue;
+                };
+                if let Some(nonzero) = known[slot] {
+                    if x != y {
+                        let taken = nonzero == direct;
+                        decided.push(if taken { (t, x, y) } else { (t, y, x) });
+                    }
                 }
             }
-        }
+            decided
+        });
         let changed = !decided.is_empty();
         for (t, keep, dropped) in decided {
             let InstKind::Br(c, ..) = self.func.insts[t.index()].kind else {

@@ -37,10 +37,6 @@ pub(crate) struct Buffers {
     pub(crate) equal_arms: Vec<Inst>,
     /// The roots of the conditions of the other branches of the walk.
     pub(crate) branches: Vec<ir::Value>,
-    /// The CFG of the decided-branch walk.
-    pub(crate) walk_cfg: ir::Cfg,
-    /// The dominator tree of the decided-branch walk.
-    pub(crate) walk_dom: ir::DomTree,
 }
 
 /// Everything an engine run can reuse.
