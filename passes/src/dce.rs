@@ -2,7 +2,8 @@
 //!
 //! First cuts each block after a trap certain to happen
 //! ([`crate::certain_traps`]) and folds branches only one entry edge decides
-//! ([`crate::decided_branches`]: loop bodies that never run). Then removes blocks no path from the entry reaches (fixing the phis of their
+//! ([`crate::decided_branches`]: loop bodies that never run), and deletes
+//! loops whose work is never observed ([`crate::dead_loops`]). Then removes blocks no path from the entry reaches (fixing the phis of their
 //! successors), then every instruction whose result nothing live uses and whose
 //! effects allow removal: it writes nothing but the allocator's state and can
 //! trap at most on resource limits (IR.md §7 makes those runs inconclusive).
@@ -53,6 +54,12 @@ impl Pass for Dce {
                 edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
                 edited |= crate::decided_branches::fold_decided_branches(func, stats);
                 edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+                let Scratch { loops, checks, .. } = scratch;
+                if crate::dead_loops::fold_dead_loops(module, FuncId::new(i), loops, checks, stats)
+                {
+                    remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+                    edited = true;
+                }
                 // Removing checks may leave what only they used dead: once
                 // more. The checks that stayed stay (removing code adds no
                 // fact); only loads made checks then are asked about.
@@ -91,6 +98,8 @@ struct Scratch {
     insts: Vec<Inst>,
     /// The known-checked analysis's storage.
     checks: crate::checks::Scratch,
+    /// The dead-loop rules' storage.
+    loops: crate::dead_loops::Scratch,
 }
 
 /// Liveness marks of an instruction during [`remove_dead_insts`].
