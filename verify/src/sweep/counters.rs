@@ -14,6 +14,7 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
     ("dce", "back_edges_never_taken"),
+    ("dce", "back_edges_taken_once"),
     ("dce", "blocks_removed"),
     ("dce", "branches_decided_on_entry"),
     ("dce", "certain_trap_operands_dropped"),
