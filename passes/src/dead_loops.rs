@@ -1,7 +1,10 @@
 //! Loops whose work is never observed (run by `dce`, issue 13).
 //!
-//! Two rules over the natural loops ([`ir::LoopInfo`]) whose terminators are
-//! all `jmp`/`br` and whose instructions cannot trap: each asked of
+//! Two rules over the loops of a function, each a run of blocks `h ..= l` of
+//! the layout where `l` jumps back to `h` and every edge into the run from
+//! outside goes to `h` (so `h` dominates it: a natural loop, and anything
+//! the run holds besides), whose terminators are all `jmp`/`br` and whose
+//! instructions cannot trap: each asked of
 //! [`ir::effects::inst_effects`] — a trap at most on a resource limit, or a
 //! plain (not volatile) access, `len` or check whose null or bounds check
 //! the known-checked analysis ([`crate::checks`]) finds already made where
@@ -23,35 +26,30 @@
 //!   step): every run that enters it is inconclusive, so its stores are
 //!   never observed and go.
 //!
-//! Cost: one look at each block's terminator finds whether some block
-//! jumps back in the layout; only then are the CFG, dominators and loops
-//! computed, and the known-checked analysis runs only for the accesses of a
-//! loop that passes every other test.
+//! Cost: one look at each block's terminator finds the runs; the first
+//! run that passes every test but the known checks is the only one looked
+//! at further, and the known-checked analysis runs only for its accesses
+//! (no CFG, dominator tree or loop forest otherwise).
 
 use crate::checks;
 use crate::stats::Stats;
-use ir::effects::{checked_by, inst_effects, Traps};
-use ir::{Block, Cfg, DomTree, FuncId, Function, Inst, InstKind, LoopInfo, Module, Value};
+use ir::effects::{checked_by, inst_effects, HeapNode, Traps};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, Value};
 
 /// Storage reused from function to function.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    cfg: Cfg,
-    dom: DomTree,
-    loops: LoopInfo,
     /// Per block slot: its position in the layout, plus one (0: not placed).
     pos: Vec<u32>,
-    /// Per block slot: in the loop being looked at.
+    /// Per block slot: in the run being looked at.
     inside: Vec<bool>,
-    /// Per block slot: in a loop already chosen.
-    taken: Vec<bool>,
     /// Per instruction: an access whose check must be known.
     needs: Vec<bool>,
 }
 
-/// What a loop that passed the structural tests is a candidate for.
+/// What a run that passed the structural tests is a candidate for.
 enum Plan {
-    /// Delete the loop: its header, its one exit, the blocks entering it
+    /// Delete the run: its header, its one exit, the blocks entering it
     /// and the value each phi of the exit takes from it.
     Delete {
         header: Block,
@@ -63,17 +61,16 @@ enum Plan {
     Stores(Vec<Inst>),
 }
 
-/// The blocks entering a loop to delete, and each phi of its exit with the
-/// value it takes from the loop.
+/// The blocks entering a run to delete, and each phi of its exit with the
+/// value it takes from the run.
 type Entries = (Vec<Block>, Vec<(Inst, Value)>);
 
-/// A candidate loop: its plan and the accesses whose checks must be known.
-struct Candidate {
-    plan: Plan,
-    accesses: Vec<Inst>,
-}
+/// A run of layout blocks: the first and last position, and the one block
+/// it leaves for (`None`: it never leaves).
+type Run = (usize, usize, Option<Block>);
 
-/// Apply both rules (module header) to function `fid`. Whether it changed.
+/// Apply one of the rules (module header) to function `fid`. Whether it
+/// changed.
 pub(crate) fn fold_dead_loops(
     module: &mut Module,
     fid: FuncId,
@@ -82,110 +79,78 @@ pub(crate) fn fold_dead_loops(
     stats: &mut Stats,
 ) -> bool {
     let f = &module.funcs[fid.index()];
-    if f.layout.len() < 2 || !jumps_back(f, &mut s.pos) {
+    if f.layout.len() < 2 {
         return false;
     }
-    s.cfg.recompute(f);
-    if !s.cfg.has_retreating_edge() {
+    let Some((first, last, exit)) = find_run(f, &mut s.pos) else {
         return false;
-    }
-    s.dom.recompute(f, &s.cfg);
-    s.loops.recompute(f, &s.cfg, &s.dom);
-    let n = f.blocks.len();
-    s.taken.clear();
-    s.taken.resize(n, false);
-    let mut candidates = Vec::new();
-    let mut deleting = false;
-    // Outermost first: a loop inside a chosen one is not looked at.
-    for l in 0..s.loops.loops().len() {
-        let lp = &s.loops.loops()[l];
-        if lp.blocks.iter().any(|b| s.taken[b.index()]) {
-            continue;
-        }
-        s.inside.clear();
-        s.inside.resize(n, false);
-        lp.blocks.iter().for_each(|b| s.inside[b.index()] = true);
-        let Some(c) = candidate(module, f, lp, &s.cfg, &s.inside, deleting) else {
-            continue;
-        };
-        deleting |= matches!(c.plan, Plan::Delete { .. });
-        lp.blocks.iter().for_each(|b| s.taken[b.index()] = true);
-        candidates.push(c);
-    }
-    if candidates.is_empty() {
+    };
+    let blocks = &f.layout[first..=last];
+    s.inside.clear();
+    s.inside.resize(f.blocks.len(), false);
+    blocks.iter().for_each(|b| s.inside[b.index()] = true);
+    let Some((plan, accesses)) = candidate(module, f, blocks, &s.inside, exit) else {
         return false;
-    }
-    // The accesses of every candidate, asked about at once.
-    s.needs.clear();
-    s.needs.resize(f.insts.len(), false);
-    let mut any_access = false;
-    for c in &candidates {
-        for &i in &c.accesses {
-            s.needs[i.index()] = true;
-            any_access = true;
-        }
-    }
-    if any_access {
+    };
+    if !accesses.is_empty() {
+        s.needs.clear();
+        s.needs.resize(f.insts.len(), false);
+        accesses.iter().for_each(|i| s.needs[i.index()] = true);
         let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], known);
-        s.needs.iter_mut().for_each(|x| *x = false);
-        safe.iter().for_each(|i| s.needs[i.index()] = true);
-        candidates.retain(|c| c.accesses.iter().all(|i| s.needs[i.index()]));
-    }
-    let mut changed = false;
-    for c in candidates {
-        match c.plan {
-            Plan::Delete {
-                header,
-                exit,
-                entering,
-                phis,
-            } => {
-                bypass(
-                    &mut module.funcs[fid.index()],
-                    header,
-                    exit,
-                    &entering,
-                    &phis,
-                );
-                stats.add("dce", "dead_loops_removed", 1);
-            }
-            Plan::Stores(stores) => {
-                module.funcs[fid.index()].remove_insts(&stores);
-                stats.add("dce", "stores_in_loops_without_exit", stores.len() as u64);
-            }
+        if safe.len() < accesses.len() {
+            return false;
         }
-        changed = true;
     }
-    changed
+    let func = &mut module.funcs[fid.index()];
+    match plan {
+        Plan::Delete {
+            header,
+            exit,
+            entering,
+            phis,
+        } => {
+            bypass(func, header, exit, &entering, &phis);
+            stats.add("dce", "dead_loops_removed", 1);
+        }
+        Plan::Stores(stores) => {
+            func.remove_insts(&stores);
+            stats.add("dce", "stores_in_loops_without_exit", stores.len() as u64);
+        }
+    }
+    true
 }
 
-/// Whether some block's terminator targets a block `h` placed no later
-/// than it, and the blocks placed from `h` to it (where a loop usually
-/// lies) could hold a loop for one of the rules ([`may_hold_a_rule`]): a
-/// cheap filter before any analysis; `pos` is reused storage.
-fn jumps_back(f: &Function, pos: &mut Vec<u32>) -> bool {
+/// The first run of the layout (module header) that may hold a loop for
+/// one of the rules ([`may_hold_a_rule`]); `pos` is reused storage.
+fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
     pos.clear();
     pos.resize(f.blocks.len(), 0);
     for (k, &b) in f.layout.iter().enumerate() {
         pos[b.index()] = k as u32 + 1;
+    }
+    for (k, &b) in f.layout.iter().enumerate() {
         let Some(t) = f.terminator(b) else {
             continue;
         };
         for h in f.inst(t).kind.successors() {
-            match pos.get(h.index()) {
-                Some(&p) if p != 0 && may_hold_a_rule(f, p as usize - 1, k, pos) => return true,
-                _ => {}
+            let p = pos.get(h.index()).copied().unwrap_or(0) as usize;
+            // The function's entry has a way in from outside every run.
+            if p > 1 && p <= k + 1 {
+                if let Some(exit) = may_hold_a_rule(f, p - 1, k, pos) {
+                    return Some((p - 1, k, exit));
+                }
             }
         }
     }
-    false
+    None
 }
 
-/// Whether the layout blocks `first..=last` (placed: their `pos` is set,
-/// later ones' is 0) call nothing, take no step, end in `jmp`/`br` only,
-/// and either store and never leave the range, or store nothing, leave it
-/// for one block only, and define no value used outside it.
-fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> bool {
+/// Whether the layout blocks `first..=last` are entered from outside only
+/// at the first, call nothing, take no step, end in `jmp`/`br` only, and
+/// either store and never leave the run (`Some(None)`), or store nothing,
+/// leave it for one block only (`Some(Some(exit))`) and define no value
+/// used outside it.
+fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> Option<Option<Block>> {
     let range = &f.layout[first..=last];
     let outside = |x: Block| {
         let p = pos.get(x.index()).copied().unwrap_or(0) as usize;
@@ -198,57 +163,54 @@ fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> bool
             match kind {
                 InstKind::Call { .. }
                 | InstKind::Load { volatile: true, .. }
-                | InstKind::Store { volatile: true, .. } => return false,
+                | InstKind::Store { volatile: true, .. } => return None,
                 InstKind::Store { .. } => stores = true,
                 InstKind::Jmp(_) | InstKind::Br(..) => {
                     for x in kind.successors().filter(|&x| outside(x)) {
                         if exit.is_some_and(|e| e != x) {
-                            return false;
+                            return None;
                         }
                         exit = Some(x);
                     }
                 }
-                k if k.is_terminator() => return false,
+                k if k.is_terminator() => return None,
                 _ => {}
             }
         }
     }
     match (stores, exit) {
-        (true, None) => true,
-        (false, Some(_)) => !used_outside(f, |b| !outside(b)),
-        _ => false,
+        (true, None) | (false, Some(_)) => {}
+        _ => return None,
     }
+    // One way in, at the first block.
+    let h = range[0];
+    let entered_elsewhere = f.layout.iter().filter(|&&b| outside(b)).any(|&b| {
+        f.terminator(b)
+            .is_some_and(|t| f.inst(t).kind.successors().any(|x| x != h && !outside(x)))
+    });
+    if entered_elsewhere || (exit.is_some() && used_outside(f, |b| !outside(b))) {
+        return None;
+    }
+    Some(exit)
 }
 
-/// The plan for loop `lp` if it passes every test but the known checks
-/// (module header). `inside` marks its blocks; with `deleting`, a loop
-/// was already chosen for deletion and only stores are looked for (one
-/// deletion per run keeps the CFG the others were judged on).
+/// The plan for the run `blocks` (marked in `inside`) leaving for `exit`,
+/// if its instructions pass (module header), with the accesses whose
+/// checks must be known.
 fn candidate(
     m: &Module,
     f: &Function,
-    lp: &ir::Loop,
-    cfg: &Cfg,
+    blocks: &[Block],
     inside: &[bool],
-    deleting: bool,
-) -> Option<Candidate> {
-    let exit = match lp.exits.as_slice() {
-        [] => None,
-        [e] if !deleting => Some(*e),
-        _ => return None,
-    };
+    exit: Option<Block>,
+) -> Option<(Plan, Vec<Inst>)> {
     let mut accesses = Vec::new();
     let mut stores = Vec::new();
-    for &b in &lp.blocks {
+    for &b in blocks {
         for &i in &f.blocks[b.index()].insts {
             let kind = &f.inst(i).kind;
             match kind {
                 InstKind::Jmp(_) | InstKind::Br(..) | InstKind::Phi(_) => continue,
-                InstKind::Call { .. }
-                | InstKind::Load { volatile: true, .. }
-                | InstKind::Store { volatile: true, .. } => return None,
-                _ if kind.is_terminator() => return None,
-                InstKind::Store { .. } if exit.is_some() => return None,
                 InstKind::Store { .. } => stores.push(i),
                 _ => {}
             }
@@ -257,54 +219,49 @@ fn candidate(
                 checked_by(kind)?;
                 accesses.push(i);
             }
-            if exit.is_some()
-                && !eff
-                    .writes
-                    .iter()
-                    .all(|&w| w == ir::effects::HeapNode::Alloc)
-            {
+            if exit.is_some() && !eff.writes.iter().all(|&w| w == HeapNode::Alloc) {
                 return None;
             }
         }
     }
     let plan = match exit {
-        None if stores.is_empty() => return None,
         None => Plan::Stores(stores),
         Some(e) => {
-            let (entering, phis) = deletable(f, lp, cfg, inside, e)?;
+            let (entering, phis) = deletable(f, blocks[0], inside, e)?;
             Plan::Delete {
-                header: lp.header,
+                header: blocks[0],
                 exit: e,
                 entering,
                 phis,
             }
         }
     };
-    Some(Candidate { plan, accesses })
+    Some((plan, accesses))
 }
 
-/// Whether the loop (blocks `inside`, exit `e`) can be bypassed: no value
-/// of it is used outside it, `e`'s phis take one value from outside on all
-/// the loop's edges, and an entering block that also jumps to `e` gives
-/// that same value. The entering blocks, and each phi of `e` with its value.
-fn deletable(f: &Function, lp: &ir::Loop, cfg: &Cfg, inside: &[bool], e: Block) -> Option<Entries> {
-    if used_outside(f, |b| inside[b.index()]) {
-        return None;
-    }
-    let entering: Vec<Block> = cfg
-        .preds(lp.header)
+/// Whether the run (blocks `inside`, header `h`, exit `e`) can be
+/// bypassed: `e`'s phis take one value on all the run's edges, and an
+/// entering block that also jumps to `e` gives that same value. The
+/// entering blocks, and each phi of `e` with its value.
+fn deletable(f: &Function, h: Block, inside: &[bool], e: Block) -> Option<Entries> {
+    let entering: Vec<Block> = f
+        .layout
         .iter()
         .copied()
-        .filter(|p| !inside[p.index()])
+        .filter(|b| !inside[b.index()])
+        .filter(|&b| {
+            f.terminator(b)
+                .is_some_and(|t| f.inst(t).kind.successors().any(|x| x == h))
+        })
         .collect();
     let mut phis = Vec::new();
     for &i in &f.blocks[e.index()].insts {
         let InstKind::Phi(entries) = &f.inst(i).kind else {
             break;
         };
-        let mut from_loop = entries.iter().filter(|(p, _)| inside[p.index()]);
-        let &(_, v) = from_loop.next()?;
-        if from_loop.any(|&(_, w)| w != v) {
+        let mut from_run = entries.iter().filter(|(p, _)| inside[p.index()]);
+        let &(_, v) = from_run.next()?;
+        if from_run.any(|&(_, w)| w != v) {
             return None;
         }
         let clash = entries
