@@ -22,7 +22,7 @@
 //! since what made it known dominates everything the check dominated.
 
 use crate::copies::CopyRoots;
-use crate::edge_facts::{cond_root, entry_fact};
+use crate::edge_facts::{entry_fact, implied_facts, IMPLIED_DEPTH};
 use ir::effects::{checked_by, inst_effects, Checked};
 use ir::{Block, Cfg, Function, Inst, InstKind, Module, Value};
 use rustc_hash::FxHashMap;
@@ -161,11 +161,14 @@ impl Known<'_> {
             .cfg
             .filter(|_| b != self.f.entry())
             .and_then(|cfg| entry_fact(self.f, cfg, b));
-        if let Some((v, true)) = fact {
-            let v = self.root(v);
-            if self.f.value_type(v).is_ref() && self.s.wanted[v.index()] {
-                self.s.facts.add(Checked::NonNull(v), true);
-            }
+        if let Some((c, nonzero)) = fact {
+            let (f, s) = (self.f, &mut *self.s);
+            implied_facts(f, c, nonzero, IMPLIED_DEPTH, &mut |v, nonzero| {
+                let v = s.roots.root(f, v);
+                if nonzero && f.value_type(v).is_ref() && s.wanted[v.index()] {
+                    s.facts.add(Checked::NonNull(v), true);
+                }
+            });
         }
         for &inst in &self.f.blocks[b.index()].insts {
             if is_check(inst) {
@@ -260,16 +263,23 @@ fn worth_a_walk(
     s.checkers.resize(n, 0);
     for inst in f.inst_iter() {
         let kind = &f.inst(inst).kind;
-        let base = match *kind {
+        match *kind {
             // A null test teaches its reference on one edge (not in a
-            // function of one block, which has no `br`).
-            InstKind::Br(c, ..) => Some(cond_root(f, c).0).filter(|&v| f.value_type(v).is_ref()),
-            _ => checked_by(kind).map(Checked::base),
-        };
-        if let Some(base) = base {
-            let b = s.roots.root(f, base).index();
-            s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
-            s.wanted[b] |= is_check(inst);
+            // function of one block, which has no `br`); so do the null
+            // tests `and`ed into one.
+            InstKind::Br(c, ..) => implied_facts(f, c, true, IMPLIED_DEPTH, &mut |v, _| {
+                if f.value_type(v).is_ref() {
+                    let b = s.roots.root(f, v).index();
+                    s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
+                }
+            }),
+            _ => {
+                if let Some(base) = checked_by(kind).map(Checked::base) {
+                    let b = s.roots.root(f, base).index();
+                    s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
+                    s.wanted[b] |= is_check(inst);
+                }
+            }
         }
     }
     (0..n).any(|v| {

@@ -2,7 +2,8 @@
 //!
 //! First cuts each block after a trap certain to happen
 //! ([`crate::certain_traps`]) and folds branches only one entry edge decides
-//! ([`crate::decided_branches`]: loop bodies that never run). Then removes blocks no path from the entry reaches (fixing the phis of their
+//! ([`crate::decided_branches`]: loop bodies that never run), and deletes
+//! loops whose work is never observed ([`crate::dead_loops`]). Then removes blocks no path from the entry reaches (fixing the phis of their
 //! successors), then every instruction whose result nothing live uses and whose
 //! effects allow removal: it writes nothing but the allocator's state and can
 //! trap at most on resource limits (IR.md §7 makes those runs inconclusive).
@@ -70,27 +71,49 @@ fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut 
     edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
     edited |= crate::decided_branches::fold_decided_branches(func, stats);
     edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-    if !edited {
-        // The folds found nothing, and removing dead code gives them nothing
-        // to find (it keeps the CFG and every live instruction, and a load
-        // becomes the check that traps exactly when it does): a second run
-        // would change nothing.
+    let folded = edited;
+    edited |= remove_all_dead_insts(module, i, stats, scratch);
+    // Loops are deleted once dead code is gone, so that a loop whose values
+    // only dead instructions used goes in this run.
+    let Scratch { loops, checks, .. } = scratch;
+    let loop_deleted =
+        crate::dead_loops::fold_dead_loops(module, FuncId::new(i), loops, checks, stats);
+    if loop_deleted {
+        remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+        remove_all_dead_insts(module, i, stats, scratch);
+        edited = true;
+    } else if !folded {
+        // The folds found nothing, the loop rule found nothing after dead
+        // code went, and removing dead code gives the folds nothing to find
+        // (it keeps the CFG and every live instruction, and a load becomes
+        // the check that traps exactly when it does): a second run would
+        // change nothing.
         crate::per_function::report_at_fixed_point(i);
     }
-    // Removing checks may leave what only they used dead: once
-    // more. The checks that stayed stay (removing code adds no
-    // fact); only loads made checks then are asked about.
+    edited
+}
+
+/// Removes dead instructions of function `i` until no check goes: removing
+/// checks may leave what only they used dead. The checks that stayed stay
+/// (removing code adds no fact); only loads made checks then are asked
+/// about. Returns whether anything changed.
+fn remove_all_dead_insts(
+    module: &mut Module,
+    i: usize,
+    stats: &mut Stats,
+    scratch: &mut Scratch,
+) -> bool {
+    let mut edited = false;
     let mut first = true;
     loop {
         let (insts_edited, checks_went) =
             remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
         edited |= insts_edited;
         if !checks_went {
-            break;
+            return edited;
         }
         first = false;
     }
-    edited
 }
 
 thread_local! {
@@ -108,6 +131,8 @@ struct Scratch {
     insts: Vec<Inst>,
     /// The known-checked analysis's storage.
     checks: crate::checks::Scratch,
+    /// The dead-loop rules' storage.
+    loops: crate::dead_loops::Scratch,
 }
 
 /// Liveness marks of an instruction during [`remove_dead_insts`].

@@ -26,6 +26,7 @@
 
 use crate::certain_traps::drop_phi_entries;
 use crate::stats::Stats;
+use ir::effects::local_inst_effects;
 use ir::{BinOp, Block, Function, InstKind, Value, ValueDef};
 use smallvec::SmallVec;
 
@@ -59,9 +60,78 @@ pub(crate) fn fold_decided_branches(func: &mut Function, stats: &mut Stats) -> b
             }
             stats.add("dce", "back_edges_never_taken", latches.len() as u64);
             changed = true;
+        } else if let Some((q, exit)) = back_edge_taken_once(func, h, &mut walk) {
+            let term = func.terminator(q).expect("back_edge_taken_once saw a jmp");
+            func.insts[term.index()].kind = InstKind::Jmp(exit);
+            drop_phi_entries(func, h, q);
+            stats.add("dce", "back_edges_taken_once", 1);
+            changed = true;
         }
     }
     changed
+}
+
+/// A loop tested at its top that runs its body at most once per entry
+/// (issue 13): header `h` with two predecessors, its entry `p` and a latch
+/// `q` it dominates, ending in `jmp h`; `h` ends in `br c` and holds no
+/// instruction with effects. If `c` on a visit from `q` right after one
+/// from `p` ([`eval_second_visit`]: the phis' `q` values computed from
+/// their constant `p` values, `phi [p: 0], [q: add %i, 1]` with `slt %i,
+/// 1`) picks the exit `s` (no phis), and no block reachable from `s`
+/// without passing `h` is `q` or uses a value of `h`, then `q` may jump to
+/// `s` itself: the back edge goes and the body runs once per entry. Why:
+/// take the first visit from `q` that would not go to `s`; the visit
+/// before it was not from `q` (that one went to `s`, from where `q` is
+/// reached only through `h`), so it was from `p`, and `c` picks `s` — a
+/// contradiction. The skipped visit computes nothing used after `s`.
+/// The latch and exit, when it applies.
+fn back_edge_taken_once(func: &Function, h: Block, walk: &mut Walk) -> Option<(Block, Block)> {
+    let insts = &func.blocks[h.index()].insts;
+    let InstKind::Phi(first) = &func.inst(*insts.first()?).kind else {
+        return None;
+    };
+    let &[(a, _), (b, _)] = first.as_slice() else {
+        return None;
+    };
+    let InstKind::Br(c, t, e) = func.inst(func.terminator(h)?).kind else {
+        return None;
+    };
+    let is_latch = |q: Block| {
+        q != h
+            && func
+                .terminator(q)
+                .is_some_and(|j| func.inst(j).kind == InstKind::Jmp(h))
+    };
+    if t == e {
+        return None;
+    }
+    for (p, q) in [(a, b), (b, a)] {
+        if !is_latch(q) || walk.walks + 2 > MAX_WALKS {
+            continue;
+        }
+        let Some(k) = eval_second_visit(func, h, p, q, c) else {
+            continue;
+        };
+        let s = if k != 0 { t } else { e };
+        if s == h
+            || func.blocks[s.index()]
+                .insts
+                .first()
+                .is_none_or(|&i| func.inst(i).kind.is_phi())
+        {
+            continue;
+        }
+        let pure = insts[..insts.len() - 1].iter().all(|&i| {
+            func.inst(i).kind.is_phi() || local_inst_effects(func, i).is_some_and(|x| x.is_pure())
+        });
+        if pure
+            && walk.only_pred_reachable(func, h, None, p, [q].into_iter())
+            && walk.only_s_reaches_nothing_of(func, h, s, q)
+        {
+            return Some((q, s));
+        }
+    }
+    None
 }
 
 /// The latches of block `h` whose back edges are never taken, each with
@@ -160,6 +230,27 @@ fn decided_on_entry(func: &Function, h: Block, walk: &mut Walk) -> Option<(Block
 /// it one (wherever they are: a value with a phi of `h` among its leaves is
 /// computed after `h`, from that visit's phis).
 fn eval(func: &Function, h: Block, p: Block, v: Value, depth: u32) -> Option<i64> {
+    eval_after(func, h, (p, None), v, depth)
+}
+
+/// [`eval`] on a visit of `h` entered from `q` right after a visit
+/// entered from `p`: the phis hold their values from `q`, each computed (by
+/// pure operations) from the phis at their (constant) values from `p`.
+fn eval_second_visit(func: &Function, h: Block, p: Block, q: Block, v: Value) -> Option<i64> {
+    eval_after(func, h, (q, Some(p)), v, MAX_DEPTH)
+}
+
+/// [`eval`] with the phis of `h` at their values from `edge.0`: constants,
+/// or, with `edge.1 = Some(p)`, values computed from the phis at their
+/// values from `p` (see [`eval_second_visit`]).
+fn eval_after(
+    func: &Function,
+    h: Block,
+    edge: (Block, Option<Block>),
+    v: Value,
+    depth: u32,
+) -> Option<i64> {
+    let p = edge.0;
     let i = match func.value_def(v) {
         ValueDef::Const(k) => return Some(k),
         ValueDef::Inst(i) if depth > 0 => i,
@@ -172,20 +263,30 @@ fn eval(func: &Function, h: Block, p: Block, v: Value, depth: u32) -> Option<i64
         // back edge is the previous iteration's.
         InstKind::Phi(entries) if data.block == Some(h) => {
             let &(_, x) = entries.iter().find(|&&(q, _)| q == p)?;
-            func.as_const(x)
+            match edge.1 {
+                Some(before) => eval(func, h, before, x, d),
+                None => func.as_const(x),
+            }
         }
         InstKind::Binary(op, a, b) => {
-            let (x, y) = (eval(func, h, p, *a, d), eval(func, h, p, *b, d));
+            let (x, y) = (
+                eval_after(func, h, edge, *a, d),
+                eval_after(func, h, edge, *b, d),
+            );
             match (x, y) {
                 (Some(x), Some(y)) => op.eval(x, y),
                 (Some(k), None) | (None, Some(k)) => absorbs(*op, k, x.is_some()),
                 (None, None) => None,
             }
         }
-        InstKind::Unary(op, a) => Some(op.eval(eval(func, h, p, *a, d)?)),
+        InstKind::Unary(op, a) => Some(op.eval(eval_after(func, h, edge, *a, d)?)),
         InstKind::Select(c, a, b) => {
-            let pick = if eval(func, h, p, *c, d)? != 0 { a } else { b };
-            eval(func, h, p, *pick, d)
+            let pick = if eval_after(func, h, edge, *c, d)? != 0 {
+                a
+            } else {
+                b
+            };
+            eval_after(func, h, edge, *pick, d)
         }
         _ => None,
     }
@@ -220,6 +321,44 @@ pub(crate) struct Walk {
 }
 
 impl Walk {
+    /// Whether the blocks reachable from `s` without passing `h` do not
+    /// include `q` and use no value defined in `h` ([`back_edge_taken_once`]).
+    fn only_s_reaches_nothing_of(&mut self, func: &Function, h: Block, s: Block, q: Block) -> bool {
+        self.walks += 1;
+        let Walk { seen, stack, .. } = self;
+        seen.clear();
+        seen.resize(func.blocks.len(), false);
+        stack.clear();
+        stack.push(s);
+        seen[s.index()] = true;
+        seen[h.index()] = true;
+        let in_h = |v: Value| {
+            func.def_inst(v)
+                .is_some_and(|d| func.inst(d).block == Some(h))
+        };
+        while let Some(b) = stack.pop() {
+            if b == q {
+                return false;
+            }
+            for &i in &func.blocks[b.index()].insts {
+                let mut uses = false;
+                func.inst(i).kind.for_each_operand(|v| uses |= in_h(v));
+                if uses {
+                    return false;
+                }
+            }
+            if let Some(t) = func.terminator(b) {
+                for x in func.inst(t).kind.successors() {
+                    if !seen[x.index()] {
+                        seen[x.index()] = true;
+                        stack.push(x);
+                    }
+                }
+            }
+        }
+        true
+    }
+
     /// Whether, with `h` jumping only to `s` (nowhere if `None`), no
     /// predecessor of `h` in `preds` other than `p` is reachable from the entry.
     pub(crate) fn only_pred_reachable(

@@ -53,3 +53,42 @@ pub fn entry_fact(func: &Function, cfg: &Cfg, b: Block) -> Option<(Value, bool)>
     // when that equals `direct`.
     Some((root, (b == x) == direct))
 }
+
+/// How many `and`/`or` levels [`implied_facts`] looks through.
+pub const IMPLIED_DEPTH: u32 = 2;
+
+/// Call `f` with every (root, non-zero) fact that `c` being non-zero
+/// (`nonzero`) or zero implies: its [`cond_root`]'s, and those of the
+/// operands of a bitwise `and` known non-zero (`a & b != 0` needs `a != 0`
+/// and `b != 0`) or of an `or` known zero, `depth` levels deep (issue 13:
+/// a loop test `and (slt %i, n), (ne %p, null)` makes %p non-null in the
+/// body).
+pub fn implied_facts(
+    func: &Function,
+    c: Value,
+    nonzero: bool,
+    depth: u32,
+    f: &mut impl FnMut(Value, bool),
+) {
+    let (root, direct) = cond_root(func, c);
+    let root_nonzero = nonzero == direct;
+    f(root, root_nonzero);
+    let Some(d) = func.def_inst(root).filter(|_| depth > 0) else {
+        return;
+    };
+    let data = &func.insts[d.index()];
+    if data.block.is_none() {
+        return;
+    }
+    if let InstKind::Binary(op, a, b) = data.kind {
+        let splits = match op {
+            BinOp::And => root_nonzero,
+            BinOp::Or => !root_nonzero,
+            _ => false,
+        };
+        if splits {
+            implied_facts(func, a, root_nonzero, depth - 1, f);
+            implied_facts(func, b, root_nonzero, depth - 1, f);
+        }
+    }
+}

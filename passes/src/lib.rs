@@ -10,6 +10,7 @@ mod certain_traps;
 pub mod checks;
 pub mod copies;
 pub mod dce;
+mod dead_loops;
 mod decided_branches;
 pub mod edge_facts;
 pub mod effects;

@@ -14,6 +14,7 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
     ("dce", "back_edges_never_taken"),
+    ("dce", "back_edges_taken_once"),
     ("dce", "blocks_removed"),
     ("dce", "branches_decided_on_entry"),
     ("dce", "certain_trap_operands_dropped"),
@@ -21,12 +22,14 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "certain_traps_to_checks"),
     ("dce", "checks_known_from_branches"),
     ("dce", "checks_removed"),
+    ("dce", "dead_loops_removed"),
     ("dce", "first_visit_traps"),
     ("dce", "insts_after_certain_trap"),
     ("dce", "insts_removed"),
     ("dce", "loads_removed_checked"),
     ("dce", "loads_to_checks"),
     ("dce", "phis_removed"),
+    ("dce", "stores_in_loops_without_exit"),
     ("gvn", "congruent_phis"),
     ("gvn", "guards_merged"),
     ("gvn", "loads_merged"),

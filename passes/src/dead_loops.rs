@@ -1,0 +1,319 @@
+//! Loops whose work is never observed (run by `dce`, issue 13).
+//!
+//! Two rules over the loops of a function, each a run of blocks `h ..= l` of
+//! the layout where `l` jumps back to `h` and every edge into the run from
+//! outside goes to `h` (so `h` dominates it: a natural loop, and anything
+//! the run holds besides), whose terminators are all `jmp`/`br` and whose
+//! instructions cannot trap: each asked of
+//! [`ir::effects::inst_effects`] — a trap at most on a resource limit, or a
+//! plain (not volatile) access, `len` or check whose null or bounds check
+//! the known-checked analysis ([`crate::checks`]) finds already made where
+//! it stands — and that call nothing:
+//!
+//! - **A loop without effects** (`dce.dead_loops_removed`): one exit block
+//!   `e`, every instruction removable when unused (no store), no value of
+//!   the loop used outside it, and `e`'s phis taking one value from outside
+//!   the loop on all its loop edges. The loop's entering edges go to `e`
+//!   (with those phi values) and the loop is left unreachable. Sound without
+//!   proving that the loop ends: a run that enters it either leaves it for
+//!   `e` with the heap and trace it entered with (nothing in it writes, steps
+//!   or traps), or never leaves it and runs out of fuel, and an input whose
+//!   original run is out of fuel is inconclusive (IR.md §7; the oracle skips
+//!   it before comparing anything, the never-worse count included).
+//! - **Stores in a loop with no exit** (`dce.stores_in_loops_without_exit`):
+//!   a loop no edge leaves, with no `ret` or `unreachable`, never ends once
+//!   entered and shows nothing (it cannot trap, and takes no environment
+//!   step): every run that enters it is inconclusive, so its stores are
+//!   never observed and go.
+//!
+//! Cost: one look at each block's terminator finds the runs; the first
+//! run that passes every test but the known checks is the only one looked
+//! at further, and the known-checked analysis runs only for its accesses
+//! (no CFG, dominator tree or loop forest otherwise).
+
+use crate::checks;
+use crate::stats::Stats;
+use ir::effects::{checked_by, inst_effects, HeapNode, Traps};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, Value};
+
+/// Storage reused from function to function.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// Per block slot: its position in the layout, plus one (0: not placed).
+    pos: Vec<u32>,
+    /// Per block slot: in the run being looked at.
+    inside: Vec<bool>,
+    /// Per instruction: an access whose check must be known.
+    needs: Vec<bool>,
+}
+
+/// What a run that passed the structural tests is a candidate for.
+enum Plan {
+    /// Delete the run: its header, its one exit, the blocks entering it
+    /// and the value each phi of the exit takes from it.
+    Delete {
+        header: Block,
+        exit: Block,
+        entering: Vec<Block>,
+        phis: Vec<(Inst, Value)>,
+    },
+    /// Delete these stores.
+    Stores(Vec<Inst>),
+}
+
+/// The blocks entering a run to delete, and each phi of its exit with the
+/// value it takes from the run.
+type Entries = (Vec<Block>, Vec<(Inst, Value)>);
+
+/// A run of layout blocks: the first and last position, and the one block
+/// it leaves for (`None`: it never leaves).
+type Run = (usize, usize, Option<Block>);
+
+/// Apply one of the rules (module header) to function `fid`. Whether it
+/// changed.
+pub(crate) fn fold_dead_loops(
+    module: &mut Module,
+    fid: FuncId,
+    s: &mut Scratch,
+    known: &mut checks::Scratch,
+    stats: &mut Stats,
+) -> bool {
+    let f = &module.funcs[fid.index()];
+    if f.layout.len() < 2 {
+        return false;
+    }
+    let Some((first, last, exit)) = find_run(f, &mut s.pos) else {
+        return false;
+    };
+    let blocks = &f.layout[first..=last];
+    s.inside.clear();
+    s.inside.resize(f.blocks.len(), false);
+    blocks.iter().for_each(|b| s.inside[b.index()] = true);
+    let Some((plan, accesses)) = candidate(module, f, blocks, &s.inside, exit) else {
+        return false;
+    };
+    if !accesses.is_empty() {
+        s.needs.clear();
+        s.needs.resize(f.insts.len(), false);
+        accesses.iter().for_each(|i| s.needs[i.index()] = true);
+        let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], known);
+        if safe.len() < accesses.len() {
+            return false;
+        }
+    }
+    let func = &mut module.funcs[fid.index()];
+    match plan {
+        Plan::Delete {
+            header,
+            exit,
+            entering,
+            phis,
+        } => {
+            bypass(func, header, exit, &entering, &phis);
+            stats.add("dce", "dead_loops_removed", 1);
+        }
+        Plan::Stores(stores) => {
+            func.remove_insts(&stores);
+            stats.add("dce", "stores_in_loops_without_exit", stores.len() as u64);
+        }
+    }
+    true
+}
+
+/// The first run of the layout (module header) that may hold a loop for
+/// one of the rules ([`may_hold_a_rule`]); `pos` is reused storage.
+fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
+    pos.clear();
+    pos.resize(f.blocks.len(), 0);
+    for (k, &b) in f.layout.iter().enumerate() {
+        pos[b.index()] = k as u32 + 1;
+    }
+    for (k, &b) in f.layout.iter().enumerate() {
+        let Some(t) = f.terminator(b) else {
+            continue;
+        };
+        for h in f.inst(t).kind.successors() {
+            let p = pos.get(h.index()).copied().unwrap_or(0) as usize;
+            // The function's entry has a way in from outside every run.
+            if p > 1 && p <= k + 1 {
+                if let Some(exit) = may_hold_a_rule(f, p - 1, k, pos) {
+                    return Some((p - 1, k, exit));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether the layout blocks `first..=last` are entered from outside only
+/// at the first, call nothing, take no step, end in `jmp`/`br` only, and
+/// either store and never leave the run (`Some(None)`), or store nothing,
+/// leave it for one block only (`Some(Some(exit))`) and define no value
+/// used outside it.
+fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> Option<Option<Block>> {
+    let range = &f.layout[first..=last];
+    let outside = |x: Block| {
+        let p = pos.get(x.index()).copied().unwrap_or(0) as usize;
+        p <= first || p > last + 1
+    };
+    let (mut stores, mut exit) = (false, None);
+    for &b in range {
+        for &i in &f.blocks[b.index()].insts {
+            let kind = &f.inst(i).kind;
+            match kind {
+                InstKind::Call { .. }
+                | InstKind::Load { volatile: true, .. }
+                | InstKind::Store { volatile: true, .. } => return None,
+                InstKind::Store { .. } => stores = true,
+                InstKind::Jmp(_) | InstKind::Br(..) => {
+                    for x in kind.successors().filter(|&x| outside(x)) {
+                        if exit.is_some_and(|e| e != x) {
+                            return None;
+                        }
+                        exit = Some(x);
+                    }
+                }
+                k if k.is_terminator() => return None,
+                _ => {}
+            }
+        }
+    }
+    match (stores, exit) {
+        (true, None) | (false, Some(_)) => {}
+        _ => return None,
+    }
+    // One way in, at the first block.
+    let h = range[0];
+    let entered_elsewhere = f.layout.iter().filter(|&&b| outside(b)).any(|&b| {
+        f.terminator(b)
+            .is_some_and(|t| f.inst(t).kind.successors().any(|x| x != h && !outside(x)))
+    });
+    if entered_elsewhere || (exit.is_some() && used_outside(f, |b| !outside(b))) {
+        return None;
+    }
+    Some(exit)
+}
+
+/// The plan for the run `blocks` (marked in `inside`) leaving for `exit`,
+/// if its instructions pass (module header), with the accesses whose
+/// checks must be known.
+fn candidate(
+    m: &Module,
+    f: &Function,
+    blocks: &[Block],
+    inside: &[bool],
+    exit: Option<Block>,
+) -> Option<(Plan, Vec<Inst>)> {
+    let mut accesses = Vec::new();
+    let mut stores = Vec::new();
+    for &b in blocks {
+        for &i in &f.blocks[b.index()].insts {
+            let kind = &f.inst(i).kind;
+            match kind {
+                InstKind::Jmp(_) | InstKind::Br(..) | InstKind::Phi(_) => continue,
+                InstKind::Store { .. } => stores.push(i),
+                _ => {}
+            }
+            let eff = inst_effects(m, f, i);
+            if eff.traps == Traps::May {
+                checked_by(kind)?;
+                accesses.push(i);
+            }
+            if exit.is_some() && !eff.writes.iter().all(|&w| w == HeapNode::Alloc) {
+                return None;
+            }
+        }
+    }
+    let plan = match exit {
+        None => Plan::Stores(stores),
+        Some(e) => {
+            let (entering, phis) = deletable(f, blocks[0], inside, e)?;
+            Plan::Delete {
+                header: blocks[0],
+                exit: e,
+                entering,
+                phis,
+            }
+        }
+    };
+    Some((plan, accesses))
+}
+
+/// Whether the run (blocks `inside`, header `h`, exit `e`) can be
+/// bypassed: `e`'s phis take one value on all the run's edges, and an
+/// entering block that also jumps to `e` gives that same value. The
+/// entering blocks, and each phi of `e` with its value.
+fn deletable(f: &Function, h: Block, inside: &[bool], e: Block) -> Option<Entries> {
+    let entering: Vec<Block> = f
+        .layout
+        .iter()
+        .copied()
+        .filter(|b| !inside[b.index()])
+        .filter(|&b| {
+            f.terminator(b)
+                .is_some_and(|t| f.inst(t).kind.successors().any(|x| x == h))
+        })
+        .collect();
+    let mut phis = Vec::new();
+    for &i in &f.blocks[e.index()].insts {
+        let InstKind::Phi(entries) = &f.inst(i).kind else {
+            break;
+        };
+        let mut from_run = entries.iter().filter(|(p, _)| inside[p.index()]);
+        let &(_, v) = from_run.next()?;
+        if from_run.any(|&(_, w)| w != v) {
+            return None;
+        }
+        let clash = entries
+            .iter()
+            .any(|&(p, w)| entering.contains(&p) && w != v);
+        if clash {
+            return None;
+        }
+        phis.push((i, v));
+    }
+    Some((entering, phis))
+}
+
+/// Send the entering edges of a loop (from `preds`) to its exit `e`, each
+/// with the value each phi of `e` takes from the loop (`phis`). The loop
+/// is then unreachable (its header dominates it); DCE removes it and the
+/// phi entries that name it.
+fn bypass(f: &mut Function, header: Block, e: Block, preds: &[Block], phis: &[(Inst, Value)]) {
+    for &p in preds {
+        let t = f.terminator(p).expect("a predecessor ends in a terminator");
+        let kind = &mut f.insts[t.index()].kind;
+        kind.successors_mut()
+            .filter(|x| **x == header)
+            .for_each(|x| *x = e);
+        if let InstKind::Br(_, a, b) = *kind {
+            if a == b {
+                *kind = InstKind::Jmp(a);
+            }
+        }
+    }
+    for &(i, v) in phis {
+        if let InstKind::Phi(entries) = &mut f.insts[i.index()].kind {
+            for &p in preds {
+                if !entries.iter().any(|&(q, _)| q == p) {
+                    entries.push((p, v));
+                }
+            }
+        }
+    }
+}
+
+/// Whether an instruction of a layout block outside those `inside` selects
+/// uses a value defined inside them.
+fn used_outside(f: &Function, inside: impl Fn(Block) -> bool) -> bool {
+    let in_loop = |i: Inst| f.inst(i).block.is_some_and(&inside);
+    f.layout.iter().filter(|&&b| !inside(b)).any(|&b| {
+        f.blocks[b.index()].insts.iter().any(|&i| {
+            let mut used = false;
+            f.inst(i).kind.for_each_operand(|v| {
+                used |= f.def_inst(v).is_some_and(in_loop);
+            });
+            used
+        })
+    })
+}
