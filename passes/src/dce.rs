@@ -24,8 +24,9 @@
 
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::effects::{checked_by, inst_effects, is_check, Effects, Traps};
+use ir::effects::{checked_by, is_check, Effects, Traps};
 use ir::reuse::with_reused;
+use ir::summaries::Summaries;
 use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module};
 use std::cell::RefCell;
 
@@ -45,12 +46,15 @@ impl Pass for Dce {
         // Each function changed is reported, so the pass manager verifies
         // only those again.
         crate::per_function::report_per_function();
+        // What calls of module functions may do (IR.md §8), read before any
+        // edit: DCE only removes, so an edited callee does no more.
+        let calls = Summaries::of(module);
         with_reused(&SCRATCH, |scratch| {
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 let func = &mut module.funcs[i];
-                let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
-                edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
+                let mut edited = crate::certain_traps::fold_certain_traps(func, &calls, stats);
+                edited |= crate::certain_traps::fold_first_visit_traps(func, &calls, stats);
                 edited |= crate::decided_branches::fold_decided_branches(func, stats);
                 edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
                 // Removing checks may leave what only they used dead: once
@@ -59,7 +63,7 @@ impl Pass for Dce {
                 let mut first = true;
                 loop {
                     let (insts_edited, checks_went) =
-                        remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
+                        remove_dead_insts(module, FuncId::new(i), &calls, stats, scratch, first);
                     edited |= insts_edited;
                     if !checks_went {
                         break;
@@ -205,6 +209,7 @@ fn remove_unreachable_blocks(
 fn remove_dead_insts(
     module: &mut Module,
     fid: FuncId,
+    calls: &Summaries,
     stats: &mut Stats,
     scratch: &mut Scratch,
     first: bool,
@@ -226,7 +231,7 @@ fn remove_dead_insts(
         }
         placed += 1;
         let data = func.inst(inst);
-        let eff = (!data.kind.is_terminator()).then(|| inst_effects(module, func, inst));
+        let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
             Some(eff) if trap_only(data, &eff).is_some() => {
@@ -264,7 +269,7 @@ fn remove_dead_insts(
         insts,
         ..
     } = &mut module.funcs[fid.index()];
-    let (mut removed, mut phis, mut converted) = (0u64, 0u64, 0usize);
+    let (mut removed, mut phis, mut converted, mut calls) = (0u64, 0u64, 0usize, 0u64);
     for b in layout.iter() {
         blocks[b.index()].insts.retain(|&i| {
             let data = &mut insts[i.index()];
@@ -281,6 +286,7 @@ fn remove_dead_insts(
                 _ => {
                     removed += 1;
                     phis += u64::from(data.kind.is_phi());
+                    calls += u64::from(matches!(data.kind, InstKind::Call { .. }));
                     data.block = None;
                     false
                 }
@@ -289,6 +295,8 @@ fn remove_dead_insts(
     }
     if removed > 0 {
         stats.add("dce", "insts_removed", removed - phis);
+        // Unused calls of functions whose summary has no effects.
+        stats.add("dce", "calls_without_effects_removed", calls);
         stats.add("dce", "phis_removed", phis);
     }
     let went = ((first && any_check) || converted > 0)

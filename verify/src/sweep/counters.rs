@@ -16,6 +16,8 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "back_edges_never_taken"),
     ("dce", "blocks_removed"),
     ("dce", "branches_decided_on_entry"),
+    ("dce", "calls_never_returning"),
+    ("dce", "calls_without_effects_removed"),
     ("dce", "certain_trap_operands_dropped"),
     ("dce", "certain_traps"),
     ("dce", "certain_traps_to_checks"),
