@@ -470,6 +470,12 @@ fn fresh_len(f: &Function, a: Value) -> Option<i64> {
     }
 }
 
+/// The length of array `a` when it is made by a `newarray` of a constant
+/// length `newarray` accepts (an array's length never changes: IR.md §8).
+pub fn fresh_array_len(f: &Function, a: Value) -> Option<i64> {
+    fresh_len(f, a).filter(|n| (0..=MAX_ARRAY_LEN).contains(n))
+}
+
 /// The constant `v` is: an integer constant, or the `len` of a `newarray`
 /// of constant length.
 fn const_or_fresh_len(f: &Function, v: Value) -> Option<i64> {

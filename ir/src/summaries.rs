@@ -94,6 +94,7 @@ impl Summaries {
 
     /// The effects of instruction `inst` of `f` (a function of `m`), with a
     /// call of a module function summarized.
+    #[inline]
     pub fn inst_effects(&self, m: &Module, f: &crate::Function, inst: crate::Inst) -> Effects {
         match f.insts.get(inst.index()).map(|d| &d.kind) {
             Some(InstKind::Call {

@@ -53,7 +53,8 @@ impl Pass for Dce {
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 let func = &mut module.funcs[i];
-                let mut edited = crate::certain_traps::fold_certain_traps(func, &calls, stats);
+                let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
+                edited |= crate::certain_traps::fold_certain_traps(func, &calls, stats);
                 edited |= crate::certain_traps::fold_first_visit_traps(func, &calls, stats);
                 edited |= crate::decided_branches::fold_decided_branches(func, stats);
                 edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);

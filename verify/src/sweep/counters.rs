@@ -26,6 +26,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "first_visit_traps"),
     ("dce", "insts_after_certain_trap"),
     ("dce", "insts_removed"),
+    ("dce", "lens_of_fresh_arrays"),
     ("dce", "loads_removed_checked"),
     ("dce", "loads_to_checks"),
     ("dce", "phis_removed"),
