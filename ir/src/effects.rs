@@ -18,7 +18,7 @@
 
 use crate::entities::{ExternId, GlobalId, Inst, Value};
 use crate::function::{Function, ValueDef};
-use crate::inst::{Addr, Callee, FieldRef, InstKind};
+use crate::inst::{Addr, BinOp, Callee, FieldRef, InstKind};
 use crate::module::{EffectLoc, Module};
 use crate::types::Type;
 use smallvec::{smallvec, SmallVec};
@@ -470,6 +470,12 @@ fn fresh_len(f: &Function, a: Value) -> Option<i64> {
     }
 }
 
+/// The length of array `a` when it is made by a `newarray` of a constant
+/// length `newarray` accepts (an array's length never changes: IR.md §8).
+pub fn fresh_array_len(f: &Function, a: Value) -> Option<i64> {
+    fresh_len(f, a).filter(|n| (0..=MAX_ARRAY_LEN).contains(n))
+}
+
 /// The constant `v` is: an integer constant, or the `len` of a `newarray`
 /// of constant length.
 fn const_or_fresh_len(f: &Function, v: Value) -> Option<i64> {
@@ -621,7 +627,7 @@ fn addr_node(f: &Function, addr: &Addr) -> HeapNode {
 }
 
 /// Fields trap only through a possibly-null base; elements unless the base is
-/// a `newarray` of constant length and the index a constant below it.
+/// a `newarray` of constant length and the index certainly below it.
 fn addr_traps(f: &Function, addr: &Addr) -> Traps {
     match *addr {
         Addr::Field { base, .. } if !may_be_null(f, base) => Traps::Never,
@@ -631,9 +637,9 @@ fn addr_traps(f: &Function, addr: &Addr) -> Traps {
     }
 }
 
-/// Whether `base` is a `newarray` of constant length (in range) and `index` a
-/// constant in `0..length`: the element access can neither meet `null` nor
-/// leave the bounds.
+/// Whether `base` is a `newarray` of constant length (in range) and `index`
+/// certainly in `0..length` ([`index_range`]): the element access can
+/// neither meet `null` nor leave the bounds.
 fn index_in_fresh_bounds(f: &Function, base: Value, index: Value) -> bool {
     let Some(ValueDef::Inst(i)) = f.values.get(base.index()).map(|d| d.def) else {
         return false;
@@ -641,9 +647,38 @@ fn index_in_fresh_bounds(f: &Function, base: Value, index: Value) -> bool {
     let Some(InstKind::NewArray { len, .. }) = f.insts.get(i.index()).map(|d| &d.kind) else {
         return false;
     };
-    match (f.as_const_checked(*len), f.as_const_checked(index)) {
-        (Some(n), Some(k)) => (0..=MAX_ARRAY_LEN).contains(&n) && (0..n).contains(&k),
+    match (f.as_const_checked(*len), index_range(f, index)) {
+        (Some(n), Some((lo, hi))) => (0..=MAX_ARRAY_LEN).contains(&n) && 0 <= lo && hi < n,
         _ => false,
+    }
+}
+
+/// Bounds `lo..=hi` that integer `v` always lies in, when its definition
+/// gives some: a constant; `and x, c` with a constant `c >= 0` (`0..=c`:
+/// the mask keeps no bit `c` lacks); `lshr x, k` with `k & 63` not 0
+/// (`0..=u64::MAX >> k`). Indices of accesses of fresh arrays are in range
+/// by it (`and %x, 1` indexing a `newarray` of length 3).
+pub fn index_range(f: &Function, v: Value) -> Option<(i64, i64)> {
+    let def = f.values.get(v.index())?.def;
+    let i = match def {
+        ValueDef::Const(k) => return Some((k, k)),
+        ValueDef::Inst(i) => i,
+        _ => return None,
+    };
+    match f.insts.get(i.index()).map(|d| &d.kind)? {
+        InstKind::Binary(BinOp::And, a, b) => {
+            let c = match (f.as_const_checked(*a), f.as_const_checked(*b)) {
+                (_, Some(c)) if c >= 0 => c,
+                (Some(c), _) if c >= 0 => c,
+                _ => return None,
+            };
+            Some((0, c))
+        }
+        InstKind::Binary(BinOp::Lshr, _, k) => {
+            let k = f.as_const_checked(*k)? & 63;
+            (k != 0).then(|| (0, (u64::MAX >> k) as i64))
+        }
+        _ => None,
     }
 }
 

@@ -29,11 +29,16 @@
 use crate::decided_branches::{Walk, MAX_WALKS};
 use crate::stats::Stats;
 use ir::effects::{certain_trap, CertainTrap};
+use ir::summaries::Summaries;
 use ir::{Block, Function, Inst, InstKind, Value};
 
 /// Cut each block that certainly traps on its first visit (module header).
 /// Whether anything changed.
-pub(crate) fn fold_first_visit_traps(func: &mut Function, stats: &mut Stats) -> bool {
+pub(crate) fn fold_first_visit_traps(
+    func: &mut Function,
+    calls: &Summaries,
+    stats: &mut Stats,
+) -> bool {
     let mut walk = Walk::default();
     let mut changed = false;
     for k in 0..func.layout.len() {
@@ -59,7 +64,7 @@ pub(crate) fn fold_first_visit_traps(func: &mut Function, stats: &mut Stats) -> 
             let others = preds.iter().copied().filter(|&q| q != b);
             if walk.only_pred_reachable(func, b, None, p, others) {
                 func.insts[inst.index()].kind = kind;
-                cut_block(func, b, stats);
+                cut_block(func, b, calls, stats);
                 stats.add("dce", "first_visit_traps", 1);
                 changed = true;
                 break;
@@ -111,24 +116,35 @@ fn trap_with_values_from(func: &mut Function, b: Block, p: Block) -> Option<(Ins
     None
 }
 
-/// Cut every block of `func` after its first certain trap. Whether anything changed.
-pub(crate) fn fold_certain_traps(func: &mut Function, stats: &mut Stats) -> bool {
+/// Cut every block of `func` after its first certain trap (or call of a
+/// function that never returns, by `calls`). Whether anything changed.
+pub(crate) fn fold_certain_traps(
+    func: &mut Function,
+    calls: &Summaries,
+    stats: &mut Stats,
+) -> bool {
     let mut changed = false;
     for k in 0..func.layout.len() {
         let b = func.layout[k];
-        changed |= cut_block(func, b, stats);
+        changed |= cut_block(func, b, calls, stats);
     }
     changed
 }
 
-/// Cut block `b` after its first certain trap, if it has one before its terminator.
-fn cut_block(func: &mut Function, b: Block, stats: &mut Stats) -> bool {
+/// Cut block `b` after its first certain trap, if it has one before its
+/// terminator. A call of a function without `ret` ends the block the same
+/// way: control never comes back from it (it traps or runs forever inside).
+fn cut_block(func: &mut Function, b: Block, calls: &Summaries, stats: &mut Stats) -> bool {
     let insts = &func.blocks[b.index()].insts;
-    let Some((pos, how)) = insts
-        .iter()
-        .enumerate()
-        .find_map(|(k, &i)| certain_trap(func, i).map(|how| (k, how)))
-    else {
+    let Some((pos, how)) = insts.iter().enumerate().find_map(|(k, &i)| {
+        certain_trap(func, i)
+            .or_else(|| {
+                calls
+                    .never_returns(&func.inst(i).kind)
+                    .then_some(CertainTrap::Keep)
+            })
+            .map(|how| (k, how))
+    }) else {
         return false;
     };
     let trap = insts[pos];
@@ -164,6 +180,9 @@ fn cut_block(func: &mut Function, b: Block, stats: &mut Stats) -> bool {
     succs.dedup();
     for s in succs {
         drop_phi_entries(func, s, b);
+    }
+    if matches!(func.inst(trap).kind, InstKind::Call { .. }) {
+        stats.add("dce", "calls_never_returning", 1);
     }
     func.append_inst(b, InstKind::Unreachable, None);
     stats.add("dce", "certain_traps", 1);

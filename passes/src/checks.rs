@@ -112,7 +112,7 @@ impl Known<'_> {
         let by_walk = self.s.facts.set.get(&fact).copied();
         let by_def = match fact {
             Checked::NonNull(b) => self.allocated(b),
-            Checked::InBounds(a, i) => self.const_in_bounds(a, i),
+            Checked::InBounds(a, i) => self.fresh_in_bounds(a, i),
         };
         if by_def {
             Some(false)
@@ -121,16 +121,17 @@ impl Known<'_> {
         }
     }
 
-    /// A constant index below the constant length of the `newarray` that made `a`.
-    fn const_in_bounds(&self, a: Value, i: Value) -> bool {
+    /// An index certainly below the constant length of the `newarray` that
+    /// made `a` (`ir::effects::index_range`).
+    fn fresh_in_bounds(&self, a: Value, i: Value) -> bool {
         let Some(d) = self.f.def_inst(a) else {
             return false;
         };
         let InstKind::NewArray { len, .. } = self.f.inst(d).kind else {
             return false;
         };
-        match (self.f.as_const(i), self.f.as_const(len)) {
-            (Some(i), Some(n)) => 0 <= i && i < n,
+        match (ir::effects::index_range(self.f, i), self.f.as_const(len)) {
+            (Some((lo, hi)), Some(n)) => 0 <= lo && hi < n,
             _ => false,
         }
     }

@@ -25,8 +25,9 @@
 
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::effects::{checked_by, inst_effects, is_check, Effects, Traps};
+use ir::effects::{checked_by, is_check, Effects, Traps};
 use ir::reuse::with_reused;
+use ir::summaries::Summaries;
 use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module};
 use std::cell::RefCell;
 
@@ -46,33 +47,50 @@ impl Pass for Dce {
         // Each function changed is reported, so the pass manager verifies
         // only those again.
         crate::per_function::report_per_function();
+        // What calls of module functions may do (IR.md §8), read before any
+        // edit: DCE only removes, so an edited callee does no more.
+        let calls = Summaries::of(module);
         with_reused(&SCRATCH, |scratch| {
+            // A function DCE left at its fixed point stays there only while
+            // the summaries of its callees stay as they were.
+            if scratch.calls.as_ref() != Some(&calls) {
+                crate::per_function::forget_skips();
+            }
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 if crate::per_function::skipped(i) {
                     continue;
                 }
-                let edited =
-                    crate::analyses::in_function(i, || run_function(module, i, stats, scratch));
+                let edited = crate::analyses::in_function(i, || {
+                    run_function(module, i, &calls, stats, scratch)
+                });
                 if edited {
                     crate::per_function::report_changed(i);
                     changed = true;
                 }
             }
+            scratch.calls = Some(calls);
             changed
         })
     }
 }
 
 /// Run DCE's folds and removals on function `i` of `module`; returns whether it changed.
-fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut Scratch) -> bool {
+fn run_function(
+    module: &mut Module,
+    i: usize,
+    calls: &Summaries,
+    stats: &mut Stats,
+    scratch: &mut Scratch,
+) -> bool {
     let func = &mut module.funcs[i];
-    let mut edited = crate::certain_traps::fold_certain_traps(func, stats);
-    edited |= crate::certain_traps::fold_first_visit_traps(func, stats);
+    let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
+    edited |= crate::certain_traps::fold_certain_traps(func, calls, stats);
+    edited |= crate::certain_traps::fold_first_visit_traps(func, calls, stats);
     edited |= crate::decided_branches::fold_decided_branches(func, stats);
     edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
     let folded = edited;
-    edited |= remove_all_dead_insts(module, i, stats, scratch);
+    edited |= remove_all_dead_insts(module, i, calls, stats, scratch);
     // Loops are deleted once dead code is gone, so that a loop whose values
     // only dead instructions used goes in this run.
     let Scratch { loops, checks, .. } = scratch;
@@ -80,7 +98,7 @@ fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut 
         crate::dead_loops::fold_dead_loops(module, FuncId::new(i), loops, checks, stats);
     if loop_deleted {
         remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-        remove_all_dead_insts(module, i, stats, scratch);
+        remove_all_dead_insts(module, i, calls, stats, scratch);
         edited = true;
     } else if !folded {
         // The folds found nothing, the loop rule found nothing after dead
@@ -100,6 +118,7 @@ fn run_function(module: &mut Module, i: usize, stats: &mut Stats, scratch: &mut 
 fn remove_all_dead_insts(
     module: &mut Module,
     i: usize,
+    calls: &Summaries,
     stats: &mut Stats,
     scratch: &mut Scratch,
 ) -> bool {
@@ -107,7 +126,7 @@ fn remove_all_dead_insts(
     let mut first = true;
     loop {
         let (insts_edited, checks_went) =
-            remove_dead_insts(module, FuncId::new(i), stats, scratch, first);
+            remove_dead_insts(module, FuncId::new(i), calls, stats, scratch, first);
         edited |= insts_edited;
         if !checks_went {
             return edited;
@@ -133,6 +152,8 @@ struct Scratch {
     checks: crate::checks::Scratch,
     /// The dead-loop rules' storage.
     loops: crate::dead_loops::Scratch,
+    /// The call summaries of the last run.
+    calls: Option<Summaries>,
 }
 
 /// Liveness marks of an instruction during [`remove_dead_insts`].
@@ -247,6 +268,7 @@ fn remove_unreachable_blocks(
 fn remove_dead_insts(
     module: &mut Module,
     fid: FuncId,
+    calls: &Summaries,
     stats: &mut Stats,
     scratch: &mut Scratch,
     first: bool,
@@ -268,7 +290,7 @@ fn remove_dead_insts(
         }
         placed += 1;
         let data = func.inst(inst);
-        let eff = (!data.kind.is_terminator()).then(|| inst_effects(module, func, inst));
+        let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
             Some(eff) if trap_only(data, &eff).is_some() => {
@@ -306,7 +328,7 @@ fn remove_dead_insts(
         insts,
         ..
     } = &mut module.funcs[fid.index()];
-    let (mut removed, mut phis, mut converted) = (0u64, 0u64, 0usize);
+    let (mut removed, mut phis, mut converted, mut calls) = (0u64, 0u64, 0usize, 0u64);
     for b in layout.iter() {
         blocks[b.index()].insts.retain(|&i| {
             let data = &mut insts[i.index()];
@@ -323,6 +345,7 @@ fn remove_dead_insts(
                 _ => {
                     removed += 1;
                     phis += u64::from(data.kind.is_phi());
+                    calls += u64::from(matches!(data.kind, InstKind::Call { .. }));
                     data.block = None;
                     false
                 }
@@ -331,6 +354,8 @@ fn remove_dead_insts(
     }
     if removed > 0 {
         stats.add("dce", "insts_removed", removed - phis);
+        // Unused calls of functions whose summary has no effects.
+        stats.add("dce", "calls_without_effects_removed", calls);
         stats.add("dce", "phis_removed", phis);
     }
     let went = ((first && any_check) || converted > 0)

@@ -15,6 +15,7 @@ mod decided_branches;
 pub mod edge_facts;
 pub mod effects;
 pub mod escape;
+mod fresh_lens;
 pub mod gvn;
 pub mod lse;
 pub mod manager;

@@ -260,6 +260,9 @@ impl PassManager {
             pass: name.to_string(),
             message,
         })?;
+        if crate::per_function::skips_forgotten() {
+            state.skip.clear();
+        }
         state.after_declarations(name, module, pass.changes_declarations());
         let unchanged = state.after_pass(name, module, changed, reported);
         let decls_may_differ = pass.changes_declarations() && !unchanged;

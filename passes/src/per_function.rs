@@ -25,6 +25,8 @@ struct Report {
     /// Per function (by index): the pass is known to leave it unchanged, so
     /// it need not look at it ([`skipped`]).
     skip: Vec<bool>,
+    /// The pass dropped `skip` ([`forget_skips`]).
+    skips_forgotten: bool,
 }
 
 thread_local! {
@@ -73,6 +75,26 @@ pub fn at_fixed_point_reported(index: usize) -> bool {
     REPORT.with(|r| r.borrow().at_fixed_point.contains(&index))
 }
 
+/// The running pass reads more than each function, the declarations and its
+/// index this time (DCE: call summaries of other functions that changed since
+/// its last run), so what the pass manager knows about the functions it
+/// leaves unchanged does not hold: it visits every function, and the manager
+/// neither skips nor checks skips for this run ([`skips_forgotten`]).
+pub fn forget_skips() {
+    REPORT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.active {
+            r.skip.clear();
+            r.skips_forgotten = true;
+        }
+    });
+}
+
+/// Whether the last pass run inside [`tracked`] called [`forget_skips`].
+pub fn skips_forgotten() -> bool {
+    REPORT.with(|r| r.borrow().skips_forgotten)
+}
+
 /// Whether the running pass may leave function `index` alone: the pass
 /// manager knows the pass leaves it unchanged (see [`tracked`]). A pass
 /// that works function by function asks before each function.
@@ -104,6 +126,7 @@ pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -
         r.at_fixed_point.clear();
         r.skip.clear();
         r.skip.extend_from_slice(skip);
+        r.skips_forgotten = false;
     });
     let guard = Active;
     let out = pass();

@@ -171,10 +171,14 @@ impl<'a> MatchCtx<'a> {
     }
 
     /// `Replace(v)` when `v` has exactly the type of `inst`'s result (so every
-    /// use keeps its meaning and the printed form still parses).
+    /// use keeps its meaning and the printed form still parses), or is the
+    /// `null` constant and the result a reference (`null` fits every
+    /// reference type: docs/language.md, decisions 14 and 15).
     pub fn replace_by(&self, inst: Inst, v: Value) -> Option<Change> {
         let r = self.result(inst)?;
-        (self.ty(r) == self.ty(v)).then_some(Change::Replace(Opnd::Val(v)))
+        self.ty(v)
+            .fits(self.ty(r))
+            .then_some(Change::Replace(Opnd::Val(v)))
     }
 
     /// `Replace(c)` for an `i64` result.

@@ -155,6 +155,23 @@ static RULES: &[Rule] = &[
         -1
     )
     .and_then(|x| cx.replace_by(i, x))),
+    // A comparison is 0 or 1: only bit 0 of the mask matters. The root
+    // repeats `and` once per comparison so that the inner alternation picks
+    // each (docs/smt.md: an alternation of the root's width picks its position).
+    rule!(
+        "and_bool_even",
+        "(and|and|and|and|and|and (eq|ne|slt|sle|ult|ule ?a ?b) #c)",
+        "(= (and #c 1) 0)",
+        "0",
+        |cx, i| and_bool(cx, i, 0).and_then(|_| cx.replace_by_const(i, 0))
+    ),
+    rule!(
+        "and_bool_odd",
+        "(and|and|and|and|and|and (eq|ne|slt|sle|ult|ule ?a ?b) #c)",
+        "(= (and #c 1) 1)",
+        "(eq|ne|slt|sle|ult|ule ?a ?b)",
+        |cx, i| and_bool(cx, i, 1).map(|(op, a, b)| Change::Binary(op, Opnd::Val(a), Opnd::Val(b)))
+    ),
     rule!("or_zero", "(or ?x 0)", "true", "?x", |cx, i| bin_rhs(
         cx,
         i,
@@ -230,6 +247,18 @@ static RULES: &[Rule] = &[
         )
         .and_then(|_| cx.replace_by_const(i, 0))
     ),
+    rule!("ult_zero", "(ult ?x 0)", "true", "0", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Ult,
+        0
+    )
+    .and_then(|_| cx.replace_by_const(i, 0))),
+    rule!("ule_zero", "(ule 0 ?x)", "true", "1", |cx, i| {
+        let (op, a, _) = binary(cx, i)?;
+        (op == BinOp::Ule && cx.konst(a) == Some(0)).then_some(())?;
+        cx.replace_by_const(i, 1)
+    }),
     rule!(
         "shift_zero",
         "(shl|lshr|ashr ?x #c)",
@@ -292,6 +321,7 @@ static RULES: &[Rule] = &[
         "(op ?x (op #c1 #c2))",
         stacked_const
     ),
+    rule!("phi_null", "(phi null self)", "true", "null", phi_null),
     rule!(
         "phi_same",
         "(phi ?v self)",
@@ -299,7 +329,6 @@ static RULES: &[Rule] = &[
         "?v",
         phi_same
     ),
-    rule!("phi_null", "(phi null self)", "true", "null", phi_null),
     rule!(
         "phi_const_web",
         "(op (phi #k1 #k2) #c)",
@@ -335,6 +364,30 @@ fn bin_rhs(cx: &MatchCtx<'_>, inst: Inst, op: BinOp, c: i64) -> Option<Value> {
 fn same_operands(cx: &MatchCtx<'_>, inst: Inst, ops: &[BinOp]) -> Option<Value> {
     let (o, a, b) = binary(cx, inst)?;
     (ops.contains(&o) && a == b).then_some(a)
+}
+
+/// The comparisons a `(and (cmp ?a ?b) #c)` rule matches (those left after
+/// `cmp_flip`).
+const BOOL_CMPS: [BinOp; 6] = [
+    BinOp::Eq,
+    BinOp::Ne,
+    BinOp::Slt,
+    BinOp::Sle,
+    BinOp::Ult,
+    BinOp::Ule,
+];
+
+/// The comparison and its operands when `inst` is `and (cmp a b), c` with
+/// `c & 1 == bit`.
+fn and_bool(cx: &mut MatchCtx<'_>, inst: Inst, bit: i64) -> Option<(BinOp, Value, Value)> {
+    let (op, x, c) = binary(cx, inst)?;
+    (op == BinOp::And && cx.konst(c)? & 1 == bit).then_some(())?;
+    // (When the operand becomes a comparison, `cmp_flip`, this instruction
+    // is revisited as its user.)
+    match *cx.kind(cx.def(x)?) {
+        InstKind::Binary(cmp, a, b) if BOOL_CMPS.contains(&cmp) => Some((cmp, a, b)),
+        _ => None,
+    }
 }
 
 fn fold_binary(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
@@ -518,11 +571,10 @@ fn phi_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     cx.replace_by(inst, v)
 }
 
-/// A phi whose entries are all `null` (or the phi itself) is `null`. The
-/// one rewrite that gives a value of another type than the result's: `null`
-/// fits every reference type (docs/language.md, decision 15), as where LSE
-/// forwards a stored `null`; `phi_same` keeps the types equal and leaves
-/// such a phi at its declared type.
+/// A phi whose entries are all `null` (or the phi itself) is `null`:
+/// `null` fits every reference type (docs/language.md, decision 15), as
+/// where LSE forwards a stored `null`. Tried before `phi_same`, which would
+/// also fold it (with a dominance question it does not need).
 fn phi_null(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     let InstKind::Phi(entries) = cx.kind(inst) else {
         return None;

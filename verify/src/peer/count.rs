@@ -1,5 +1,6 @@
 //! Counting the memory accesses left in a function: loadstar's loads and
-//! stores (field, element and global; volatile ones included), and the LLVM
+//! stores (field, element and global; volatile ones included; not those that
+//! certainly trap before accessing anything), and the LLVM
 //! `load`/`store` instructions of `opt`'s output (the bounds checks' length
 //! loads, which loadstar writes as `len`, left out; a `memset` counts as a
 //! store, a `memcpy` as a load and a store).
@@ -33,7 +34,8 @@ impl Accesses {
     }
 }
 
-/// The loads and stores in the reachable blocks of a loadstar function, and
+/// The loads and stores in the reachable blocks of a loadstar function (not
+/// those that trap whenever they run: they access nothing), and
 /// how many of those loads nothing uses: kept only for the trap they may
 /// raise (LLVM, whose null and bounds checks are separate instructions,
 /// deletes such a load and keeps the check).
@@ -51,6 +53,12 @@ pub fn count_function(f: &Function) -> (Accesses, usize) {
     for &b in f.layout.iter().filter(|&&b| cfg.is_reachable(b)) {
         for &i in &f.blocks[b.index()].insts {
             let d = &f.insts[i.index()];
+            if ir::effects::certain_trap(f, i).is_some() {
+                // It traps before it touches memory (a volatile access of
+                // `null` takes its step, then traps): no access happens,
+                // as in LLVM, whose access after its null check is dead.
+                continue;
+            }
             match d.kind {
                 InstKind::Load { volatile, .. } => {
                     n.loads += 1;
@@ -159,5 +167,26 @@ mod tests {
             }
         );
         assert_eq!(c["other"], Accesses::default());
+    }
+
+    #[test]
+    fn accesses_that_certainly_trap_are_not_counted() {
+        let text = "type Node { val: i64 }\n\
+            func @main(%p: Node) -> i64 {\nentry:\n\
+              %a = load.volatile (null: [i64])[0]\n\
+              %b = load.volatile %p.val\n\
+              store %p.val, 1\n\
+              %c = load (null: Node).val\n\
+              ret %b\n}\n";
+        let (m, _) = ir::parse::parse_module(text, "t.ir").unwrap();
+        let (n, unused) = count_function(&m.funcs[0]);
+        assert_eq!(
+            n,
+            Accesses {
+                loads: 1,
+                stores: 1
+            }
+        );
+        assert_eq!(unused, 0);
     }
 }

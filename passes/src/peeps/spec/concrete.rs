@@ -271,7 +271,9 @@ pub fn expected_change(
         }
         ITerm::Var(i) => {
             let v = b.vars[*i]?;
-            (f.value_type(result?) == f.value_type(v)).then_some(Change::Replace(Opnd::Val(v)))
+            f.value_type(v)
+                .fits(f.value_type(result?))
+                .then_some(Change::Replace(Opnd::Val(v)))
         }
         // `null` fits every reference type: the one replacement of another type.
         ITerm::Null => {
