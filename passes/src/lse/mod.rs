@@ -101,7 +101,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 5],
+                [0; 6],
             );
             return false;
         }
@@ -167,7 +167,8 @@ impl Lse {
             &fw.counts,
             &promoted,
             [
-                dead.len() as u64,
+                dead.removed.len() as u64,
+                dead.to_checks,
                 unread.removed.len() as u64,
                 unread.to_checks,
                 phis_kept,
@@ -176,7 +177,8 @@ impl Lse {
         );
         !fw.removed.is_empty()
             || rewritten
-            || !dead.is_empty()
+            || !dead.removed.is_empty()
+            || dead.to_checks > 0
             || !unread.removed.is_empty()
             || unread.to_checks > 0
             || phis_kept > 0
@@ -185,19 +187,20 @@ impl Lse {
 }
 
 /// How many counters LSE records.
-const LSE_RULES: usize = 15;
+const LSE_RULES: usize = 16;
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
-/// the pass's counters once); `removed` holds the dead stores, the stores into
+/// the pass's counters once); `removed` holds the dead stores, those rewritten
+/// to their checks, the stores into
 /// unread objects removed and those rewritten to checks, the phis and the
 /// latch loads kept; `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 5],
+    removed: [u64; 6],
 ) {
-    let [stores_dead, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
+    let [stores_dead, stores_dead_to_checks, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
         removed;
     let rules = stats.passes.entry("lse").or_default();
     // Once every rule has its entry, only the rules that fired change it.
@@ -211,6 +214,7 @@ fn record_counts(
         ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
         ("stores_redundant", c.stores_redundant),
         ("stores_dead", stores_dead),
+        ("stores_dead_to_checks", stores_dead_to_checks),
         ("stores_dead_unread_object", stores_unread),
         ("stores_unread_to_checks", stores_unread_to_checks),
         ("phis_created", phis_kept),

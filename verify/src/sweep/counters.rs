@@ -45,6 +45,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "promoted_loads_hoisted"),
     ("lse", "promoted_locations"),
     ("lse", "stores_dead"),
+    ("lse", "stores_dead_to_checks"),
     ("lse", "stores_dead_unread_object"),
     ("lse", "stores_redundant"),
     ("lse", "stores_unread_to_checks"),
