@@ -7,6 +7,7 @@
 //! and the excess is forgotten, never skipped.
 
 pub mod arena;
+pub mod arm_stores;
 pub mod clobber;
 pub mod dse;
 pub mod folds;
@@ -40,6 +41,7 @@ struct Scratch {
     dse: dse::Scratch,
     unread: unread::Scratch,
     promote: promote::Scratch,
+    arm_stores: arm_stores::Scratch,
 }
 
 thread_local! {
@@ -101,7 +103,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 6],
+                [0; 7],
             );
             return false;
         }
@@ -161,6 +163,14 @@ impl Lse {
             &Clobbers { alias },
             self.cap,
         );
+        // After DSE: a store both arms overwrite is gone by now.
+        let merged = arm_stores::merge_arm_stores(
+            module,
+            func,
+            cfg,
+            &Clobbers { alias },
+            &mut scratch.arm_stores,
+        );
 
         record_counts(
             stats,
@@ -169,6 +179,7 @@ impl Lse {
             [
                 dead.removed.len() as u64,
                 dead.to_checks,
+                merged,
                 unread.removed.len() as u64,
                 unread.to_checks,
                 phis_kept,
@@ -179,6 +190,7 @@ impl Lse {
             || rewritten
             || !dead.removed.is_empty()
             || dead.to_checks > 0
+            || merged > 0
             || !unread.removed.is_empty()
             || unread.to_checks > 0
             || phis_kept > 0
@@ -187,20 +199,20 @@ impl Lse {
 }
 
 /// How many counters LSE records.
-const LSE_RULES: usize = 16;
+const LSE_RULES: usize = 17;
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, those rewritten
-/// to their checks, the stores into
+/// to their checks, the arm stores merged into a select, the stores into
 /// unread objects removed and those rewritten to checks, the phis and the
 /// latch loads kept; `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 6],
+    removed: [u64; 7],
 ) {
-    let [stores_dead, stores_dead_to_checks, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
+    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
         removed;
     let rules = stats.passes.entry("lse").or_default();
     // Once every rule has its entry, only the rules that fired change it.
@@ -215,6 +227,7 @@ fn record_counts(
         ("stores_redundant", c.stores_redundant),
         ("stores_dead", stores_dead),
         ("stores_dead_to_checks", stores_dead_to_checks),
+        ("stores_merged_into_select", stores_merged_into_select),
         ("stores_dead_unread_object", stores_unread),
         ("stores_unread_to_checks", stores_unread_to_checks),
         ("phis_created", phis_kept),

@@ -47,6 +47,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "stores_dead"),
     ("lse", "stores_dead_to_checks"),
     ("lse", "stores_dead_unread_object"),
+    ("lse", "stores_merged_into_select"),
     ("lse", "stores_redundant"),
     ("lse", "stores_unread_to_checks"),
     ("manager", "passes_run"),
