@@ -27,7 +27,7 @@ use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, traps_only_on_null};
-use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
+use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
 /// Storage reused from run to run.
 #[derive(Default)]
@@ -47,23 +47,52 @@ fn plain_store(func: &Function, subst: &Subst, inst: Inst) -> Option<(Loc, Value
     }
 }
 
-/// The first plain store of `a` that only pure instructions precede.
+/// Whether `kind` is a plain store.
+fn is_plain_store(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Store {
+            volatile: false,
+            ..
+        }
+    )
+}
+
+/// The first plain store of `a`, if only pure instructions precede it.
 fn first_arm_store(module: &Module, func: &Function, a: Block) -> Option<Inst> {
-    for &inst in &func.blocks[a.index()].insts {
-        if matches!(
-            func.inst(inst).kind,
+    let insts = &func.blocks[a.index()].insts;
+    // The instruction kinds first: most arms have no store to look at.
+    let k = insts
+        .iter()
+        .position(|&i| is_plain_store(&func.inst(i).kind))?;
+    insts[..k]
+        .iter()
+        .all(|&i| inst_effects(module, func, i).is_pure())
+        .then_some(insts[k])
+}
+
+/// Whether `p` has a plain store of the same field, global or element type
+/// as `addr` (a cheap test before the locations are compared).
+fn may_have_partner(func: &Function, p: Block, addr: &Addr) -> bool {
+    let same_kind = |other: &Addr| match (addr, other) {
+        (Addr::Field { field: a, .. }, Addr::Field { field: b, .. }) => a == b,
+        (Addr::Global(a), Addr::Global(b)) => a == b,
+        (Addr::Elem { base: a, .. }, Addr::Elem { base: b, .. }) => {
+            func.value_type(*a) == func.value_type(*b)
+        }
+        _ => false,
+    };
+    func.blocks[p.index()]
+        .insts
+        .iter()
+        .any(|&i| match &func.inst(i).kind {
             InstKind::Store {
+                addr: other,
                 volatile: false,
                 ..
-            }
-        ) {
-            return Some(inst);
-        }
-        if !inst_effects(module, func, inst).is_pure() {
-            return None;
-        }
-    }
-    None
+            } => same_kind(other),
+            _ => false,
+        })
 }
 
 /// The store of `p` to `loc` that the arm's store may merge with: scanning
@@ -153,6 +182,12 @@ pub fn merge_arm_stores(
             let Some(s2) = first_arm_store(module, func, a) else {
                 continue;
             };
+            let InstKind::Store { addr, .. } = &func.inst(s2).kind else {
+                continue;
+            };
+            if !may_have_partner(func, p, addr) {
+                continue;
+            }
             let subst = subst.get_or_insert_with(|| Subst::new(func));
             let Some((loc, v)) = plain_store(func, subst, s2) else {
                 continue;

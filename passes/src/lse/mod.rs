@@ -198,9 +198,6 @@ impl Lse {
     }
 }
 
-/// How many counters LSE records.
-const LSE_RULES: usize = 17;
-
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, those rewritten
 /// to their checks, the arm stores merged into a select, the stores into
@@ -214,28 +211,35 @@ fn record_counts(
 ) {
     let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
         removed;
-    let rules = stats.passes.entry("lse").or_default();
-    // Once every rule has its entry, only the rules that fired change it.
-    let all_present = rules.len() >= LSE_RULES;
-    for (rule, n) in [
-        ("loads_forwarded_local", c.forwarded_local),
-        ("loads_forwarded_merge", c.forwarded_merge),
-        ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
-        ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
+    // Sorted by name: a map built from it in one go costs no searches.
+    let counts = [
+        ("evictions", c.evictions),
+        ("latch_loads_inserted", latch_loads_kept),
         ("loads_forwarded_fresh", c.forwarded_fresh),
+        ("loads_forwarded_local", c.forwarded_local),
+        ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
+        ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
+        ("loads_forwarded_merge", c.forwarded_merge),
         ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
-        ("stores_redundant", c.stores_redundant),
+        ("phis_created", phis_kept),
+        ("promoted_loads_hoisted", p.loads_hoisted),
+        ("promoted_locations", p.locations),
         ("stores_dead", stores_dead),
         ("stores_dead_to_checks", stores_dead_to_checks),
-        ("stores_merged_into_select", stores_merged_into_select),
         ("stores_dead_unread_object", stores_unread),
+        ("stores_merged_into_select", stores_merged_into_select),
+        ("stores_redundant", c.stores_redundant),
         ("stores_unread_to_checks", stores_unread_to_checks),
-        ("phis_created", phis_kept),
-        ("latch_loads_inserted", latch_loads_kept),
-        ("evictions", c.evictions),
-        ("promoted_locations", p.locations),
-        ("promoted_loads_hoisted", p.loads_hoisted),
-    ] {
+    ];
+    let rules = stats.passes.entry("lse").or_default();
+    if rules.is_empty() {
+        // The first run: every rule at once (a bulk build of sorted keys).
+        *rules = counts.into_iter().collect();
+        return;
+    }
+    // Once every rule has its entry, only the rules that fired change it.
+    let all_present = rules.len() >= counts.len();
+    for (rule, n) in counts {
         if n == 0 && all_present {
             continue;
         }
