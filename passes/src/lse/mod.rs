@@ -103,7 +103,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 7],
+                [0; 8],
             );
             return false;
         }
@@ -179,7 +179,8 @@ impl Lse {
             [
                 dead.removed.len() as u64,
                 dead.to_checks,
-                merged,
+                merged.into_select,
+                merged.into_join,
                 unread.removed.len() as u64,
                 unread.to_checks,
                 phis_kept,
@@ -190,7 +191,8 @@ impl Lse {
             || rewritten
             || !dead.removed.is_empty()
             || dead.to_checks > 0
-            || merged > 0
+            || merged.into_select > 0
+            || merged.into_join > 0
             || !unread.removed.is_empty()
             || unread.to_checks > 0
             || phis_kept > 0
@@ -200,16 +202,17 @@ impl Lse {
 
 /// Add one run's counters to `stats` (every rule, zeros included, finding
 /// the pass's counters once); `removed` holds the dead stores, those rewritten
-/// to their checks, the arm stores merged into a select, the stores into
+/// to their checks, the arm stores merged into a select, the store pairs
+/// sunk into a join, the stores into
 /// unread objects removed and those rewritten to checks, the phis and the
 /// latch loads kept; `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 7],
+    removed: [u64; 8],
 ) {
-    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
+    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
         removed;
     // Sorted by name: a map built from it in one go costs no searches.
     let counts = [
@@ -229,6 +232,7 @@ fn record_counts(
         ("stores_dead_unread_object", stores_unread),
         ("stores_merged_into_select", stores_merged_into_select),
         ("stores_redundant", c.stores_redundant),
+        ("stores_sunk_into_join", stores_sunk_into_join),
         ("stores_unread_to_checks", stores_unread_to_checks),
     ];
     let rules = stats.passes.entry("lse").or_default();

@@ -49,6 +49,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "stores_dead_unread_object"),
     ("lse", "stores_merged_into_select"),
     ("lse", "stores_redundant"),
+    ("lse", "stores_sunk_into_join"),
     ("lse", "stores_unread_to_checks"),
     ("manager", "passes_run"),
     ("manager", "passes_skipped_unchanged"),
