@@ -24,6 +24,16 @@
 //! removed (its location is read in the loop, or keyed on a value the loop
 //! defines).
 //!
+//! A store that may trap, whose location is overwritten before anything
+//! reads it but with something observable in between (another store, a
+//! call, a possible trap), becomes its check alone (`nullcheck` of its base,
+//! or `boundscheck` of its array and index: `ir::effects::checked_by`): the
+//! check traps exactly where and how the store would, before it has written
+//! anything, so the heap at that trap is the original's; where it does not
+//! trap, the value the store wrote is overwritten before any load, call or
+//! trap could see it (the walk's must-set says so). LLVM keeps the explicit
+//! check of such a store and deletes the store.
+//!
 //! Traps on a `null` base (`ir::effects::traps_only_on_null`) are finer:
 //! - an access that an earlier check of the same base rules out
 //!   ([`super::nonnull`]) cannot trap at all;
@@ -40,7 +50,7 @@ use super::nonnull::NonNull;
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
-use ir::effects::{inst_effects, traps_only_on_null};
+use ir::effects::{checked_by, inst_effects, traps_only_on_null};
 use ir::loops::{LoopId, LoopInfo};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 
@@ -281,8 +291,28 @@ impl Facts<'_> {
     }
 }
 
-/// Remove dead stores from `func`, whose CFG is `cfg`; returns the removed
-/// stores. `shared` is `cfg`'s dominator tree and loops when the caller has
+/// What dead-store elimination did to one function.
+#[derive(Default, Debug)]
+pub struct DeadStores {
+    /// The stores removed.
+    pub removed: Vec<Inst>,
+    /// The stores that may trap, rewritten to their check alone.
+    pub to_checks: u64,
+}
+
+/// What [`transfer`] found a store to be.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Verdict {
+    /// Not a dead store.
+    Kept,
+    /// Dead: removed.
+    Dead,
+    /// Dead, but its possible trap stays: rewritten to its check.
+    ToCheck,
+}
+
+/// Remove dead stores from `func`, whose CFG is `cfg` (or rewrite them to
+/// their checks); returns what was done. `shared` is `cfg`'s dominator tree and loops when the caller has
 /// them (they are computed here otherwise).
 pub fn eliminate_dead_stores(
     module: &Module,
@@ -292,7 +322,7 @@ pub fn eliminate_dead_stores(
     scratch: &mut Scratch,
     clobbers: &Clobbers<'_>,
     cap: usize,
-) -> Vec<Inst> {
+) -> DeadStores {
     let plain_store = |i: Inst| {
         matches!(
             func.inst(i).kind,
@@ -304,11 +334,11 @@ pub fn eliminate_dead_stores(
     };
     if !func.inst_iter().any(plain_store) {
         // Only plain stores are ever removed.
-        return Vec::new();
+        return DeadStores::default();
     }
     let subst = Subst::new(func);
     if !cfg.has_retreating_edge() && !any_candidate(func, &subst, clobbers) {
-        return Vec::new();
+        return DeadStores::default();
     }
     let Scratch {
         at_entry,
@@ -345,6 +375,7 @@ pub fn eliminate_dead_stores(
     let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
         at_entry.reset(func.blocks.len());
         let mut dead: Vec<Inst> = Vec::new();
+        let mut to_checks: Vec<Inst> = Vec::new();
         for &b in cfg.rpo().iter().rev() {
             exit_set(
                 &facts,
@@ -358,13 +389,15 @@ pub fn eliminate_dead_stores(
                 meet,
             );
             for &inst in func.blocks[b.index()].insts.iter().rev() {
-                if transfer(&facts, func, inst, set, cap) {
-                    dead.push(inst);
+                match transfer(&facts, func, inst, set, cap) {
+                    Verdict::Kept => {}
+                    Verdict::Dead => dead.push(inst),
+                    Verdict::ToCheck => to_checks.push(inst),
                 }
             }
             at_entry.set(b, set);
         }
-        dead
+        (dead, to_checks)
     };
     let mut dead = walk(at_entry, None);
     if cfg.has_retreating_edge() {
@@ -390,8 +423,17 @@ pub fn eliminate_dead_stores(
             std::mem::swap(at_entry, first);
         }
     }
-    func.remove_insts(&dead);
-    dead
+    let (removed, to_checks) = dead;
+    func.remove_insts(&removed);
+    for &i in &to_checks {
+        if let Some(check) = checked_by(&func.inst(i).kind) {
+            func.insts[i.index()].kind = check.check();
+        }
+    }
+    DeadStores {
+        removed,
+        to_checks: to_checks.len() as u64,
+    }
 }
 
 /// How many plain stores [`any_candidate`] compares pairwise at most.
@@ -594,8 +636,14 @@ fn exit_set(
     }
 }
 
-/// Step backward over `inst`; returns true when it is a dead store.
-fn transfer(facts: &Facts<'_>, func: &Function, inst: Inst, set: &mut DeadSet, cap: usize) -> bool {
+/// Step backward over `inst`; returns whether it is a dead store.
+fn transfer(
+    facts: &Facts<'_>,
+    func: &Function,
+    inst: Inst,
+    set: &mut DeadSet,
+    cap: usize,
+) -> Verdict {
     let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
     let TrapFacts {
@@ -611,19 +659,24 @@ fn transfer(facts: &Facts<'_>, func: &Function, inst: Inst, set: &mut DeadSet, c
         } => {
             let loc = Loc::of(func, subst, addr);
             match set.lookup(loc, clobbers, func) {
-                Some(_) if !may_trap => return true,
-                Some(true) => {
-                    // Its trap moves to a later access, which must show the
-                    // heap as it is here; and this store may be the check
-                    // that made accesses after it safe (super::nonnull),
-                    // which then may trap: so it stays a possible trap.
+                Some(_) if !may_trap => return Verdict::Dead,
+                Some(clean) => {
+                    // Clean: its trap moves to a later access, which must
+                    // show the heap as it is here. Not clean: its check stays
+                    // here. Either way this store may be the check that made
+                    // accesses after it safe (super::nonnull), which then may
+                    // trap: so it stays a possible trap.
                     set.at_possible_trap(clobbers, null_base);
                     if let Some(b) = null_base {
                         set.at_null_check(b);
                     }
-                    return true;
+                    return if clean {
+                        Verdict::Dead
+                    } else {
+                        Verdict::ToCheck
+                    };
                 }
-                _ => {}
+                None => {}
             }
             if may_trap {
                 set.at_possible_trap(clobbers, null_base);
@@ -671,7 +724,7 @@ fn transfer(facts: &Facts<'_>, func: &Function, inst: Inst, set: &mut DeadSet, c
     if let Some(r) = data.result {
         set.entries.retain(|d| !d.loc.keys().any(|k| k == r));
     }
-    false
+    Verdict::Kept
 }
 
 #[cfg(test)]

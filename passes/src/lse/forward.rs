@@ -641,11 +641,7 @@ impl Forward<'_> {
     }
 
     fn loc_type(&self, func: &Function, loc: Loc) -> Type {
-        match loc.addr() {
-            Addr::Field { field, .. } => self.module.field(field).ty,
-            Addr::Elem { base, .. } => func.value_type(base).elem().unwrap_or(Type::I64),
-            Addr::Global(g) => self.module.globals[g.index()].ty,
-        }
+        loc.ty(self.module, func)
     }
 
     /// Fill the back-edge entries of loop-carried phis from the latches' final states.

@@ -4,7 +4,7 @@
 
 use crate::copies::CopyRoots;
 use ir::effects::HeapNode;
-use ir::{Addr, FieldRef, Function, GlobalId, Type, Value};
+use ir::{Addr, FieldRef, Function, GlobalId, Module, Type, Value};
 
 /// A canonical memory location.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -102,6 +102,15 @@ impl Loc {
             Loc::Field { base, field } => Addr::Field { base, field },
             Loc::Elem { base, index } => Addr::Elem { base, index },
             Loc::Global(g) => Addr::Global(g),
+        }
+    }
+
+    /// The type of the value this location holds.
+    pub fn ty(self, module: &Module, func: &Function) -> Type {
+        match self {
+            Loc::Field { field, .. } => module.field(field).ty,
+            Loc::Elem { base, .. } => func.value_type(base).elem().unwrap_or(Type::I64),
+            Loc::Global(g) => module.globals[g.index()].ty,
         }
     }
 

@@ -7,6 +7,7 @@
 //! and the excess is forgotten, never skipped.
 
 pub mod arena;
+pub mod arm_stores;
 pub mod clobber;
 pub mod dse;
 pub mod folds;
@@ -40,6 +41,7 @@ struct Scratch {
     dse: dse::Scratch,
     unread: unread::Scratch,
     promote: promote::Scratch,
+    arm_stores: arm_stores::Scratch,
 }
 
 thread_local! {
@@ -101,7 +103,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 5],
+                [0; 8],
             );
             return false;
         }
@@ -181,13 +183,24 @@ impl Lse {
             &Clobbers { alias },
             self.cap,
         );
+        // After DSE: a store both arms overwrite is gone by now.
+        let merged = arm_stores::merge_arm_stores(
+            module,
+            func,
+            cfg,
+            &Clobbers { alias },
+            &mut scratch.arm_stores,
+        );
 
         record_counts(
             stats,
             &fw.counts,
             &promoted,
             [
-                dead.len() as u64,
+                dead.removed.len() as u64,
+                dead.to_checks,
+                merged.into_select,
+                merged.into_join,
                 unread.removed.len() as u64,
                 unread.to_checks,
                 phis_kept,
@@ -196,7 +209,10 @@ impl Lse {
         );
         !fw.removed.is_empty()
             || rewritten
-            || !dead.is_empty()
+            || !dead.removed.is_empty()
+            || dead.to_checks > 0
+            || merged.into_select > 0
+            || merged.into_join > 0
             || !unread.removed.is_empty()
             || unread.to_checks > 0
             || phis_kept > 0
@@ -204,41 +220,50 @@ impl Lse {
     }
 }
 
-/// How many counters LSE records.
-const LSE_RULES: usize = 15;
-
 /// Add one run's counters to `stats` (every rule, zeros included, finding
-/// the pass's counters once); `removed` holds the dead stores, the stores into
+/// the pass's counters once); `removed` holds the dead stores, those rewritten
+/// to their checks, the arm stores merged into a select, the store pairs
+/// sunk into a join, the stores into
 /// unread objects removed and those rewritten to checks, the phis and the
 /// latch loads kept; `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 5],
+    removed: [u64; 8],
 ) {
-    let [stores_dead, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
+    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
         removed;
-    let rules = stats.passes.entry("lse").or_default();
-    // Once every rule has its entry, only the rules that fired change it.
-    let all_present = rules.len() >= LSE_RULES;
-    for (rule, n) in [
-        ("loads_forwarded_local", c.forwarded_local),
-        ("loads_forwarded_merge", c.forwarded_merge),
-        ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
-        ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
-        ("loads_forwarded_fresh", c.forwarded_fresh),
-        ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
-        ("stores_redundant", c.stores_redundant),
-        ("stores_dead", stores_dead),
-        ("stores_dead_unread_object", stores_unread),
-        ("stores_unread_to_checks", stores_unread_to_checks),
-        ("phis_created", phis_kept),
-        ("latch_loads_inserted", latch_loads_kept),
+    // Sorted by name: a map built from it in one go costs no searches.
+    let counts = [
         ("evictions", c.evictions),
-        ("promoted_locations", p.locations),
+        ("latch_loads_inserted", latch_loads_kept),
+        ("loads_forwarded_fresh", c.forwarded_fresh),
+        ("loads_forwarded_local", c.forwarded_local),
+        ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
+        ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
+        ("loads_forwarded_merge", c.forwarded_merge),
+        ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
+        ("phis_created", phis_kept),
         ("promoted_loads_hoisted", p.loads_hoisted),
-    ] {
+        ("promoted_locations", p.locations),
+        ("stores_dead", stores_dead),
+        ("stores_dead_to_checks", stores_dead_to_checks),
+        ("stores_dead_unread_object", stores_unread),
+        ("stores_merged_into_select", stores_merged_into_select),
+        ("stores_redundant", c.stores_redundant),
+        ("stores_sunk_into_join", stores_sunk_into_join),
+        ("stores_unread_to_checks", stores_unread_to_checks),
+    ];
+    let rules = stats.passes.entry("lse").or_default();
+    if rules.is_empty() {
+        // The first run: every rule at once (a bulk build of sorted keys).
+        *rules = counts.into_iter().collect();
+        return;
+    }
+    // Once every rule has its entry, only the rules that fired change it.
+    let all_present = rules.len() >= counts.len();
+    for (rule, n) in counts {
         if n == 0 && all_present {
             continue;
         }
