@@ -83,32 +83,53 @@ fn run_function(
     stats: &mut Stats,
     scratch: &mut Scratch,
 ) -> bool {
+    let mut edited = false;
+    // Removing dead code can give the folds something to find (a loop that
+    // runs once folds only when no value of it is used after it), so when
+    // dead code went and the folds had found nothing, they look once more:
+    // only a function on which they then find nothing is at DCE's fixed
+    // point.
+    for _ in 0..2 {
+        let folded = fold(module, i, calls, stats, scratch);
+        let removed = remove_all_dead_insts(module, i, calls, stats, scratch);
+        edited |= folded || removed;
+        // Loops are deleted once dead code is gone, so that a loop whose
+        // values only dead instructions used goes in this run.
+        let Scratch { loops, checks, .. } = scratch;
+        if crate::dead_loops::fold_dead_loops(module, FuncId::new(i), loops, checks, stats) {
+            remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
+            remove_all_dead_insts(module, i, calls, stats, scratch);
+            return true;
+        }
+        if folded {
+            return edited;
+        }
+        if !removed {
+            // Nothing to fold, no dead code, no dead loop: a second run
+            // would change nothing.
+            crate::per_function::report_at_fixed_point(i);
+            return edited;
+        }
+    }
+    edited
+}
+
+/// DCE's folds of function `i` (lengths of fresh arrays, certain traps,
+/// decided branches) and the removal of blocks they leave unreachable;
+/// returns whether any changed it.
+fn fold(
+    module: &mut Module,
+    i: usize,
+    calls: &Summaries,
+    stats: &mut Stats,
+    scratch: &mut Scratch,
+) -> bool {
     let func = &mut module.funcs[i];
     let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
     edited |= crate::certain_traps::fold_certain_traps(func, calls, stats);
     edited |= crate::certain_traps::fold_first_visit_traps(func, calls, stats);
     edited |= crate::decided_branches::fold_decided_branches(func, stats);
-    edited |= remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-    let folded = edited;
-    edited |= remove_all_dead_insts(module, i, calls, stats, scratch);
-    // Loops are deleted once dead code is gone, so that a loop whose values
-    // only dead instructions used goes in this run.
-    let Scratch { loops, checks, .. } = scratch;
-    let loop_deleted =
-        crate::dead_loops::fold_dead_loops(module, FuncId::new(i), loops, checks, stats);
-    if loop_deleted {
-        remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-        remove_all_dead_insts(module, i, calls, stats, scratch);
-        edited = true;
-    } else if !folded {
-        // The folds found nothing, the loop rule found nothing after dead
-        // code went, and removing dead code gives the folds nothing to find
-        // (it keeps the CFG and every live instruction, and a load becomes
-        // the check that traps exactly when it does): a second run would
-        // change nothing.
-        crate::per_function::report_at_fixed_point(i);
-    }
-    edited
+    edited | remove_unreachable_blocks(&mut module.funcs[i], stats, scratch)
 }
 
 /// Removes dead instructions of function `i` until no check goes: removing
