@@ -128,6 +128,11 @@ fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
     for (k, &b) in f.layout.iter().enumerate() {
         pos[b.index()] = k as u32 + 1;
     }
+    // Each run looked at may cost a walk of the function (its way in, its
+    // values' users): a fixed number of such walks per call keeps DCE linear
+    // where many jumps go back in the layout (a chain laid out last-first).
+    let walk = f.layout.len() + f.insts.len();
+    let mut budget = MAX_RUN_WALKS * walk + SMALL_FUNCTION_WORK;
     for (k, &b) in f.layout.iter().enumerate() {
         let Some(t) = f.terminator(b) else {
             continue;
@@ -136,6 +141,10 @@ fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
             let p = pos.get(h.index()).copied().unwrap_or(0) as usize;
             // The function's entry has a way in from outside every run.
             if p > 1 && p <= k + 1 {
+                if budget < walk {
+                    return None;
+                }
+                budget -= walk;
                 if let Some(exit) = may_hold_a_rule(f, p - 1, k, pos) {
                     return Some((p - 1, k, exit));
                 }
@@ -144,6 +153,13 @@ fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
     }
     None
 }
+
+/// How many runs of a big function [`find_run`] looks at, at most, per call.
+const MAX_RUN_WALKS: usize = 16;
+
+/// Extra work [`find_run`] may always spend, so that a small function has
+/// every run looked at.
+const SMALL_FUNCTION_WORK: usize = 4096;
 
 /// Whether the layout blocks `first..=last` are entered from outside only
 /// at the first, call nothing, take no step, end in `jmp`/`br` only, and

@@ -72,7 +72,7 @@ pub fn report_at_fixed_point(index: usize) {
 /// Whether the last pass run inside [`tracked`] reported function `index`
 /// at its own fixed point ([`report_at_fixed_point`]).
 pub fn at_fixed_point_reported(index: usize) -> bool {
-    REPORT.with(|r| r.borrow().at_fixed_point.contains(&index))
+    REPORT.with(|r| r.borrow().at_fixed_point.binary_search(&index).is_ok())
 }
 
 /// The running pass reads more than each function, the declarations and its
@@ -133,6 +133,9 @@ pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -
     drop(guard);
     let reported = REPORT.with(|r| {
         let mut r = r.borrow_mut();
+        // Sorted, so that the manager's question per function is a search.
+        r.at_fixed_point.sort_unstable();
+        r.at_fixed_point.dedup();
         changed.clear();
         changed.append(&mut r.changed);
         r.reported
