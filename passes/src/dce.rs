@@ -62,7 +62,14 @@ impl Pass for Dce {
                     continue;
                 }
                 let edited = crate::analyses::in_function(i, || {
-                    run_function(module, i, &calls, stats, scratch)
+                    let mut run = FunctionRun {
+                        module: &mut *module,
+                        i,
+                        calls: &calls,
+                        stats: &mut *stats,
+                        scratch: &mut *scratch,
+                    };
+                    run.run()
                 });
                 if edited {
                     crate::per_function::report_changed(i);
@@ -75,84 +82,90 @@ impl Pass for Dce {
     }
 }
 
-/// Run DCE's folds and removals on function `i` of `module`; returns whether it changed.
-fn run_function(
-    module: &mut Module,
+/// DCE on one function of a module: the function (`i`), what calls of the
+/// module's functions may do, and the pass's statistics and storage.
+struct FunctionRun<'a> {
+    module: &'a mut Module,
     i: usize,
-    calls: &Summaries,
-    stats: &mut Stats,
-    scratch: &mut Scratch,
-) -> bool {
-    let mut edited = false;
-    // Removing dead code can give the folds something to find (a loop that
-    // runs once folds only when no value of it is used after it), so when
-    // dead code went and the folds had found nothing, they look once more:
-    // only a function on which they then find nothing is at DCE's fixed
-    // point.
-    for _ in 0..2 {
-        let folded = fold(module, i, calls, stats, scratch);
-        let removed = remove_all_dead_insts(module, i, calls, stats, scratch);
-        edited |= folded || removed;
-        // Loops are deleted once dead code is gone, so that a loop whose
-        // values only dead instructions used goes in this run.
-        let Scratch { loops, checks, .. } = scratch;
-        if crate::dead_loops::fold_dead_loops(module, FuncId::new(i), loops, checks, stats) {
-            remove_unreachable_blocks(&mut module.funcs[i], stats, scratch);
-            remove_all_dead_insts(module, i, calls, stats, scratch);
+    calls: &'a Summaries,
+    stats: &'a mut Stats,
+    scratch: &'a mut Scratch,
+}
+
+impl FunctionRun<'_> {
+    /// Run DCE's folds and removals on the function; returns whether it changed.
+    fn run(&mut self) -> bool {
+        let folded = self.fold();
+        let removed = self.remove_all_dead_insts();
+        if self.delete_a_dead_loop() || folded {
             return true;
         }
-        if folded {
-            return edited;
+        if removed {
+            // Removing dead code can give the folds something to find (a
+            // loop that runs once folds only when no value of it is used
+            // after it), so they look once more.
+            if self.fold() {
+                self.remove_all_dead_insts();
+                self.delete_a_dead_loop();
+                return true;
+            }
         }
-        if !removed {
-            // Nothing to fold, no dead code, no dead loop: a second run
-            // would change nothing.
-            crate::per_function::report_at_fixed_point(i);
-            return edited;
-        }
+        // Nothing to fold, no dead code and no dead loop left: a second run
+        // would change nothing.
+        crate::per_function::report_at_fixed_point(self.i);
+        removed
     }
-    edited
-}
 
-/// DCE's folds of function `i` (lengths of fresh arrays, certain traps,
-/// decided branches) and the removal of blocks they leave unreachable;
-/// returns whether any changed it.
-fn fold(
-    module: &mut Module,
-    i: usize,
-    calls: &Summaries,
-    stats: &mut Stats,
-    scratch: &mut Scratch,
-) -> bool {
-    let func = &mut module.funcs[i];
-    let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
-    edited |= crate::certain_traps::fold_certain_traps(func, calls, stats);
-    edited |= crate::certain_traps::fold_first_visit_traps(func, calls, stats);
-    edited |= crate::decided_branches::fold_decided_branches(func, stats);
-    edited | remove_unreachable_blocks(&mut module.funcs[i], stats, scratch)
-}
+    /// DCE's folds (lengths of fresh arrays, certain traps, decided
+    /// branches) and the removal of blocks they leave unreachable; returns
+    /// whether any changed the function.
+    fn fold(&mut self) -> bool {
+        let (func, stats) = (&mut self.module.funcs[self.i], &mut *self.stats);
+        let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
+        edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);
+        edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
+        edited |= crate::decided_branches::fold_decided_branches(func, stats);
+        edited | remove_unreachable_blocks(func, stats, self.scratch)
+    }
 
-/// Removes dead instructions of function `i` until no check goes: removing
-/// checks may leave what only they used dead. The checks that stayed stay
-/// (removing code adds no fact); only loads made checks then are asked
-/// about. Returns whether anything changed.
-fn remove_all_dead_insts(
-    module: &mut Module,
-    i: usize,
-    calls: &Summaries,
-    stats: &mut Stats,
-    scratch: &mut Scratch,
-) -> bool {
-    let mut edited = false;
-    let mut first = true;
-    loop {
-        let (insts_edited, checks_went) =
-            remove_dead_insts(module, FuncId::new(i), calls, stats, scratch, first);
-        edited |= insts_edited;
-        if !checks_went {
-            return edited;
+    /// Delete one loop whose work is never observed ([`crate::dead_loops`]),
+    /// then what that leaves unreachable or dead; returns whether it did. It
+    /// runs once dead code is gone, so that a loop whose values only dead
+    /// instructions used goes in the same run.
+    fn delete_a_dead_loop(&mut self) -> bool {
+        let Scratch { loops, checks, .. } = &mut *self.scratch;
+        let fid = FuncId::new(self.i);
+        if !crate::dead_loops::fold_dead_loops(self.module, fid, loops, checks, self.stats) {
+            return false;
         }
-        first = false;
+        remove_unreachable_blocks(&mut self.module.funcs[self.i], self.stats, self.scratch);
+        self.remove_all_dead_insts();
+        true
+    }
+
+    /// Removes dead instructions until no check goes: removing checks may
+    /// leave what only they used dead. The checks that stayed stay
+    /// (removing code adds no fact); only loads made checks then are asked
+    /// about. Returns whether anything changed.
+    fn remove_all_dead_insts(&mut self) -> bool {
+        let fid = FuncId::new(self.i);
+        let mut edited = false;
+        let mut first = true;
+        loop {
+            let (insts_edited, checks_went) = remove_dead_insts(
+                self.module,
+                fid,
+                self.calls,
+                self.stats,
+                self.scratch,
+                first,
+            );
+            edited |= insts_edited;
+            if !checks_went {
+                return edited;
+            }
+            first = false;
+        }
     }
 }
 
