@@ -173,4 +173,12 @@ impl Decls {
     pub fn fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
         self.fields.iter().copied().filter(move |f| f.ty == s)
     }
+
+    /// The integer fields of struct `s` (`Node.val`, `Node.aux`; `Pair.a`, `Pair.b`).
+    pub fn int_fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
+        let ints: &[usize] = if s == self.node { &[0, 2] } else { &[3, 4] };
+        ints.iter()
+            .map(|&k| self.fields[k])
+            .filter(move |f| f.ty == s)
+    }
 }

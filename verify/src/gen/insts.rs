@@ -1,7 +1,7 @@
 //! Straight-line instruction choice: memory accesses (fields, elements,
 //! globals, volatile), allocation, arithmetic that may trap, reference copies,
 //! calls, `escape`, `guard`, `nullcheck` and `boundscheck` — and the
-//! dispatch into control-flow shapes.
+//! dispatch into control-flow shapes and the rule floor's shapes.
 
 use super::Gen;
 use ir::{Addr, BinOp, Callee, Type, UnOp, Value};
@@ -13,6 +13,7 @@ enum Stmt {
     Check,
     StoreField,
     ReuseAddr,
+    Floor,
     Elem,
     Global,
     New,
@@ -38,11 +39,12 @@ enum Stmt {
     CallSelf,
 }
 
-const STMTS: [Stmt; 27] = [
+const STMTS: [Stmt; 28] = [
     Stmt::LoadField,
     Stmt::Check,
     Stmt::StoreField,
     Stmt::ReuseAddr,
+    Stmt::Floor,
     Stmt::Elem,
     Stmt::Global,
     Stmt::New,
@@ -70,9 +72,10 @@ const STMTS: [Stmt; 27] = [
 
 /// `Check` takes one unit of `LoadField`'s weight and sits right after it,
 /// so every other statement keeps the bytes that pick it: programs without
-/// a check are the programs of the generator before checks existed.
-const WEIGHTS: [u32; 27] = [
-    11, 1, 10, 12, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
+/// a check are the programs of the generator before checks existed. `Floor`
+/// (the rule floor's shapes) likewise takes one unit of `ReuseAddr`'s.
+const WEIGHTS: [u32; 28] = [
+    11, 1, 10, 11, 1, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
 ];
 
 impl Gen<'_, '_, '_, '_> {
@@ -99,6 +102,7 @@ impl Gen<'_, '_, '_, '_> {
             Stmt::LoadField => self.load_field(),
             Stmt::StoreField => self.store_field(),
             Stmt::ReuseAddr => self.reuse_addr(),
+            Stmt::Floor => self.floor_shape(),
             Stmt::Elem => self.elem_access(),
             Stmt::Global => self.global_access(),
             Stmt::New => self.new_object(),
@@ -532,14 +536,7 @@ impl Gen<'_, '_, '_, '_> {
     /// `neg`/`not` applied to a value, often twice in a row (`neg (neg x)`), as
     /// left behind by inlining and negated conditions.
     fn unary_chain(&mut self) {
-        let n = self.pool.count(Type::I64);
-        let x = if n > 0 {
-            self.pool
-                .nth(Type::I64, n - 1 - self.c.below(n))
-                .expect("int in pool")
-        } else {
-            self.int()
-        };
+        let x = self.pool_int();
         let u = self.c.pick(&[UnOp::Neg, UnOp::Not]);
         let mut v = self.b.unary(u, x);
         if self.c.chance(200) {

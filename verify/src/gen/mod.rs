@@ -20,12 +20,14 @@
 //! Submodules: [`decls`] (types, globals, externs), [`pool`] (available values),
 //! [`insts`] (straight-line instruction choice), [`shapes`] (control flow),
 //! [`checks`] (null and bounds checks, asserts), [`nulls`] (null bases, phi
-//! cycles of references), [`big`] (the size tail's wide record, dead blocks).
+//! cycles of references), [`big`] (the size tail's wide record, dead blocks),
+//! [`floor`] (forms rare rules need, for the sweep's rule floor).
 
 pub mod big;
 pub mod checks;
 pub mod choices;
 pub mod decls;
+pub mod floor;
 pub mod insts;
 pub mod nulls;
 pub mod pool;
@@ -267,6 +269,17 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
         }
         let k = self.c.pick(&CONSTS);
         self.b.iconst(k)
+    }
+
+    /// An int of the pool (any, counted from the newest), or an [`Self::int`]
+    /// operand when the pool has none.
+    pub fn pool_int(&mut self) -> Value {
+        let n = self.pool.count(Type::I64);
+        if n == 0 {
+            return self.int();
+        }
+        let k = self.c.below(n);
+        self.pool.nth(Type::I64, n - 1 - k).expect("int in pool")
     }
 
     /// An available reference of type `ty`, creating a fresh one when there is none.

@@ -1,0 +1,244 @@
+//! Shapes for the sweep's rule floor (issue 10): forms a rule needs that the
+//! rest of the generator makes too rarely for the rule to fire in 1 program
+//! in 1,000 — an unsigned comparison with 0 that always holds (`ule 0, x`,
+//! `uge x, 0`), a comparison masked with an even constant, a loop whose
+//! latch has lost a location the loop carries, a loop with no exit that
+//! stores (entered on almost no input: a run that enters it runs out of fuel,
+//! which makes the input inconclusive), a loop that accumulates into a
+//! location it first reads, and a loop whose first trip certainly traps.
+
+use super::Gen;
+use ir::{Addr, BinOp, Block, StructId, Type, Value};
+
+impl Gen<'_, '_, '_, '_> {
+    /// One of the floor's shapes (the loops only where control flow may nest).
+    pub fn floor_shape(&mut self) {
+        let nest = self.depth < self.cfg.max_depth;
+        match self.c.weighted(&[6, 6, 2, 2, 2, 1]) {
+            2 if nest => self.latch_reload(),
+            3 if nest => self.store_spin(),
+            4 if nest => self.accumulating_loop(),
+            5 if nest => self.first_trip_trap(),
+            1 => self.masked_comparison(),
+            _ => self.unsigned_at_least_zero(),
+        }
+    }
+
+    /// `ule 0, x` or `uge x, 0`: always 1 (peeps' `ule_zero`, after the
+    /// flip of `uge`).
+    fn unsigned_at_least_zero(&mut self) {
+        let x = self.int();
+        let zero = self.b.iconst(0);
+        let v = if self.c.chance(128) {
+            self.b.binary(BinOp::Ule, zero, x)
+        } else {
+            self.b.binary(BinOp::Uge, x, zero)
+        };
+        self.pool.add(v, Type::I64);
+    }
+
+    /// `and (cmp a, b), c` with `c` even: 0, since a comparison is 0 or 1
+    /// (peeps' `and_bool_even`); sometimes `c` odd (`and_bool_odd`).
+    fn masked_comparison(&mut self) {
+        let op = {
+            use BinOp::*;
+            self.c.pick(&[Eq, Ne, Slt, Sle, Ult, Ule])
+        };
+        let a = self.int();
+        let b = self.int();
+        let t = self.b.binary(op, a, b);
+        let k = self.c.pick(&[2, 4, 64, 100, -2, i64::MIN, 3, -1]);
+        let k = self.b.iconst(k);
+        let v = self.b.binary(BinOp::And, t, k);
+        self.pool.add(v, Type::I64);
+    }
+
+    /// `@gi` (with chance `global` in 256), else an integer field of a
+    /// reference to a `s` object.
+    fn int_location(&mut self, global: u8, s: StructId) -> Addr {
+        if self.c.chance(global) {
+            return Addr::Global(self.d.globals[0]);
+        }
+        let base = self.ref_of(Type::object(s));
+        let fields: Vec<_> = self.d.int_fields_of(s).collect();
+        let field = self.c.pick(&fields);
+        Addr::Field { base, field }
+    }
+
+    /// A location accessed before a counted loop whose body loads it and
+    /// stores a new value to it (so LSE carries it in a header phi), and
+    /// whose latch LSE's state no longer knows it at: the body ends in an
+    /// irreducible pair of blocks (a block entered by an edge not yet
+    /// visited starts with nothing known), or the latch is also the target
+    /// of a block no path reaches. LSE completes the phi with a load at the
+    /// end of the latch (`lse.latch_loads_inserted`).
+    fn latch_reload(&mut self) {
+        let addr = self.int_location(96, self.d.node);
+        let open = self.check_addr(&addr);
+        let before = self.b.load(addr.clone(), false);
+        self.pool.add(before, Type::I64);
+        let pre = self.b.current_block();
+        let header = self.new_block();
+        let body = self.new_block();
+        let exit = self.new_block();
+        let trips = 1 + self.c.below(4) as i64;
+        self.b.jmp(header);
+        self.b.switch_to(header);
+        let i = self.b.phi(Type::I64, vec![]);
+        let k = self.b.iconst(trips);
+        let c = self.b.binary(BinOp::Slt, i, k);
+        self.b.br(c, body, exit);
+        self.b.switch_to(body);
+        let v = self.b.load(addr.clone(), false);
+        let op = self.c.pick(&[BinOp::Add, BinOp::Xor, BinOp::Mul]);
+        let x = self.int();
+        let w = self.b.binary(op, v, x);
+        self.b.store(addr.clone(), w, false);
+        let latch = if self.c.chance(128) {
+            self.irreducible_tail(i)
+        } else {
+            let latch = self.new_block();
+            self.b.jmp(latch);
+            let dead = self.new_block();
+            self.b.switch_to(dead);
+            self.b.jmp(latch);
+            latch
+        };
+        self.b.switch_to(latch);
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        self.b.jmp(header);
+        let zero = self.b.iconst(0);
+        self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        self.b.switch_to(exit);
+        self.pool.add(i, Type::I64);
+        self.pool.note_addr(addr);
+        self.close(open);
+    }
+
+    /// Two empty blocks `A` and `B` that branch to each other (the current
+    /// block enters `A` on the first trip of loop counter `i`, `B` after)
+    /// until a counter from 0 reaches 2, then to a new block, which is
+    /// returned (not yet current).
+    fn irreducible_tail(&mut self, i: Value) -> Block {
+        let one = self.b.iconst(1);
+        let c = self.b.binary(BinOp::Slt, i, one);
+        let from = self.b.current_block();
+        let (a, bb, out) = (self.new_block(), self.new_block(), self.new_block());
+        self.b.br(c, a, bb);
+        let zero = self.b.iconst(0);
+        let k = self.b.iconst(2);
+        let mut ends = Vec::with_capacity(2);
+        for (this, other) in [(a, bb), (bb, a)] {
+            self.b.switch_to(this);
+            let n = self.b.phi(Type::I64, vec![]);
+            let n1 = self.b.binary(BinOp::Add, n, one);
+            let more = self.b.binary(BinOp::Slt, n1, k);
+            self.b.br(more, other, out);
+            ends.push((n, n1));
+        }
+        let [(na, na1), (nb, nb1)] = [ends[0], ends[1]];
+        self.b.set_phi_entries(na, vec![(from, zero), (bb, nb1)]);
+        self.b.set_phi_entries(nb, vec![(from, zero), (a, na1)]);
+        out
+    }
+
+    /// `br x == K, L, join` with `L` a loop with no exit that only stores
+    /// (to globals and to the fields of a fresh object: nothing in it can
+    /// trap), so DCE deletes its stores (`dce.stores_in_loops_without_exit`).
+    /// `K` is a number no input holds, or (one time in eight) a small one
+    /// that some inputs hold: those inputs run out of fuel (inconclusive).
+    fn store_spin(&mut self) {
+        let x = self.pool_int();
+        let k = if self.c.chance(32) { 5 } else { 12345 };
+        let k = self.b.iconst(k);
+        let c = self.b.binary(BinOp::Eq, x, k);
+        let obj = self.b.new_object(self.d.pair);
+        let spin = self.new_block();
+        let join = self.new_block();
+        self.b.br(c, spin, join);
+        self.b.switch_to(spin);
+        self.pool.push_scope();
+        let stores = 1 + self.c.below(3);
+        for _ in 0..stores {
+            let addr = if self.c.chance(128) {
+                Addr::Global(self.c.pick(&self.d.globals.clone()))
+            } else {
+                let fields: Vec<_> = self.d.fields_of(self.d.pair).collect();
+                Addr::Field {
+                    base: obj,
+                    field: self.c.pick(&fields),
+                }
+            };
+            let ty = self.b.addr_type(&addr);
+            let v = self.value_of(ty);
+            self.b.store(addr, v, false);
+        }
+        self.pool.pop_scope();
+        self.b.jmp(spin);
+        self.b.switch_to(join);
+        self.pool.add(obj, self.d.t_pair());
+    }
+
+    /// A rotated loop (`i` from 0, at most four trips) whose body first
+    /// loads a location nothing before it accessed, then stores a new value
+    /// to it: LSE promotes it to a register, with the load hoisted into the
+    /// pre-header (`lse.promoted_loads_hoisted`).
+    fn accumulating_loop(&mut self) {
+        let addr = self.int_location(128, self.d.pair);
+        let open = self.check_addr(&addr);
+        let x = self.int();
+        let op = self.c.pick(&[BinOp::Add, BinOp::Xor, BinOp::Sub]);
+        let trips = 1 + self.c.below(4) as i64;
+        let pre = self.b.current_block();
+        let body = self.new_block();
+        let exit = self.new_block();
+        self.b.jmp(body);
+        self.b.switch_to(body);
+        let i = self.b.phi(Type::I64, vec![]);
+        let v = self.b.load(addr.clone(), false);
+        let w = self.b.binary(op, v, x);
+        self.b.store(addr.clone(), w, false);
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        let k = self.b.iconst(trips);
+        let c = self.b.binary(BinOp::Slt, i1, k);
+        self.b.br(c, body, exit);
+        let zero = self.b.iconst(0);
+        self.b.set_phi_entries(i, vec![(pre, zero), (body, i1)]);
+        self.b.switch_to(exit);
+        self.pool.add(w, Type::I64);
+        self.pool.note_addr(addr);
+        self.close(open);
+    }
+
+    /// A list walk whose cursor starts at `null` and whose header reads
+    /// through it before any test: the first trip traps (`null_deref`), which
+    /// DCE sees by putting the phis' values from before the loop in their
+    /// place (`dce.first_visit_traps`).
+    fn first_trip_trap(&mut self) {
+        let next = self.ref_of(self.d.t_node());
+        let trips = 1 + self.c.below(3) as i64;
+        let pre = self.b.current_block();
+        let header = self.new_block();
+        let latch = self.new_block();
+        let exit = self.new_block();
+        self.b.jmp(header);
+        self.b.switch_to(header);
+        let n = self.b.phi(self.d.t_node(), vec![]);
+        let i = self.b.phi(Type::I64, vec![]);
+        let v = self.b.load_field(n, self.d.fields[0]);
+        let k = self.b.iconst(trips);
+        let c = self.b.binary(BinOp::Slt, i, k);
+        self.b.br(c, latch, exit);
+        self.b.switch_to(latch);
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        self.b.jmp(header);
+        let (null, zero) = (self.b.null(), self.b.iconst(0));
+        self.b.set_phi_entries(n, vec![(pre, null), (latch, next)]);
+        self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
+        self.b.switch_to(exit);
+        self.pool.add(v, Type::I64);
+    }
+}
