@@ -8,7 +8,60 @@
 //! reserved); an option whose `MIMALLOC_*` environment variable is set keeps
 //! the environment's value, so experiments can still override it.
 
-pub use mimalloc::MiMalloc;
+use std::alloc::{GlobalAlloc, Layout};
+use std::ffi::c_void;
+
+/// The global allocator [`install!`] declares: mimalloc, entered by its
+/// plain `mi_malloc`/`mi_zalloc`/`mi_realloc` whenever the layout asks for
+/// no more than word alignment (every mimalloc block is word-aligned: block
+/// sizes are whole words and pages start 16-byte aligned), and by the
+/// `_aligned` entry points otherwise. The `mimalloc` crate's `MiMalloc`
+/// always takes the aligned entry points, whose extra checks cost about 20
+/// instructions on each of the oracle's ~530 allocations per program (2 %
+/// of its time).
+pub struct Allocator;
+
+/// The largest alignment that every block of mimalloc has.
+const WORD_ALIGN: usize = std::mem::size_of::<usize>();
+
+// SAFETY: every entry point returns memory from mimalloc of at least
+// `layout.size()` bytes aligned to `layout.align()` (the plain entry points
+// only when the alignment is at most a word, which every block has), or null;
+// `dealloc` and `realloc` receive only pointers mimalloc handed out.
+unsafe impl GlobalAlloc for Allocator {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.align() <= WORD_ALIGN {
+            libmimalloc_sys::mi_malloc(layout.size()) as *mut u8
+        } else {
+            libmimalloc_sys::mi_malloc_aligned(layout.size(), layout.align()) as *mut u8
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if layout.align() <= WORD_ALIGN {
+            libmimalloc_sys::mi_zalloc(layout.size()) as *mut u8
+        } else {
+            libmimalloc_sys::mi_zalloc_aligned(layout.size(), layout.align()) as *mut u8
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        libmimalloc_sys::mi_free(ptr as *mut c_void);
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if layout.align() <= WORD_ALIGN {
+            libmimalloc_sys::mi_realloc(ptr as *mut c_void, new_size) as *mut u8
+        } else {
+            libmimalloc_sys::mi_realloc_aligned(ptr as *mut c_void, new_size, layout.align())
+                as *mut u8
+        }
+    }
+}
 
 /// One mimalloc option and the value loadstar sets.
 #[derive(Clone, Copy, Debug)]
@@ -82,7 +135,7 @@ pub extern "C" fn configure_at_startup() {
 macro_rules! install {
     () => {
         #[global_allocator]
-        static LOADSTAR_GLOBAL_ALLOCATOR: $crate::MiMalloc = $crate::MiMalloc;
+        static LOADSTAR_GLOBAL_ALLOCATOR: $crate::Allocator = $crate::Allocator;
 
         #[cfg(target_os = "linux")]
         #[used]
@@ -94,6 +147,49 @@ macro_rules! install {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Allocate, fill, grow, shrink and free blocks of every alignment the
+    /// two paths take, checking alignment, zeroing and that contents survive
+    /// a reallocation.
+    #[test]
+    fn blocks_have_their_alignment_and_keep_their_contents() {
+        let a = Allocator;
+        for align in [1usize, 2, 4, 8, 16, 32, 64, 4096] {
+            for size in [align, 3 * align, 24, 1000, 5000, 300_000] {
+                if size % align != 0 {
+                    continue;
+                }
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: a non-zero-sized layout; the block is used only
+                // within its size and freed once, by the same allocator.
+                unsafe {
+                    let z = a.alloc_zeroed(layout);
+                    assert!(!z.is_null());
+                    assert_eq!(z as usize % align, 0, "zeroed {size}/{align}");
+                    assert!(std::slice::from_raw_parts(z, size).iter().all(|&b| b == 0));
+                    a.dealloc(z, layout);
+                    let p = a.alloc(layout);
+                    assert!(!p.is_null());
+                    assert_eq!(p as usize % align, 0, "alloc {size}/{align}");
+                    for i in 0..size {
+                        *p.add(i) = (i % 251) as u8;
+                    }
+                    let grown = a.realloc(p, layout, 2 * size);
+                    assert_eq!(grown as usize % align, 0, "grown {size}/{align}");
+                    let big = Layout::from_size_align(2 * size, align).unwrap();
+                    let shrunk = a.realloc(grown, big, size / 2 + align - (size / 2) % align);
+                    assert_eq!(shrunk as usize % align, 0, "shrunk {size}/{align}");
+                    for i in 0..size / 2 {
+                        assert_eq!(*shrunk.add(i), (i % 251) as u8);
+                    }
+                    let small =
+                        Layout::from_size_align(size / 2 + align - (size / 2) % align, align)
+                            .unwrap();
+                    a.dealloc(shrunk, small);
+                }
+            }
+        }
+    }
 
     #[test]
     fn configure_sets_every_option_the_environment_leaves_alone() {

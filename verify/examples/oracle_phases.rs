@@ -11,14 +11,14 @@ static ALLOCS: AtomicU64 = AtomicU64::new(0);
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        loadstar_alloc::MiMalloc.alloc(l)
+        loadstar_alloc::Allocator.alloc(l)
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        loadstar_alloc::MiMalloc.dealloc(p, l)
+        loadstar_alloc::Allocator.dealloc(p, l)
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
-        loadstar_alloc::MiMalloc.realloc(p, l, n)
+        loadstar_alloc::Allocator.realloc(p, l, n)
     }
 }
 #[global_allocator]
