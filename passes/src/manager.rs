@@ -835,7 +835,10 @@ mod tests {
             if ir::verify::verify_module(&m).is_err() {
                 continue;
             }
-            for list in ["pipeline", "lse,gvn,lse,dce,peeps,dce"] {
+            // `gvn,lse,gvn`: GVN after a pass that changed a callee's
+            // summary (the pipeline runs LSE before GVN, which leaves GVN
+            // no load to merge there).
+            for list in ["pipeline", "lse,gvn,lse,dce,peeps,dce", "gvn,lse,gvn"] {
                 let pm = PassManager::from_list(list).unwrap();
                 let (mut eager, mut lazy) = (m.clone(), m.clone());
                 let a = pm
@@ -849,7 +852,7 @@ mod tests {
                 compared += 1;
             }
         }
-        assert!(compared > 200, "{compared}");
+        assert!(compared > 300, "{compared}");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! hashing the module, which functions may differ. A pass that reports
 //! nothing is taken to have changed every function when it reports a change.
 
+use ir::summaries::Summaries;
 use ir::{Function, Module};
 use std::cell::RefCell;
 
@@ -88,6 +89,21 @@ pub fn forget_skips() {
             r.skips_forgotten = true;
         }
     });
+}
+
+/// The call summaries of `module` ([`ir::summaries`]) for a pass whose work
+/// on a function reads the summaries of its callees (`dce`, `lse`, `gvn`);
+/// `last` holds the summaries that pass ran with last time, and gets these.
+/// When they differ, a function the pass left unchanged may change now (a
+/// callee lost an effect), so the pass forgets the manager's skips
+/// ([`forget_skips`]).
+pub fn callee_summaries<'s>(module: &Module, last: &'s mut Option<Summaries>) -> &'s Summaries {
+    let now = Summaries::of(module);
+    if last.as_ref() != Some(&now) {
+        forget_skips();
+        *last = Some(now);
+    }
+    last.get_or_insert_with(Summaries::default)
 }
 
 /// Whether the last pass run inside [`tracked`] called [`forget_skips`].
