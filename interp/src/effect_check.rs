@@ -21,7 +21,7 @@ use crate::access::{AccessKind, AccessLoc, AccessObserver, Site};
 use crate::config::Config;
 use crate::exec::{Execution, InputError, Program};
 use ir::effects::{effect_loc_node, Effects, HeapNode};
-use ir::summaries::Summaries;
+use ir::summaries::{summarized_effects, Summaries};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
@@ -152,7 +152,7 @@ pub struct DeclTable {
     /// Per function, the table index of its instruction 0 and its instruction count.
     base: Vec<(usize, usize)>,
     decls: Vec<OnceLock<Effects>>,
-    /// The module's call summaries, computed at the first declaration asked.
+    /// The module's call summaries, computed at the first call asked about.
     calls: OnceLock<Summaries>,
 }
 
@@ -181,8 +181,9 @@ impl DeclTable {
         }
         let cell = self.decls.get(base + site.inst.index())?;
         Some(cell.get_or_init(|| {
-            let calls = self.calls.get_or_init(|| Summaries::of(m));
-            calls.inst_effects(m, &m.funcs[site.func.index()], site.inst)
+            summarized_effects(m, &m.funcs[site.func.index()], site.inst, || {
+                self.calls.get_or_init(|| Summaries::of(m))
+            })
         }))
     }
 }
@@ -311,7 +312,12 @@ impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecke
 /// question; [`DeclTable`] keeps them).
 pub fn declared_effects(module: &Module, func: FuncId, inst: Inst) -> Effects {
     match module.funcs.get(func.index()) {
-        Some(f) => Summaries::of(module).inst_effects(module, f, inst),
+        Some(f) => {
+            let calls = OnceLock::new();
+            summarized_effects(module, f, inst, || {
+                calls.get_or_init(|| Summaries::of(module))
+            })
+        }
         None => Effects::world(),
     }
 }

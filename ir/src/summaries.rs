@@ -69,7 +69,8 @@ impl Summaries {
         if n < 2 {
             return Summaries::default();
         }
-        let mut called = vec![false; n];
+        // The search starts only at a call (most modules have none).
+        let mut search: Option<Components> = None;
         for f in &m.funcs {
             for data in &f.insts {
                 if let (
@@ -80,17 +81,14 @@ impl Summaries {
                     },
                 ) = (data.block, &data.kind)
                 {
-                    if let Some(c) = called.get_mut(g.index()) {
-                        *c = true;
+                    if g.index() < n {
+                        let search = search.get_or_insert_with(|| Components::new(n));
+                        search.run(m, g.index());
                     }
                 }
             }
         }
-        let mut search = Components::new(n);
-        for (g, _) in called.iter().enumerate().filter(|(_, &c)| c) {
-            search.run(m, g);
-        }
-        Summaries { of: search.done }
+        search.map_or_else(Summaries::default, |s| Summaries { of: s.done })
     }
 
     /// What a call of `callee` may do: its summary, or
@@ -118,13 +116,7 @@ impl Summaries {
     /// call of a module function summarized.
     #[inline]
     pub fn inst_effects(&self, m: &Module, f: &crate::Function, inst: crate::Inst) -> Effects {
-        match f.insts.get(inst.index()).map(|d| &d.kind) {
-            Some(InstKind::Call {
-                callee: Callee::Func(g),
-                ..
-            }) => self.call_effects(*g),
-            _ => inst_effects(m, f, inst),
-        }
+        summarized_effects(m, f, inst, || self)
     }
 
     /// Whether the call at `inst` of `f` is of a module function whose
@@ -137,6 +129,24 @@ impl Summaries {
             }) => matches!(self.of.get(g.index()), Some(Some(s)) if s.effects != Effects::world()),
             _ => false,
         }
+    }
+}
+
+/// The effects of instruction `inst` of `f` (a function of `m`), a call of
+/// a module function's from the summaries `calls` gives (asked only then).
+#[inline]
+pub fn summarized_effects<'s>(
+    m: &Module,
+    f: &crate::Function,
+    inst: crate::Inst,
+    calls: impl FnOnce() -> &'s Summaries,
+) -> Effects {
+    match f.insts.get(inst.index()).map(|d| &d.kind) {
+        Some(InstKind::Call {
+            callee: Callee::Func(g),
+            ..
+        }) => calls().call_effects(*g),
+        _ => inst_effects(m, f, inst),
     }
 }
 

@@ -338,8 +338,10 @@ struct RunState {
     /// Per pass: per function, the identity (as in `funcs`) of the function
     /// the pass last left unchanged. A pass's work on one function depends
     /// on nothing but that function, the module's declarations and the
-    /// function's index (calls are opaque, [`ir::effects`]), so it leaves
-    /// the same function unchanged again ([`RunState::skips_every_function`]).
+    /// function's index, so it leaves the same function unchanged again
+    /// ([`RunState::skips_every_function`]); a pass that also reads its
+    /// callees' call summaries forgets these facts for a run when the
+    /// summaries changed ([`crate::per_function::callee_summaries`]).
     func_fixed: Vec<(&'static str, Vec<Option<u64>>)>,
     /// Per function: the pass about to run leaves it unchanged (`func_fixed`).
     skip: Vec<bool>,
