@@ -210,6 +210,36 @@ mod tests {
     }
 
     #[test]
+    fn changed_call_summaries_forget_the_skips() {
+        let text = "func @g() -> i64 {\nentry:\n  ret 1\n}\n\
+                    func @main() -> i64 {\nentry:\n  %r = call @g()\n  ret %r\n}\n";
+        let m = ir::parse_module(text, "t.ir").unwrap().0;
+        let mut last = None;
+        // The first run has nothing to compare with: it forgets.
+        tracked(&mut Vec::new(), &[true, true], || {
+            callee_summaries(&m, &mut last);
+            assert!(!skipped(0) && !skipped(1));
+        });
+        assert!(skips_forgotten());
+        // The same summaries: the skips stand.
+        tracked(&mut Vec::new(), &[true, false], || {
+            let calls = callee_summaries(&m, &mut last);
+            assert!(calls.call_effects(ir::FuncId::new(0)).writes_nothing());
+            assert!(skipped(0));
+        });
+        assert!(!skips_forgotten());
+        // @g now writes: the summaries differ, so @main may change.
+        let m2 = ir::parse_module(&text.replace("  ret 1", "  escape 1\n  ret 1"), "t.ir")
+            .unwrap()
+            .0;
+        tracked(&mut Vec::new(), &[true, false], || {
+            callee_summaries(&m2, &mut last);
+            assert!(!skipped(0));
+        });
+        assert!(skips_forgotten());
+    }
+
+    #[test]
     fn tracked_runs_say_which_functions_were_reported_changed() {
         let text =
             "func @a() -> i64 {\nentry:\n  ret 1\n}\nfunc @b() -> i64 {\nentry:\n  ret 2\n}\n";
