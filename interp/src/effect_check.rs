@@ -7,8 +7,11 @@
 //! A read must lie in some node of the instruction's `reads`, a write in some
 //! node of its `writes` (`HeapNode::contains`); allocation is a write of
 //! `Alloc`, `escape` a write of `Output`. The declarations come from
-//! [`ir::effects::inst_effects`] unless the caller supplies its own (which is
-//! how tests check that a too-small declaration is caught).
+//! [`ir::effects::inst_effects`], a call of a module function's from its
+//! callee's summary ([`ir::summaries`], what the optimizer relies on, so
+//! every checked run checks the summaries too), unless the caller supplies
+//! its own (which is how tests check that a too-small declaration is
+//! caught).
 //!
 //! Locations are reported at the granularity of the abstract heap tree
 //! (`Point.x`, `[i64] elements`, `@count`, `Alloc`, `Output`): that is what the
@@ -17,7 +20,8 @@
 use crate::access::{AccessKind, AccessLoc, AccessObserver, Site};
 use crate::config::Config;
 use crate::exec::{Execution, InputError, Program};
-use ir::effects::{effect_loc_node, inst_effects, Effects, HeapNode};
+use ir::effects::{effect_loc_node, Effects, HeapNode};
+use ir::summaries::{summarized_effects, Summaries};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
@@ -148,6 +152,8 @@ pub struct DeclTable {
     /// Per function, the table index of its instruction 0 and its instruction count.
     base: Vec<(usize, usize)>,
     decls: Vec<OnceLock<Effects>>,
+    /// The module's call summaries, computed at the first call asked about.
+    calls: OnceLock<Summaries>,
 }
 
 impl DeclTable {
@@ -162,6 +168,7 @@ impl DeclTable {
         DeclTable {
             base,
             decls: (0..total).map(|_| OnceLock::new()).collect(),
+            calls: OnceLock::new(),
         }
     }
 
@@ -173,7 +180,11 @@ impl DeclTable {
             return None;
         }
         let cell = self.decls.get(base + site.inst.index())?;
-        Some(cell.get_or_init(|| inst_effects(m, &m.funcs[site.func.index()], site.inst)))
+        Some(cell.get_or_init(|| {
+            summarized_effects(m, &m.funcs[site.func.index()], site.inst, || {
+                self.calls.get_or_init(|| Summaries::of(m))
+            })
+        }))
     }
 }
 
@@ -296,10 +307,17 @@ impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecke
     }
 }
 
-/// The declared effects of IR.md §8 for an instruction of `module`.
+/// The declared effects of IR.md §8 for an instruction of `module` (a
+/// call of a module function: its callee's summary, computed for this one
+/// question; [`DeclTable`] keeps them).
 pub fn declared_effects(module: &Module, func: FuncId, inst: Inst) -> Effects {
     match module.funcs.get(func.index()) {
-        Some(f) => inst_effects(module, f, inst),
+        Some(f) => {
+            let calls = OnceLock::new();
+            summarized_effects(module, f, inst, || {
+                calls.get_or_init(|| Summaries::of(module))
+            })
+        }
         None => Effects::world(),
     }
 }

@@ -329,3 +329,46 @@ fn access_verdicts_follow_heap_tree_containment() {
         AccessLoc::Alloc
     ));
 }
+
+/// A call of a module function is checked against its callee's summary
+/// (`ir::summaries`): what the optimizer relies on. A correct summary
+/// leaves a clean run; the same call claimed to write nothing is caught,
+/// at the call, for the callee's store.
+#[test]
+fn calls_are_checked_against_their_callees_summaries() {
+    let m = parse(
+        "type Point { x: i64, y: i64 }
+func @set(%q: Point) -> i64 {
+entry:
+  store %q.y, 3
+  %v = load %q.x
+  %w = add %v, %v
+  ret %w
+}
+func @main(%p: Point) -> i64 {
+entry:
+  %r = call @set(%p)
+  ret %r
+}
+",
+    );
+    let f = main_of(&m);
+    let call = m.func(f).inst_iter().next().expect("the call");
+    let summary = declared_effects(&m, f, call);
+    assert_ne!(summary, Effects::world(), "a summary, not World");
+    assert_eq!(summary.writes.len(), 1);
+    assert!(run(&m, "p = Point{x: 1, y: 2}").is_empty());
+    assert!(
+        log(&m, "p = Point{x: 1, y: 2}").entries.len() >= 2,
+        "not vacuous"
+    );
+    let v = run_with(&m, "p = Point{x: 1, y: 2}", |m, g, i| {
+        let mut e = declared_effects(m, g, i);
+        if g == f && i == call {
+            e.writes.clear();
+        }
+        e
+    });
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!((v[0].site.inst, v[0].kind), (call, AccessKind::Write));
+}

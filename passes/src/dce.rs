@@ -47,15 +47,13 @@ impl Pass for Dce {
         // Each function changed is reported, so the pass manager verifies
         // only those again.
         crate::per_function::report_per_function();
-        // What calls of module functions may do (IR.md §8), read before any
-        // edit: DCE only removes, so an edited callee does no more.
-        let calls = Summaries::of(module);
         with_reused(&SCRATCH, |scratch| {
+            // What calls of module functions may do (IR.md §8), read before
+            // any edit: DCE only removes, so an edited callee does no more.
             // A function DCE left at its fixed point stays there only while
             // the summaries of its callees stay as they were.
-            if scratch.calls.as_ref() != Some(&calls) {
-                crate::per_function::forget_skips();
-            }
+            let mut last = scratch.calls.take();
+            let calls = crate::per_function::callee_summaries(module, &mut last);
             let mut changed = false;
             for i in 0..module.funcs.len() {
                 if crate::per_function::skipped(i) {
@@ -65,7 +63,7 @@ impl Pass for Dce {
                     let mut run = FunctionRun {
                         module: &mut *module,
                         i,
-                        calls: &calls,
+                        calls,
                         stats: &mut *stats,
                         scratch: &mut *scratch,
                     };
@@ -76,7 +74,7 @@ impl Pass for Dce {
                     changed = true;
                 }
             }
-            scratch.calls = Some(calls);
+            scratch.calls = last;
             changed
         })
     }

@@ -7,6 +7,7 @@
 //! hashing the module, which functions may differ. A pass that reports
 //! nothing is taken to have changed every function when it reports a change.
 
+use ir::summaries::Summaries;
 use ir::{Function, Module};
 use std::cell::RefCell;
 
@@ -88,6 +89,21 @@ pub fn forget_skips() {
             r.skips_forgotten = true;
         }
     });
+}
+
+/// The call summaries of `module` ([`ir::summaries`]) for a pass whose work
+/// on a function reads the summaries of its callees (`dce`, `lse`, `gvn`);
+/// `last` holds the summaries that pass ran with last time, and gets these.
+/// When they differ, a function the pass left unchanged may change now (a
+/// callee lost an effect), so the pass forgets the manager's skips
+/// ([`forget_skips`]).
+pub fn callee_summaries<'s>(module: &Module, last: &'s mut Option<Summaries>) -> &'s Summaries {
+    let now = Summaries::of(module);
+    if last.as_ref() != Some(&now) {
+        forget_skips();
+        *last = Some(now);
+    }
+    last.get_or_insert_with(Summaries::default)
 }
 
 /// Whether the last pass run inside [`tracked`] called [`forget_skips`].
@@ -191,6 +207,36 @@ mod tests {
         assert!(changed);
         assert_eq!(seen, ["a", "b"]);
         assert_eq!(m, before);
+    }
+
+    #[test]
+    fn changed_call_summaries_forget_the_skips() {
+        let text = "func @g() -> i64 {\nentry:\n  ret 1\n}\n\
+                    func @main() -> i64 {\nentry:\n  %r = call @g()\n  ret %r\n}\n";
+        let m = ir::parse_module(text, "t.ir").unwrap().0;
+        let mut last = None;
+        // The first run has nothing to compare with: it forgets.
+        tracked(&mut Vec::new(), &[true, true], || {
+            callee_summaries(&m, &mut last);
+            assert!(!skipped(0) && !skipped(1));
+        });
+        assert!(skips_forgotten());
+        // The same summaries: the skips stand.
+        tracked(&mut Vec::new(), &[true, false], || {
+            let calls = callee_summaries(&m, &mut last);
+            assert!(calls.call_effects(ir::FuncId::new(0)).writes_nothing());
+            assert!(skipped(0));
+        });
+        assert!(!skips_forgotten());
+        // @g now writes: the summaries differ, so @main may change.
+        let m2 = ir::parse_module(&text.replace("  ret 1", "  escape 1\n  ret 1"), "t.ir")
+            .unwrap()
+            .0;
+        tracked(&mut Vec::new(), &[true, false], || {
+            callee_summaries(&m2, &mut last);
+            assert!(!skipped(0));
+        });
+        assert!(skips_forgotten());
     }
 
     #[test]

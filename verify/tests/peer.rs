@@ -134,12 +134,14 @@ fn bounds_checks_length_loads_are_not_counted() {
 fn peer_cli_prints_the_table_and_exits_1_where_llvm_keeps_fewer() {
     let dir = std::env::temp_dir().join(format!("loadstar-peer-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // LLVM infers that @twice writes no memory and forwards the store across
-    // the call; loadstar reloads.
+    // LLVM forwards a volatile load's value to the plain load of the same
+    // field after it; loadstar reloads (corpus/missed/). (The call of a
+    // function that writes nothing this test used before is met since
+    // LSE asks call summaries.)
     let missed = dir.join("missed.ir");
     std::fs::write(
         &missed,
-        format!("{DECLS}func @twice(%k: i64) -> i64 {{\nentry:\n  %r = add %k, %k\n  ret %r\n}}\n\nfunc @main(%p: Point) -> i64 {{\nentry:\n  store %p.x, 1\n  %t = call @twice(3)\n  %a = load %p.x\n  %s = add %a, %t\n  ret %s\n}}\n"),
+        format!("{DECLS}func @main(%p: Point) -> i64 {{\nentry:\n  %v = load.volatile %p.x\n  %a = load %p.x\n  ret %a\n}}\n"),
     )
     .unwrap();
     let (code, out) = loadstar_all(&["peer", missed.to_str().unwrap()]);

@@ -6,8 +6,10 @@
 //! with a dominating identical one, which has already not trapped. Loads are
 //! numbered within a block, as long as no instruction in between writes a heap
 //! leaf the load reads (per `ir::effects`) at an address that may alias (per
-//! [`crate::alias`]). Calls, allocations, volatile accesses and `escape` are
-//! never numbered.
+//! [`crate::alias`]); a call of a module function writes what its callee's
+//! summary says ([`ir::summaries`]), so a load is merged across a call that
+//! cannot write its leaf. Calls, allocations, volatile accesses and
+//! `escape` are never numbered.
 //!
 //! A merge does not look for the users of the value it replaces: it records
 //! the replacement in a dense per-value table, and each instruction reads
@@ -37,6 +39,7 @@ use crate::stats::Stats;
 use congruent::Congruence;
 use ir::dom::DomTree;
 use ir::effects::{inst_effects, sets_overlap, Effects};
+use ir::summaries::Summaries;
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 use key::{classify_with_effects, Class, Key};
 use phi_ops::PhiOps;
@@ -59,7 +62,14 @@ impl Pass for Gvn {
     }
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
-        each_function_detached(module, |module, func| run_function(module, func, stats))
+        CALLS.with(|last| {
+            let mut last = last.borrow_mut();
+            // Read before any edit: GVN keeps each function's behaviour.
+            let calls = crate::per_function::callee_summaries(module, &mut last);
+            each_function_detached(module, |module, func| {
+                run_function(module, calls, func, stats)
+            })
+        })
     }
 }
 
@@ -74,6 +84,9 @@ struct Counts {
     congruent: u64,
     /// Operations of two phis merged into a phi of operations.
     phi_ops: u64,
+    /// Numbered loads a call of a module function kept, its summary saying
+    /// it cannot write what they read (a call of unknown code forgets them).
+    kept_across_calls: u64,
 }
 
 impl Counts {
@@ -88,6 +101,8 @@ const NONE: u32 = u32::MAX;
 
 struct Walk<'a> {
     module: &'a Module,
+    /// What calls of module functions may do.
+    calls: &'a Summaries,
     func: &'a mut Function,
     alias: AliasAnalysis,
     /// Whether `alias` describes this function (computed at the first load).
@@ -139,26 +154,36 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// The call summaries of the last run (see
+    /// [`crate::per_function::callee_summaries`]).
+    static CALLS: RefCell<Option<Summaries>> = const { RefCell::new(None) };
 }
 
-/// Number the instructions of `func` (taken out of `module` while edited).
-pub fn run_function(module: &Module, func: &mut Function, stats: &mut Stats) -> bool {
+/// Number the instructions of `func` (taken out of `module` while edited);
+/// `calls` says what calls of module functions may do.
+pub fn run_function(
+    module: &Module,
+    calls: &Summaries,
+    func: &mut Function,
+    stats: &mut Stats,
+) -> bool {
     if func.layout.is_empty() {
         return false;
     }
     // A single block has no dominator tree to walk: skip building one.
     if func.layout.len() == 1 {
-        return run_walk(module, func, stats, None);
+        return run_walk(module, calls, func, stats, None);
     }
     crate::analyses::with_analyses_mut(func, |a, func| {
         let dom = a.dom(func);
-        run_walk(module, func, stats, Some(dom))
+        run_walk(module, calls, func, stats, Some(dom))
     })
 }
 
 /// Number the instructions of `func` walking `dom` (`None`: a single block).
 fn run_walk(
     module: &Module,
+    calls: &Summaries,
     func: &mut Function,
     stats: &mut Stats,
     dom: Option<&DomTree>,
@@ -174,6 +199,7 @@ fn run_walk(
     let budget = 2 * func.insts.len() + 64;
     let mut w = Walk {
         module,
+        calls,
         alias: scratch.alias,
         alias_ready: false,
         table: scratch.table,
@@ -208,6 +234,7 @@ fn run_walk(
         ("guards_merged", c.guards),
         ("congruent_phis", c.congruent),
         ("phi_of_ops", c.phi_ops),
+        ("loads_kept_across_calls", c.kept_across_calls),
     ] {
         if n > 0 {
             stats.add("gvn", rule, n);
@@ -356,9 +383,12 @@ impl Walk<'_> {
                 }
             }
             // Nothing edited `inst` since it was classified: its effects stand.
-            let eff = eff.unwrap_or_else(|| inst_effects(self.module, self.func, inst));
+            let eff = eff.unwrap_or_else(|| self.calls.inst_effects(self.module, self.func, inst));
             if !eff.writes_nothing() {
                 loads.retain(|&(_, load)| !self.clobbers(inst, &eff, load));
+            }
+            if !loads.is_empty() && self.calls.is_summarized_call(self.func, inst) {
+                self.counts.kept_across_calls += loads.len() as u64;
             }
         }
         self.loads = loads;

@@ -32,7 +32,7 @@ use super::loc::{Loc, Subst};
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
-use ir::effects::{inst_effects, traps_only_on_null};
+use ir::effects::traps_only_on_null;
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
 /// Storage reused from run to run.
@@ -105,7 +105,12 @@ fn is_plain_store(kind: &InstKind) -> bool {
 }
 
 /// The first plain store of `a`, if only pure instructions precede it.
-fn first_arm_store(module: &Module, func: &Function, a: Block) -> Option<Inst> {
+fn first_arm_store(
+    module: &Module,
+    clobbers: &Clobbers<'_>,
+    func: &Function,
+    a: Block,
+) -> Option<Inst> {
     let insts = &func.blocks[a.index()].insts;
     // The instruction kinds first: most arms have no store to look at.
     let k = insts
@@ -113,7 +118,7 @@ fn first_arm_store(module: &Module, func: &Function, a: Block) -> Option<Inst> {
         .position(|&i| is_plain_store(&func.inst(i).kind))?;
     insts[..k]
         .iter()
-        .all(|&i| inst_effects(module, func, i).is_pure())
+        .all(|&i| clobbers.effects(module, func, i).is_pure())
         .then_some(insts[k])
 }
 
@@ -174,7 +179,7 @@ fn merge_partner(
     let (_, body) = insts.split_last()?;
     let mut writes_between = false;
     for &inst in body.iter().rev() {
-        let eff = inst_effects(module, func, inst);
+        let eff = clobbers.effects(module, func, inst);
         if let Some((l, _)) = plain_store(func, subst, inst) {
             if l == loc {
                 return (!eff.may_trap() || !writes_between).then_some(inst);
@@ -301,7 +306,7 @@ pub fn merge_arm_stores(
             if a == p || cfg.preds(a) != [p] {
                 continue;
             }
-            let Some(s2) = first_arm_store(module, func, a) else {
+            let Some(s2) = first_arm_store(module, clobbers, func, a) else {
                 continue;
             };
             let Some((loc, v)) = candidate(func, &mut subst, s2, p) else {

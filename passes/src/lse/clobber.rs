@@ -2,20 +2,33 @@
 //! a plain store clobbers what may alias it; any other instruction clobbers
 //! the locations whose heap leaf its writes overlap, except locations of
 //! allocations that never escape, which neither the environment nor a callee
-//! can reach (IR.md §6).
+//! can reach (IR.md §6). A call of a module function does what its callee's
+//! summary says ([`ir::summaries`]): a load is forwarded past a call that
+//! cannot write its leaf, and a store stays unread across a call that
+//! cannot read it.
 
 use super::loc::Loc;
 use crate::alias::{AliasAnalysis, AliasResult};
 use ir::effects::{Effects, HeapNode};
-use ir::{Function, Value};
+use ir::summaries::Summaries;
+use ir::{Function, Inst, Module, Value};
 
 /// Clobber queries for one function.
 pub struct Clobbers<'a> {
     /// Alias facts.
     pub alias: &'a AliasAnalysis,
+    /// What calls of the module's functions may do.
+    pub calls: &'a Summaries,
 }
 
 impl Clobbers<'_> {
+    /// The effects of instruction `inst` of `func` (a function of `module`),
+    /// with a call of a module function summarized.
+    #[inline]
+    pub fn effects(&self, module: &Module, func: &Function, inst: Inst) -> Effects {
+        self.calls.inst_effects(module, func, inst)
+    }
+
     /// How a plain access of `a` relates to one of `b`.
     pub fn alias(&self, func: &Function, a: Loc, b: Loc) -> AliasResult {
         if a == b {

@@ -50,7 +50,7 @@ use super::nonnull::NonNull;
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
-use ir::effects::{checked_by, inst_effects, traps_only_on_null};
+use ir::effects::{checked_by, traps_only_on_null, Traps};
 use ir::loops::{LoopId, LoopInfo};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 
@@ -266,6 +266,10 @@ struct Facts<'a> {
     subst: &'a Subst,
     clobbers: &'a Clobbers<'a>,
     nonnull: &'a NonNull,
+    /// Overwritten locations of reachable objects that a call of a module
+    /// function neither read nor could trap on, by its summary, in the
+    /// last walk.
+    kept_across_calls: std::cell::Cell<u64>,
 }
 
 /// How one instruction may trap, as the walk sees it.
@@ -280,9 +284,11 @@ struct TrapFacts {
 
 impl Facts<'_> {
     fn traps(&self, func: &Function, inst: Inst) -> TrapFacts {
-        let eff = inst_effects(self.module, func, inst);
+        let eff = self.clobbers.effects(self.module, func, inst);
         let null_base = traps_only_on_null(func, inst).map(|b| self.subst.resolve(func, b));
-        let may_trap = eff.may_trap() && !self.nonnull.cannot_trap_on_null(inst);
+        // A resource limit (or a callee that never ends) makes the input
+        // inconclusive (IR.md §7): no heap is compared there.
+        let may_trap = eff.traps == Traps::May && !self.nonnull.cannot_trap_on_null(inst);
         TrapFacts {
             eff,
             null_base,
@@ -298,6 +304,9 @@ pub struct DeadStores {
     pub removed: Vec<Inst>,
     /// The stores that may trap, rewritten to their check alone.
     pub to_checks: u64,
+    /// Overwritten locations calls of module functions did not observe, by
+    /// their summaries (see [`Facts`]).
+    pub kept_across_calls: u64,
 }
 
 /// What [`transfer`] found a store to be.
@@ -371,9 +380,11 @@ pub fn eliminate_dead_stores(
         subst: &subst,
         clobbers,
         nonnull,
+        kept_across_calls: std::cell::Cell::new(0),
     };
     let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
         at_entry.reset(func.blocks.len());
+        facts.kept_across_calls.set(0);
         let mut dead: Vec<Inst> = Vec::new();
         let mut to_checks: Vec<Inst> = Vec::new();
         for &b in cfg.rpo().iter().rev() {
@@ -433,6 +444,7 @@ pub fn eliminate_dead_stores(
     DeadStores {
         removed,
         to_checks: to_checks.len() as u64,
+        kept_across_calls: facts.kept_across_calls.get(),
     }
 }
 
@@ -714,6 +726,12 @@ fn transfer(
             if clobbers.writes_observable(&eff, false) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);
             }
+            if clobbers.calls.is_summarized_call(func, inst) {
+                let kept = set.entries.iter().filter(|d| !clobbers.is_private(d.loc));
+                facts
+                    .kept_across_calls
+                    .set(facts.kept_across_calls.get() + kept.count() as u64);
+            }
         }
     }
     if let Some(b) = null_base {
@@ -737,7 +755,15 @@ mod tests {
         let m = ir::parse_module(text, "t.ir").expect("parses").0;
         let f = &m.funcs[0];
         let alias = AliasAnalysis::new(f);
-        any_candidate(f, &Subst::new(f), &Clobbers { alias: &alias })
+        let calls = ir::summaries::Summaries::default();
+        any_candidate(
+            f,
+            &Subst::new(f),
+            &Clobbers {
+                alias: &alias,
+                calls: &calls,
+            },
+        )
     }
 
     #[test]

@@ -47,7 +47,6 @@ use super::writers::LoopWriters;
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
-use ir::effects::inst_effects;
 use ir::loops::{LoopId, LoopInfo};
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value};
 
@@ -75,6 +74,10 @@ pub struct ForwardCounts {
     pub fresh_kept_for_trap: u64,
     /// Tracked locations forgotten because of the cap.
     pub evictions: u64,
+    /// Known values of reachable objects that a call of a module function
+    /// kept because its summary says it cannot write them (a call of
+    /// unknown code forgets them).
+    pub kept_across_calls: u64,
 }
 
 /// The most fields of one fresh object (elements of a fresh array of constant
@@ -177,7 +180,9 @@ pub fn forward(
     let empty = LoopInfo::default();
     let loops = match dom_loops {
         Some((dom, loops)) => {
-            scratch.writers.compute(module, func, loops, dom);
+            scratch
+                .writers
+                .compute(module, clobbers.calls, func, loops, dom);
             loops
         }
         None => &empty,
@@ -418,7 +423,7 @@ impl Forward<'_> {
                     }
                 }
                 _ => {
-                    let eff = inst_effects(self.module, func, inst);
+                    let eff = self.clobbers.effects(self.module, func, inst);
                     #[cfg(feature = "bug-zoo")]
                     if zoo::active(Bug::LseCallNoClobber)
                         && matches!(
@@ -434,6 +439,14 @@ impl Forward<'_> {
                     }
                     if !eff.writes_nothing() {
                         state.clobber(|e| self.clobbers.effect_writes(func, &eff, e.loc));
+                    }
+                    if self.clobbers.calls.is_summarized_call(func, inst) {
+                        self.counts.kept_across_calls += state
+                            .entries()
+                            .iter()
+                            .filter(|e| !self.clobbers.is_private(e.loc))
+                            .count()
+                            as u64;
                     }
                 }
             }
@@ -630,7 +643,7 @@ impl Forward<'_> {
                     }
                 }
                 _ => {
-                    let eff = inst_effects(self.module, func, inst);
+                    let eff = self.clobbers.effects(self.module, func, inst);
                     if self.clobbers.effect_writes(func, &eff, loc) {
                         return LoopWrites::Clobbers;
                     }

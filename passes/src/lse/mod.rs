@@ -26,6 +26,7 @@ use crate::stats::Stats;
 use clobber::Clobbers;
 use ir::cfg::Cfg;
 use ir::reuse::with_reused;
+use ir::summaries::Summaries;
 use ir::{DomTree, LoopInfo};
 use ir::{Function, Inst, Module, Value};
 use std::cell::RefCell;
@@ -46,6 +47,9 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// The call summaries of the last run (see
+    /// [`crate::per_function::callee_summaries`]).
+    static CALLS: RefCell<Option<Summaries>> = const { RefCell::new(None) };
 }
 
 /// The `lse` pass.
@@ -70,26 +74,40 @@ impl Pass for Lse {
     }
 
     fn run(&self, module: &mut Module, stats: &mut Stats) -> bool {
-        each_function_detached(module, |module, func| {
-            self.run_function(module, func, stats)
+        CALLS.with(|last| {
+            let mut last = last.borrow_mut();
+            // Read before any edit: LSE keeps each function's behaviour, so
+            // an edited callee does no more than its summary says.
+            let calls = crate::per_function::callee_summaries(module, &mut last);
+            each_function_detached(module, |module, func| {
+                self.run_function(module, calls, func, stats)
+            })
         })
     }
 }
 
 impl Lse {
-    /// Run on one function (taken out of `module` while it is edited).
-    pub fn run_function(&self, module: &Module, func: &mut Function, stats: &mut Stats) -> bool {
+    /// Run on one function (taken out of `module` while it is edited);
+    /// `calls` says what calls of module functions may do.
+    pub fn run_function(
+        &self,
+        module: &Module,
+        calls: &Summaries,
+        func: &mut Function,
+        stats: &mut Stats,
+    ) -> bool {
         if func.layout.is_empty() {
             return false;
         }
         with_reused(&SCRATCH, |scratch| {
-            self.run_with(module, func, stats, scratch)
+            self.run_with(module, calls, func, stats, scratch)
         })
     }
 
     fn run_with(
         &self,
         module: &Module,
+        calls: &Summaries,
         func: &mut Function,
         stats: &mut Stats,
         scratch: &mut Scratch,
@@ -103,7 +121,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 8],
+                [0; 9],
             );
             return false;
         }
@@ -116,16 +134,18 @@ impl Lse {
             let dom_loops = cfg
                 .has_retreating_edge()
                 .then(|| (a.dom(func), a.loops(func)));
-            self.transform(module, func, stats, scratch, cfg, dom_loops)
+            self.transform(module, calls, func, stats, scratch, cfg, dom_loops)
         })
     }
 
     /// Forwarding, store promotion and dead-store elimination on `func`,
     /// whose CFG is `cfg` (with its dominator tree and loops when it has a
     /// back edge); returns whether anything changed.
+    #[allow(clippy::too_many_arguments)]
     fn transform(
         &self,
         module: &Module,
+        calls: &Summaries,
         func: &mut Function,
         stats: &mut Stats,
         scratch: &mut Scratch,
@@ -139,7 +159,10 @@ impl Lse {
             cfg,
             dom_loops,
             &mut scratch.forward,
-            Clobbers { alias: &*alias },
+            Clobbers {
+                alias: &*alias,
+                calls,
+            },
             self.cap,
         );
         func.remove_insts(&fw.removed);
@@ -168,9 +191,15 @@ impl Lse {
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
         let promoted = match dom_loops {
-            Some(dom_loops) => {
-                promote::promote(module, func, cfg, dom_loops, alias, &mut scratch.promote)
-            }
+            Some(dom_loops) => promote::promote(
+                module,
+                func,
+                cfg,
+                dom_loops,
+                alias,
+                calls,
+                &mut scratch.promote,
+            ),
             None => promote::PromoteCounts::default(),
         };
         let alias = &*alias;
@@ -180,7 +209,7 @@ impl Lse {
             cfg,
             dom_loops,
             &mut scratch.dse,
-            &Clobbers { alias },
+            &Clobbers { alias, calls },
             self.cap,
         );
         // After DSE: a store both arms overwrite is gone by now.
@@ -188,7 +217,7 @@ impl Lse {
             module,
             func,
             cfg,
-            &Clobbers { alias },
+            &Clobbers { alias, calls },
             &mut scratch.arm_stores,
         );
 
@@ -205,6 +234,7 @@ impl Lse {
                 unread.to_checks,
                 phis_kept,
                 latch_loads_kept,
+                dead.kept_across_calls,
             ],
         );
         !fw.removed.is_empty()
@@ -225,18 +255,20 @@ impl Lse {
 /// to their checks, the arm stores merged into a select, the store pairs
 /// sunk into a join, the stores into
 /// unread objects removed and those rewritten to checks, the phis and the
-/// latch loads kept; `p` is store promotion's.
+/// latch loads kept, the overwritten locations calls did not observe;
+/// `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 8],
+    removed: [u64; 9],
 ) {
-    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept] =
+    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls] =
         removed;
     // Sorted by name: a map built from it in one go costs no searches.
     let counts = [
         ("evictions", c.evictions),
+        ("facts_kept_across_calls", c.kept_across_calls),
         ("latch_loads_inserted", latch_loads_kept),
         ("loads_forwarded_fresh", c.forwarded_fresh),
         ("loads_forwarded_local", c.forwarded_local),
@@ -244,6 +276,10 @@ fn record_counts(
         ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
         ("loads_forwarded_merge", c.forwarded_merge),
         ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
+        (
+            "overwritten_kept_across_calls",
+            overwritten_kept_across_calls,
+        ),
         ("phis_created", phis_kept),
         ("promoted_loads_hoisted", p.loads_hoisted),
         ("promoted_locations", p.locations),

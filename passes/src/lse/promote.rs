@@ -31,7 +31,7 @@ use super::nonnull::NonNull;
 use crate::alias::{AliasAnalysis, AliasResult};
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
-use ir::effects::{checked_by, inst_effects, traps_only_on_null, Traps};
+use ir::effects::{checked_by, traps_only_on_null, Traps};
 use ir::loops::{Loop, LoopInfo};
 use ir::{Addr, Block, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 
@@ -106,6 +106,7 @@ pub fn promote(
     cfg: &Cfg,
     (dom, loops): (&DomTree, &LoopInfo),
     alias: &mut AliasAnalysis,
+    calls: &ir::summaries::Summaries,
     scratch: &mut Scratch,
 ) -> PromoteCounts {
     let mut counts = PromoteCounts::default();
@@ -136,7 +137,10 @@ pub fn promote(
     scratch.replace.resize(func.values.len(), None);
     let mut plans: Vec<(&Loop, Vec<Candidate>)> = Vec::new();
     {
-        let clobbers = Clobbers { alias: &*alias };
+        let clobbers = Clobbers {
+            alias: &*alias,
+            calls,
+        };
         for lp in shaped {
             for &b in &lp.blocks {
                 scratch.in_loop[b.index()] = true;
@@ -254,7 +258,7 @@ fn analyse(
                     }
                 }
                 _ => {
-                    let eff = inst_effects(module, func, i);
+                    let eff = clobbers.effects(module, func, i);
                     if eff.traps == Traps::May && traps_only_on_null(func, i).is_none() {
                         // A possible trap no check can rule out: nothing is promoted.
                         return Vec::new();
@@ -286,7 +290,7 @@ fn analyse(
     }
     for c in &mut candidates {
         for a in &mut c.accesses {
-            a.may_trap = possible_trap(module, func, &scratch.nonnull, a.inst);
+            a.may_trap = possible_trap(module, clobbers, func, &scratch.nonnull, a.inst);
             c.may_trap |= a.may_trap;
             owned[a.inst.index()] = true;
         }
@@ -306,7 +310,7 @@ fn analyse(
     }
     scratch.owned = owned;
     for &i in &rest {
-        if possible_trap(module, func, &scratch.nonnull, i) {
+        if possible_trap(module, clobbers, func, &scratch.nonnull, i) {
             match traps_only_on_null(func, i) {
                 Some(b) => {
                     let t = Trap::NullOn(subst.resolve(func, b));
@@ -330,8 +334,14 @@ fn analyse(
 }
 
 /// Whether instruction `i` may trap where it stands (resource limits aside).
-fn possible_trap(module: &Module, func: &Function, nonnull: &NonNull, i: Inst) -> bool {
-    inst_effects(module, func, i).traps == Traps::May && !nonnull.cannot_trap_on_null(i)
+fn possible_trap(
+    module: &Module,
+    clobbers: &Clobbers<'_>,
+    func: &Function,
+    nonnull: &NonNull,
+    i: Inst,
+) -> bool {
+    clobbers.effects(module, func, i).traps == Traps::May && !nonnull.cannot_trap_on_null(i)
 }
 
 /// The trap an access of location `loc` (a candidate's) may make.

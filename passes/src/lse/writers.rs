@@ -3,8 +3,8 @@
 //! natural loops; the lists are stored flat, in storage reused from run to run.
 
 use ir::dom::DomTree;
-use ir::effects::inst_effects;
 use ir::loops::{LoopId, LoopInfo};
+use ir::summaries::Summaries;
 use ir::{Function, Inst, Module};
 
 /// Per loop of a [`LoopInfo`]: the instructions of its body that may write.
@@ -17,8 +17,16 @@ pub struct LoopWriters {
 
 impl LoopWriters {
     /// Collect the writers of every loop of `loops` (of `func`, in `module`),
-    /// blocks in RPO order; `dom` is the dominator tree the loops came from.
-    pub fn compute(&mut self, module: &Module, func: &Function, loops: &LoopInfo, dom: &DomTree) {
+    /// blocks in RPO order; `dom` is the dominator tree the loops came from,
+    /// `calls` what calls of module functions may do.
+    pub fn compute(
+        &mut self,
+        module: &Module,
+        calls: &Summaries,
+        func: &Function,
+        loops: &LoopInfo,
+        dom: &DomTree,
+    ) {
         let _ = dom;
         self.start.clear();
         self.start.push(0);
@@ -26,7 +34,7 @@ impl LoopWriters {
         for lp in loops.loops() {
             for &b in &lp.blocks {
                 for &i in &func.blocks[b.index()].insts {
-                    if inst_effects(module, func, i).writes_nothing() {
+                    if calls.inst_effects(module, func, i).writes_nothing() {
                         continue;
                     }
                     #[cfg(feature = "bug-zoo")]
