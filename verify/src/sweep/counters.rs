@@ -25,6 +25,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "checks_known_from_branches"),
     ("dce", "checks_removed"),
     ("dce", "dead_loops_removed"),
+    ("dce", "decided_branch_walks_spared"),
     ("dce", "first_visit_traps"),
     ("dce", "insts_after_certain_trap"),
     ("dce", "insts_removed"),
