@@ -21,8 +21,11 @@
 //!
 //! Cost: finding candidates is one look at each block's terminator; the
 //! reachability walk runs only for a branch that folds on some edge, at most
-//! [`MAX_WALKS`] times per function and run. Counter:
-//! `dce.branches_decided_on_entry`.
+//! [`MAX_WALKS`] times per function and run. A candidate whose kept
+//! successor is itself another predecessor of `h` (a one-block loop body
+//! entered on its first visit) would fail the walk, so it is rejected
+//! without one, leaving the walks to later branches. Counters:
+//! `dce.branches_decided_on_entry`, `dce.decided_branch_walks_spared`.
 
 use crate::certain_traps::drop_phi_entries;
 use crate::stats::Stats;
@@ -67,6 +70,9 @@ pub(crate) fn fold_decided_branches(func: &mut Function, stats: &mut Stats) -> b
             stats.add("dce", "back_edges_taken_once", 1);
             changed = true;
         }
+    }
+    if walk.spared > 0 {
+        stats.add("dce", "decided_branch_walks_spared", walk.spared);
     }
     changed
 }
@@ -215,6 +221,13 @@ fn decided_on_entry(func: &Function, h: Block, walk: &mut Walk) -> Option<(Block
             continue;
         }
         let (s, other) = pick(k);
+        if first.iter().any(|&(q, _)| q == s && q != p) {
+            // `s` is itself another way into `h` (a one-block loop body):
+            // once `h` jumps to `s` it is reachable, so the walk would fail.
+            // Known without spending one of the function's walks.
+            walk.spared += 1;
+            continue;
+        }
         if walk.only_pred_reachable(func, h, Some(s), p, first.iter().map(|&(q, _)| q)) {
             return Some((s, other));
         }
@@ -316,6 +329,8 @@ fn absorbs(op: BinOp, k: i64, left: bool) -> Option<i64> {
 pub(crate) struct Walk {
     /// How many walks ran (callers stop at [`MAX_WALKS`]).
     pub(crate) walks: usize,
+    /// Candidates rejected without a walk (`dce.decided_branch_walks_spared`).
+    spared: u64,
     seen: Vec<bool>,
     stack: Vec<Block>,
 }

@@ -72,6 +72,8 @@ pub struct ForwardCounts {
     /// Loads of a fresh array's element whose value (the initial one) was
     /// forwarded but which stay for their bounds trap (their result unused).
     pub fresh_kept_for_trap: u64,
+    /// ... read or stored by a volatile access of the same location.
+    pub forwarded_volatile: u64,
     /// Tracked locations forgotten because of the cap.
     pub evictions: u64,
     /// Known values of reachable objects that a call of a module function
@@ -448,6 +450,7 @@ impl Forward<'_> {
                             .count()
                             as u64;
                     }
+                    self.learn_volatile(func, &mut state, inst);
                 }
             }
         }
@@ -476,6 +479,33 @@ impl Forward<'_> {
         alias != AliasResult::No
     }
 
+    /// After the step of a volatile access (already applied to `state`), its
+    /// plain access: a store clobbers what may alias it, and the location
+    /// then holds the value read or stored (IR.md §3: the step happens
+    /// before the access itself).
+    fn learn_volatile(&mut self, func: &Function, state: &mut Known, inst: Inst) {
+        let data = func.inst(inst);
+        let (addr, value) = match &data.kind {
+            InstKind::Load {
+                addr,
+                volatile: true,
+            } => (addr, data.result.expect("a load has a result")),
+            InstKind::Store {
+                addr,
+                value,
+                volatile: true,
+            } => (addr, self.subst.resolve(func, *value)),
+            _ => return,
+        };
+        let loc = Loc::of(func, &self.subst, addr);
+        if matches!(data.kind, InstKind::Store { .. }) {
+            state.clobber(|e| e.value != value && self.store_clobbers(func, e.loc, loc));
+        }
+        if !null_based(func, loc) {
+            self.learn(state, loc, value, Origin::Volatile);
+        }
+    }
+
     /// Record `loc = value` in `state`, counting an eviction.
     fn learn(&mut self, state: &mut Known, loc: Loc, value: Value, origin: Origin) {
         if state.insert(loc, value, origin, self.cap, &mut self.evicted) {
@@ -491,6 +521,7 @@ impl Forward<'_> {
             Origin::LoopInvariant => c.forwarded_loop_invariant += 1,
             Origin::LoopCarried => c.forwarded_loop_carried += 1,
             Origin::Fresh => c.forwarded_fresh += 1,
+            Origin::Volatile => c.forwarded_volatile += 1,
         }
     }
 

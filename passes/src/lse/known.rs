@@ -25,6 +25,10 @@ pub enum Origin {
     /// A field of an object allocated in this function and not yet written:
     /// zero or `null` (IR.md §2).
     Fresh,
+    /// A volatile access of the location: its step comes first, then the
+    /// plain access (IR.md §3), so the location holds the value it read or
+    /// stored.
+    Volatile,
 }
 
 /// One tracked location.

@@ -121,7 +121,7 @@ impl Lse {
                 stats,
                 &forward::ForwardCounts::default(),
                 &promote::PromoteCounts::default(),
-                [0; 9],
+                [0; 10],
             );
             return false;
         }
@@ -232,6 +232,7 @@ impl Lse {
                 merged.into_join,
                 unread.removed.len() as u64,
                 unread.to_checks,
+                unread.select_to_checks,
                 phis_kept,
                 latch_loads_kept,
                 dead.kept_across_calls,
@@ -245,6 +246,7 @@ impl Lse {
             || merged.into_join > 0
             || !unread.removed.is_empty()
             || unread.to_checks > 0
+            || unread.select_to_checks > 0
             || phis_kept > 0
             || promoted.locations > 0
     }
@@ -254,16 +256,16 @@ impl Lse {
 /// the pass's counters once); `removed` holds the dead stores, those rewritten
 /// to their checks, the arm stores merged into a select, the store pairs
 /// sunk into a join, the stores into
-/// unread objects removed and those rewritten to checks, the phis and the
-/// latch loads kept, the overwritten locations calls did not observe;
-/// `p` is store promotion's.
+/// unread objects removed and those rewritten to checks (directly, and
+/// through a `select` of `null`), the phis and the latch loads kept, the
+/// overwritten locations calls did not observe; `p` is store promotion's.
 fn record_counts(
     stats: &mut Stats,
     c: &forward::ForwardCounts,
     p: &promote::PromoteCounts,
-    removed: [u64; 9],
+    removed: [u64; 10],
 ) {
-    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls] =
+    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls] =
         removed;
     // Sorted by name: a map built from it in one go costs no searches.
     let counts = [
@@ -275,6 +277,7 @@ fn record_counts(
         ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
         ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
         ("loads_forwarded_merge", c.forwarded_merge),
+        ("loads_forwarded_volatile", c.forwarded_volatile),
         ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
         (
             "overwritten_kept_across_calls",
@@ -289,6 +292,10 @@ fn record_counts(
         ("stores_merged_into_select", stores_merged_into_select),
         ("stores_redundant", c.stores_redundant),
         ("stores_sunk_into_join", stores_sunk_into_join),
+        (
+            "stores_unread_select_to_checks",
+            stores_unread_select_to_checks,
+        ),
         ("stores_unread_to_checks", stores_unread_to_checks),
     ];
     let rules = stats.passes.entry("lse").or_default();

@@ -22,6 +22,15 @@
 //! table; a field store that may trap (never, for a fresh base) would stay.
 //! A function with no plain store through (a copy of) an allocation's
 //! result is not analysed.
+//!
+//! A `select` of an allocation and the `null` constant (either way round)
+//! is the allocation or `null`: the analysis treats it as the allocation
+//! (its uses are the allocation's uses; the `select` itself reads nothing),
+//! and a store through it into an unread allocation becomes its check, as
+//! the store could only trap on the `null` side (`nullcheck %s` for a
+//! field, `boundscheck %s, %i` for an element: `null_deref` on `null`,
+//! else the element store's own bounds trap).
+//! Counter `lse.stores_unread_select_to_checks`.
 
 use crate::copies::CopyRoots;
 use ir::effects::inst_effects;
@@ -47,6 +56,9 @@ pub struct UnreadStores {
     pub removed: Vec<Inst>,
     /// Element stores that may trap, rewritten to their `boundscheck`.
     pub to_checks: u64,
+    /// Stores through a `select` of an allocation and `null`, rewritten to
+    /// their `nullcheck` or `boundscheck`.
+    pub select_to_checks: u64,
 }
 
 /// Remove every store into a never-read allocation that cannot trap, and
@@ -69,6 +81,11 @@ pub fn remove_stores_to_unread(
         };
         alloc_of[base.index()].is_some_and(|a| !read[a.index()])
     };
+    let through_select = |addr: &Addr| {
+        addr_base(addr)
+            .and_then(|b| func.def_inst(b))
+            .is_some_and(|d| matches!(func.inst(d).kind, InstKind::Select(..)))
+    };
     let mut checks = Vec::new();
     for i in func.inst_iter() {
         let InstKind::Store {
@@ -84,16 +101,47 @@ pub fn remove_stores_to_unread(
         }
         match (inst_effects(module, func, i).may_trap(), addr) {
             (false, _) => out.removed.push(i),
-            (true, &Addr::Elem { base, index }) => checks.push((i, base, index)),
+            (true, &Addr::Elem { base, index }) => checks.push((i, base, Some(index))),
+            (true, &Addr::Field { base, .. }) if through_select(addr) => {
+                checks.push((i, base, None))
+            }
             (true, _) => {}
         }
     }
     func.remove_insts(&out.removed);
-    out.to_checks = checks.len() as u64;
     for (i, base, index) in checks {
-        func.insts[i.index()].kind = InstKind::BoundsCheck(base, index);
+        let selected = func
+            .def_inst(base)
+            .is_some_and(|d| matches!(func.inst(d).kind, InstKind::Select(..)));
+        if selected {
+            out.select_to_checks += 1;
+        } else {
+            out.to_checks += 1;
+        }
+        func.insts[i.index()].kind = match index {
+            Some(index) => InstKind::BoundsCheck(base, index),
+            None => InstKind::NullCheck(base),
+        };
     }
     out
+}
+
+/// The allocation operand of `select %c, %a, null` or `select %c, null, %a`
+/// (after `copy`), given the allocations found so far.
+fn select_of_null(
+    func: &Function,
+    kind: &InstKind,
+    alloc: impl Fn(Value) -> Option<Value>,
+) -> Option<Value> {
+    let InstKind::Select(_, a, b) = *kind else {
+        return None;
+    };
+    let is_null = |v: Value| func.values[v.index()].def == ir::ValueDef::Null;
+    match (is_null(a), is_null(b)) {
+        (true, false) => alloc(b),
+        (false, true) => alloc(a),
+        _ => None,
+    }
 }
 
 /// Fill `scratch.alloc_of` and `scratch.read` for `func`.
@@ -119,9 +167,23 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
             alloc_of[r.index()] = Some(r);
         }
     }
+    // Selects of an allocation and `null`, in block order (a select of such
+    // a select found later is treated as a read, which is safe).
+    for inst in func.inst_iter() {
+        let data = func.inst(inst);
+        let found = select_of_null(func, &data.kind, |v| alloc_of[roots.root(func, v).index()]);
+        if let (Some(a), Some(r)) = (found, data.result) {
+            alloc_of[r.index()] = Some(a);
+        }
+    }
     let alloc = |v: Value| alloc_of[roots.root(func, v).index()];
     for inst in func.inst_iter() {
-        match &func.inst(inst).kind {
+        let kind = &func.inst(inst).kind;
+        if select_of_null(func, kind, alloc).is_some() {
+            // Its uses are the allocation's; the select reads nothing.
+            continue;
+        }
+        match kind {
             InstKind::Store {
                 addr,
                 value,
@@ -152,7 +214,7 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
 }
 
 /// Whether `inst` is a plain store whose base may be (a copy of) an
-/// allocation: the base is made by `new`, `newarray` or `copy`. Only such
+/// allocation: the base is made by `new`, `newarray`, `copy` or `select`. Only such
 /// stores can be removed, so a function without one needs no analysis.
 fn may_store_into_alloc(func: &Function, inst: Inst) -> bool {
     let InstKind::Store {
@@ -168,7 +230,10 @@ fn may_store_into_alloc(func: &Function, inst: Inst) -> bool {
         .is_some_and(|d| {
             matches!(
                 func.inst(d).kind,
-                InstKind::New(_) | InstKind::NewArray { .. } | InstKind::Unary(UnOp::Copy, _)
+                InstKind::New(_)
+                    | InstKind::NewArray { .. }
+                    | InstKind::Unary(UnOp::Copy, _)
+                    | InstKind::Select(..)
             )
         })
 }

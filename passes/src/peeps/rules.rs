@@ -273,6 +273,14 @@ static RULES: &[Rule] = &[
         "(op ?x (and #c 63))",
         shift_mask
     ),
+    // IR.md masks the amount: a shift of 0 is 0 whatever it is.
+    rule!(
+        "shift_of_zero",
+        "(shl|lshr|ashr 0 ?x)",
+        "true",
+        "0",
+        shift_of_zero
+    ),
     rule!("double_neg", "(neg (neg ?x))", "true", "?x", |cx, i| {
         double_unary(cx, i, UnOp::Neg)
     }),
@@ -455,6 +463,12 @@ fn shift_mask(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     let (op, a, b) = binary(cx, inst)?;
     let c = cx.konst(b)?;
     (is_shift(op) && c & 63 != c).then_some(Change::Binary(op, Opnd::Val(a), Opnd::Const(c & 63)))
+}
+
+fn shift_of_zero(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, a, _) = binary(cx, inst)?;
+    (is_shift(op) && cx.konst(a) == Some(0)).then_some(())?;
+    cx.replace_by_const(inst, 0)
 }
 
 fn double_unary(cx: &mut MatchCtx<'_>, inst: Inst, op: UnOp) -> Option<Change> {
