@@ -68,7 +68,12 @@ pub fn place(
             insert_stores(func, exit, here.iter().map(|x| (x.loc, x.value)));
             continue;
         }
-        let block = split_edges(func, &froms, exit, "exit").expect("exit edges");
+        // Labels after the exit's own (the printer's renaming of clashing
+        // labels is a search per clash: one shared label would make it
+        // quadratic in the number of loops).
+        let label = func.blocks[exit.index()].name.clone();
+        let block =
+            split_edges(func, &froms, exit, &format!("{label}_promoted")).expect("exit edges");
         placed.blocks += 1;
         let mut locs: Vec<Loc> = Vec::new();
         for x in &here {
@@ -97,9 +102,11 @@ pub fn place(
         }
         insert_stores(func, block, plain.into_iter());
         let mut cur = block;
-        for (loc, value, stored) in waiting {
-            let next = split_edge(func, cur, exit, "exit_next").expect("the exit edge");
-            let then = split_edge(func, cur, next, "exit_stored").expect("the new edge");
+        for (k, (loc, value, stored)) in waiting.into_iter().enumerate() {
+            let next =
+                split_edge(func, cur, exit, &format!("{label}_next{k}")).expect("the exit edge");
+            let then =
+                split_edge(func, cur, next, &format!("{label}_stored{k}")).expect("the new edge");
             let term = func.terminator(cur).expect("a jmp");
             func.insts[term.index()].kind = InstKind::Br(stored, then, next);
             insert_store(func, then, 0, loc, value);
