@@ -5,13 +5,16 @@
 //!
 //! What is promoted, exactly (docs/language.md, decision "store promotion"):
 //! - the location is `%b.f`, `%b[%i]` or `@g` with `%b` and `%i` defined
-//!   outside the loop; the loop is innermost, its CFG reducible, no block of
-//!   it returns, and every exit block has the exiting block as its only
-//!   predecessor;
+//!   outside the loop; the loop is innermost, its CFG reducible, and no
+//!   block of it returns;
 //! - every store of it in the loop is in one block `S` that dominates every
-//!   latch and every exiting block: each trip that goes around or leaves
-//!   has stored it, so the exit store adds no access (never worse) and the
-//!   value at an exit is the last one `S` stored;
+//!   latch: each trip that goes around has stored it. An exiting block `S`
+//!   dominates stores the last value `S` stored; one it does not dominate
+//!   (a loop tested at the top) stores only once the loop went around (a
+//!   header flag), the value a header phi carries, unless the pre-header
+//!   stores the location itself: then the exits take that store over. The
+//!   exit stores add no access (never worse); [`super::exit_stores`] places
+//!   them, splitting exit edges where needed;
 //! - a load that may see the value from before the trip (before `S`'s first
 //!   store) needs a header phi and a load in the pre-header; that load is made
 //!   only when the header itself loads the location before storing it, with
@@ -114,8 +117,8 @@ struct Candidate {
 }
 
 /// Promote the locations of `func`'s innermost loops that qualify. `dom` and
-/// `loops` are `cfg`'s, which has a back edge (promotion does not change the
-/// CFG); replaced loads are
+/// `loops` are `cfg`'s, which has a back edge; the CFG changes when exit
+/// blocks are made (`exit_blocks` of the counts). Replaced loads are
 /// rewritten in every use and redirected in `alias`.
 pub fn promote(
     module: &Module,
