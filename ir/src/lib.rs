@@ -21,6 +21,7 @@ pub mod parse;
 pub mod print;
 pub mod reuse;
 pub mod source_map;
+pub mod split_edge;
 pub mod summaries;
 pub mod types;
 pub mod uses;

@@ -10,6 +10,7 @@ pub mod arena;
 pub mod arm_stores;
 pub mod clobber;
 pub mod dse;
+pub mod exit_stores;
 pub mod folds;
 pub mod forward;
 pub mod known;
@@ -203,6 +204,17 @@ impl Lse {
             None => promote::PromoteCounts::default(),
         };
         let alias = &*alias;
+        // Promotion may have split exit edges: the rest needs the new CFG.
+        let fresh = (promoted.exit_blocks > 0).then(|| {
+            let cfg = Cfg::new(func);
+            let dom = DomTree::new(func, &cfg);
+            let loops = LoopInfo::new(func, &cfg, &dom);
+            (cfg, dom, loops)
+        });
+        let (cfg, dom_loops) = match &fresh {
+            Some((cfg, dom, loops)) => (cfg, Some((dom, loops))),
+            None => (cfg, dom_loops),
+        };
         let dead = dse::eliminate_dead_stores(
             module,
             func,
@@ -284,6 +296,9 @@ fn record_counts(
             overwritten_kept_across_calls,
         ),
         ("phis_created", phis_kept),
+        ("promoted_entry_stores_sunk", p.entry_stores_sunk),
+        ("promoted_exit_blocks", p.exit_blocks),
+        ("promoted_exits_guarded", p.exits_guarded),
         ("promoted_loads_hoisted", p.loads_hoisted),
         ("promoted_locations", p.locations),
         ("stores_dead", stores_dead),

@@ -5,13 +5,16 @@
 //!
 //! What is promoted, exactly (docs/language.md, decision "store promotion"):
 //! - the location is `%b.f`, `%b[%i]` or `@g` with `%b` and `%i` defined
-//!   outside the loop; the loop is innermost, its CFG reducible, no block of
-//!   it returns, and every exit block has the exiting block as its only
-//!   predecessor;
+//!   outside the loop; the loop is innermost, its CFG reducible, and no
+//!   block of it returns;
 //! - every store of it in the loop is in one block `S` that dominates every
-//!   latch and every exiting block: each trip that goes around or leaves
-//!   has stored it, so the exit store adds no access (never worse) and the
-//!   value at an exit is the last one `S` stored;
+//!   latch: each trip that goes around has stored it. An exiting block `S`
+//!   dominates stores the last value `S` stored; one it does not dominate
+//!   (a loop tested at the top) stores only once the loop went around (a
+//!   header flag), the value a header phi carries, unless the pre-header
+//!   stores the location itself: then the exits take that store over. The
+//!   exit stores add no access (never worse); [`super::exit_stores`] places
+//!   them, splitting exit edges where needed;
 //! - a load that may see the value from before the trip (before `S`'s first
 //!   store) needs a header phi and a load in the pre-header; that load is made
 //!   only when the header itself loads the location before storing it, with
@@ -26,6 +29,7 @@
 //!   trap (a call, an extern, a division, `guard`, ...) promotes nothing.
 
 use super::clobber::Clobbers;
+use super::exit_stores::{self, ExitStore};
 use super::loc::{Loc, Subst};
 use super::nonnull::NonNull;
 use crate::alias::{AliasAnalysis, AliasResult};
@@ -47,6 +51,15 @@ pub struct PromoteCounts {
     pub locations: u64,
     /// Loads hoisted from a loop header into its pre-header.
     pub loads_hoisted: u64,
+    /// Exit stores made only when the loop went around (its exiting block
+    /// may run before the trip's store: a loop tested at the top).
+    pub exits_guarded: u64,
+    /// Pre-header stores the loop's exit stores took over (a loop that may
+    /// exit before its store: the exit stores what the pre-header stored).
+    pub entry_stores_sunk: u64,
+    /// Exit blocks made to hold exit stores (an exit entered by more than
+    /// one edge, or a guarded exit store).
+    pub exit_blocks: u64,
 }
 
 /// Storage reused from run to run.
@@ -94,11 +107,18 @@ struct Candidate {
     hoist: Option<Inst>,
     /// Whether some access of it may trap here.
     may_trap: bool,
+    /// Whether some exiting block is not dominated by `store_block` (its
+    /// exit store is made only when the loop went around).
+    guarded: bool,
+    /// The pre-header's store of the location that the loop's exits take
+    /// over (nothing between it and the loop may trap or touch the
+    /// location), and whether it may trap where it stands.
+    entry_store: Option<(Inst, bool)>,
 }
 
 /// Promote the locations of `func`'s innermost loops that qualify. `dom` and
-/// `loops` are `cfg`'s, which has a back edge (promotion does not change the
-/// CFG); replaced loads are
+/// `loops` are `cfg`'s, which has a back edge; the CFG changes when exit
+/// blocks are made (`exit_blocks` of the counts). Replaced loads are
 /// rewritten in every use and redirected in `alias`.
 pub fn promote(
     module: &Module,
@@ -154,7 +174,11 @@ pub fn promote(
             }
         }
     }
+    // Every loop's rewrite (its header phis over `cfg`'s predecessors)
+    // before any exit edge is split: an exit may be another loop's header.
+    let mut exits: Vec<(&Loop, Vec<ExitStore>, Option<Value>)> = Vec::with_capacity(plans.len());
     for (lp, chosen) in plans {
+        let mut stores = Vec::new();
         for c in chosen {
             apply(
                 module,
@@ -163,9 +187,21 @@ pub fn promote(
                 lp,
                 &c,
                 &mut scratch.replace,
-                &mut counts,
+                (&mut stores, &mut counts),
             );
         }
+        let went_around = stores.iter().any(|x| x.guarded).then(|| {
+            let (zero, one) = (func.iconst(0), func.iconst(1));
+            header_phi(func, cfg, lp, Type::I64, (zero, one))
+        });
+        // Grouped by exiting block, each group in candidate order.
+        stores.sort_by_key(|x| x.from);
+        exits.push((lp, stores, went_around));
+    }
+    for (lp, stores, went_around) in exits {
+        let placed = exit_stores::place(func, cfg, lp, &stores, went_around);
+        counts.exit_blocks += placed.blocks;
+        counts.exits_guarded += placed.guarded;
     }
     if counts.locations > 0 {
         rewrite_uses(func, alias, &scratch.replace);
@@ -174,7 +210,7 @@ pub fn promote(
 }
 
 /// Whether loop `lp` has the shape promotion needs: small enough, no block
-/// returns, and each exit block is entered only from the loop, by one edge.
+/// returns, every way in reachable, and a store in it.
 fn well_shaped(func: &Function, cfg: &Cfg, lp: &Loop) -> bool {
     let size: usize = lp
         .blocks
@@ -189,7 +225,6 @@ fn well_shaped(func: &Function, cfg: &Cfg, lp: &Loop) -> bool {
             .is_some_and(|t| matches!(func.inst(t).kind, InstKind::Ret(_)))
     });
     !returns
-        && lp.exits.iter().all(|&e| cfg.preds(e).len() == 1)
         && cfg.preds(lp.header).iter().all(|&p| cfg.is_reachable(p))
         && lp.blocks.iter().any(|&b| {
             func.blocks[b.index()].insts.iter().any(|&i| {
@@ -272,7 +307,17 @@ fn analyse(
     }
     let mut candidates: Vec<Candidate> = locs
         .into_iter()
-        .filter_map(|loc| candidate(func, (dom, subst), clobbers, lp, loc, (&accesses, &others)))
+        .filter_map(|loc| {
+            candidate(
+                module,
+                func,
+                (dom, subst),
+                clobbers,
+                lp,
+                loc,
+                (&accesses, &others),
+            )
+        })
         .collect();
     if candidates.is_empty() {
         return candidates;
@@ -289,6 +334,9 @@ fn analyse(
         owned.resize(func.insts.len(), false);
     }
     for c in &mut candidates {
+        if let Some((i, may_trap)) = &mut c.entry_store {
+            *may_trap = possible_trap(module, clobbers, func, &scratch.nonnull, *i);
+        }
         for a in &mut c.accesses {
             a.may_trap = possible_trap(module, clobbers, func, &scratch.nonnull, a.inst);
             c.may_trap |= a.may_trap;
@@ -379,6 +427,7 @@ fn allowed(candidates: &[Candidate], traps: &[Trap], chosen: impl Fn(usize) -> b
 /// Location `loc` as a candidate of loop `lp`, if nothing else in the loop
 /// may touch it and its stores are in one block that every trip passes.
 fn candidate(
+    module: &Module,
     func: &Function,
     (dom, subst): (&DomTree, &Subst),
     clobbers: &Clobbers<'_>,
@@ -408,18 +457,17 @@ fn candidate(
         }
     }
     let s = store_block?;
-    let exiting = lp
-        .blocks
-        .iter()
-        .filter(|&&b| func.successors(b).iter().any(|e| lp.exits.contains(e)));
-    if !lp
-        .latches
-        .iter()
-        .chain(exiting)
-        .all(|&b| dom.dominates(s, b))
-    {
+    loc_type(module, func, loc)?;
+    if !lp.latches.iter().all(|&b| dom.dominates(s, b)) {
         return None;
     }
+    // An exiting block `s` does not dominate runs before the trip's store:
+    // its exit store waits for the loop to have gone around.
+    let guarded = lp
+        .blocks
+        .iter()
+        .filter(|&&b| func.successors(b).iter().any(|e| lp.exits.contains(e)))
+        .any(|&b| !dom.dominates(s, b));
     // Loads that may see the value from before the trip.
     let mut needs_phi = false;
     let mut stored = false;
@@ -433,7 +481,12 @@ fn candidate(
             needs_phi = true;
         }
     }
-    if needs_phi {
+    let entry_store = if guarded || needs_phi {
+        entry_store(module, func, (subst, clobbers), lp, loc).map(|i| (i, false))
+    } else {
+        None
+    };
+    if needs_phi && entry_store.is_none() {
         hoist = Some(hoistable_load(func, subst, lp, loc)?);
     }
     Some(Candidate {
@@ -443,7 +496,46 @@ fn candidate(
         needs_phi,
         hoist,
         may_trap: false,
+        guarded: guarded && entry_store.is_none(),
+        entry_store,
     })
+}
+
+/// Instructions of a pre-header looked at for its store of a location.
+const ENTRY_SCAN_LIMIT: usize = 16;
+
+/// The pre-header's store of `loc` with nothing after it that may trap or
+/// touch `loc`: every entry to the loop stored `loc` there, so the loop's
+/// exits can make that store instead (one store per entry either way).
+fn entry_store(
+    module: &Module,
+    func: &Function,
+    (subst, clobbers): (&Subst, &Clobbers<'_>),
+    lp: &Loop,
+    loc: Loc,
+) -> Option<Inst> {
+    let pre = lp.preheader?;
+    let insts = &func.blocks[pre.index()].insts;
+    for &i in insts.iter().rev().skip(1).take(ENTRY_SCAN_LIMIT) {
+        if let InstKind::Store {
+            addr,
+            volatile: false,
+            ..
+        } = &func.inst(i).kind
+        {
+            if Loc::of(func, subst, addr) == loc {
+                return Some(i);
+            }
+        }
+        let eff = clobbers.effects(module, func, i);
+        if eff.traps == Traps::May
+            || clobbers.effect_reads(func, &eff, loc)
+            || clobbers.effect_writes(func, &eff, loc)
+        {
+            return None;
+        }
+    }
+    None
 }
 
 /// The header's load of `loc` that every entry to the loop runs first: before
@@ -476,7 +568,8 @@ fn hoistable_load(func: &Function, subst: &Subst, lp: &Loop, loc: Loc) -> Option
 }
 
 /// Promote candidate `c` of loop `lp`: loads read the register, stores go
-/// (or leave their check behind), each exit stores the last value.
+/// (or leave their check behind); the stores each exit edge needs are
+/// pushed on `exits`.
 fn apply(
     module: &Module,
     func: &mut Function,
@@ -484,9 +577,9 @@ fn apply(
     lp: &Loop,
     c: &Candidate,
     replace: &mut Vec<Option<Value>>,
-    counts: &mut PromoteCounts,
+    (exits, counts): (&mut Vec<ExitStore>, &mut PromoteCounts),
 ) {
-    let ty = loc_type(module, func, c.loc);
+    let ty = loc_type(module, func, c.loc).expect("a candidate's type is known");
     let last_store = c
         .accesses
         .iter()
@@ -495,29 +588,43 @@ fn apply(
         .map(|a| stored_value(func, a.inst))
         .expect("a candidate has a store");
     let mut phi_value = None;
-    if c.needs_phi {
-        let pre = lp.preheader.expect("hoisting needs a pre-header");
-        let (load, loaded) = func.create_inst(
-            InstKind::Load {
-                addr: c.loc.addr(),
-                volatile: false,
-            },
-            Some(ty),
-        );
-        let pos = func.blocks[pre.index()].insts.len() - 1;
-        func.insert_inst(pre, pos, load);
-        let loaded = loaded.expect("load result");
-        let entries: Vec<(Block, Value)> = cfg
-            .preds(lp.header)
-            .iter()
-            .map(|&p| (p, if p == pre { loaded } else { last_store }))
-            .collect();
-        let (phi, result) = func.create_inst(InstKind::Phi(entries), Some(ty));
-        func.insert_inst(lp.header, 0, phi);
-        phi_value = result;
-        counts.loads_hoisted += 1;
+    let mut from_entry = None;
+    if let Some((store, may_trap)) = c.entry_store {
+        from_entry = Some(stored_value(func, store));
+        match checked_by(&func.inst(store).kind).map(|k| k.check()) {
+            Some(kind) if may_trap => func.insts[store.index()].kind = kind,
+            _ => func.remove_inst(store),
+        }
+        counts.entry_stores_sunk += 1;
     }
-    let keep_checks = c.hoist.is_none();
+    if c.needs_phi || c.guarded || from_entry.is_some() {
+        // The value at the start of a trip: from outside the loop the
+        // pre-header store's, the hoisted load's, or (when no load needs
+        // it) any value, which is only ever stored once the loop went around.
+        let outside = if let Some(v) = from_entry {
+            v
+        } else if c.needs_phi {
+            let pre = lp.preheader.expect("hoisting needs a pre-header");
+            let (load, loaded) = func.create_inst(
+                InstKind::Load {
+                    addr: c.loc.addr(),
+                    volatile: false,
+                },
+                Some(ty),
+            );
+            let pos = func.blocks[pre.index()].insts.len() - 1;
+            func.insert_inst(pre, pos, load);
+            counts.loads_hoisted += 1;
+            loaded.expect("load result")
+        } else if ty.is_ref() {
+            func.null()
+        } else {
+            func.iconst(0)
+        };
+        phi_value = Some(header_phi(func, cfg, lp, ty, (outside, last_store)));
+    }
+    // A hoisted load or the pre-header's store did the accesses' checks.
+    let keep_checks = c.hoist.is_none() && c.entry_store.is_none();
     let mut current: Option<Value> = None;
     for a in &c.accesses {
         let b = func.inst(a.inst).block.expect("placed");
@@ -548,23 +655,52 @@ fn apply(
             _ => func.remove_inst(a.inst),
         }
     }
-    for &e in &lp.exits {
-        let pos = func.blocks[e.index()]
-            .insts
-            .iter()
-            .take_while(|&&i| func.inst(i).kind.is_phi())
-            .count();
-        let (store, _) = func.create_inst(
-            InstKind::Store {
-                addr: c.loc.addr(),
-                value: last_store,
-                volatile: false,
+    for &b in &lp.blocks {
+        if !func.successors(b).iter().any(|e| lp.exits.contains(e)) {
+            continue;
+        }
+        let after_store = from_entry.is_some() || dom.dominates(c.store_block, b);
+        exits.push(ExitStore {
+            loc: c.loc,
+            from: b,
+            value: if dom.dominates(c.store_block, b) {
+                last_store
+            } else {
+                phi_value.expect("a guarded candidate has a header phi")
             },
-            None,
-        );
-        func.insert_inst(e, pos, store);
+            ty,
+            guarded: !after_store,
+        });
     }
     counts.locations += 1;
+}
+
+/// A phi at `lp`'s header of type `ty`: `outside` from each predecessor
+/// outside the loop, `around` from each latch.
+fn header_phi(
+    func: &mut Function,
+    cfg: &Cfg,
+    lp: &Loop,
+    ty: Type,
+    (outside, around): (Value, Value),
+) -> Value {
+    let entries: Vec<(Block, Value)> = cfg
+        .preds(lp.header)
+        .iter()
+        .map(|&p| {
+            (
+                p,
+                if lp.latches.contains(&p) {
+                    around
+                } else {
+                    outside
+                },
+            )
+        })
+        .collect();
+    let (phi, result) = func.create_inst(InstKind::Phi(entries), Some(ty));
+    func.insert_inst(lp.header, 0, phi);
+    result.expect("phi result")
 }
 
 fn stored_value(func: &Function, store: Inst) -> Value {
@@ -574,11 +710,13 @@ fn stored_value(func: &Function, store: Inst) -> Value {
     }
 }
 
-fn loc_type(module: &Module, func: &Function, loc: Loc) -> Type {
+/// The type of location `loc`; `None` for an element of the `null` literal
+/// (whose type names no element type).
+fn loc_type(module: &Module, func: &Function, loc: Loc) -> Option<Type> {
     match loc.addr() {
-        Addr::Field { field, .. } => module.field(field).ty,
-        Addr::Elem { base, .. } => func.value_type(base).elem().unwrap_or(Type::I64),
-        Addr::Global(g) => module.globals[g.index()].ty,
+        Addr::Field { field, .. } => Some(module.field(field).ty),
+        Addr::Elem { base, .. } => func.value_type(base).elem(),
+        Addr::Global(g) => Some(module.globals[g.index()].ty),
     }
 }
 
