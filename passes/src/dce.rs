@@ -1,6 +1,7 @@
 //! Dead code elimination (`dce`).
 //!
-//! First cuts each block after a trap certain to happen
+//! First replaces the values a dominating branch edge decides by their
+//! constants ([`crate::edge_values`]), then cuts each block after a trap certain to happen
 //! ([`crate::certain_traps`]) and folds branches only one entry edge decides
 //! ([`crate::decided_branches`]: loop bodies that never run), and deletes
 //! loops whose work is never observed ([`crate::dead_loops`]). Then removes blocks no path from the entry reaches (fixing the phis of their
@@ -121,7 +122,8 @@ impl FunctionRun<'_> {
     /// whether any changed the function.
     fn fold(&mut self) -> bool {
         let (func, stats) = (&mut self.module.funcs[self.i], &mut *self.stats);
-        let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
+        let mut edited = crate::edge_values::substitute_edge_values(func, stats);
+        edited |= crate::fresh_lens::fold_fresh_lens(func, stats);
         edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);
         edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
         edited |= crate::decided_branches::fold_decided_branches(func, stats);

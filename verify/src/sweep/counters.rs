@@ -33,6 +33,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "loads_to_checks"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
+    ("dce", "values_known_from_edges"),
     ("gvn", "congruent_phis"),
     ("gvn", "guards_merged"),
     ("gvn", "loads_merged"),
