@@ -66,6 +66,7 @@ const FIXED: &[(&str, &str)] = &[
     ("peeps", "decided_branches"),
     ("peeps", "empty_diamonds"),
     ("peeps", "equal_arms"),
+    ("peeps", "equal_trapping_arms"),
 ];
 
 /// Every counter the passes can bump, as `(pass, rule)`.
