@@ -22,14 +22,17 @@
 //! `dce.loads_removed_checked` for an unused load (or `len`) that cannot
 //! trap there (e.g. `store %p.aux, 2` then an unused `load %p.val`).
 //! Of those, `dce.checks_known_from_branches` counts the ones only a
-//! dominating `br` on a null test made known (issue 13).
+//! dominating `br` on a null test made known (issue 13). The same walk
+//! decides the null tests (`eq`/`ne %p, null`) of a reference known
+//! non-null where they stand — accessed on every way there, say: each
+//! becomes a `copy` of its value for peeps to fold (`dce.null_tests_known`).
 
 use crate::manager::Pass;
 use crate::stats::Stats;
 use ir::effects::{checked_by, is_check, Effects, Traps};
 use ir::reuse::with_reused;
 use ir::summaries::Summaries;
-use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module};
+use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module, UnOp};
 use std::cell::RefCell;
 
 /// The `dce` pass.
@@ -326,6 +329,7 @@ fn remove_dead_insts(
         }
         placed += 1;
         let data = func.inst(inst);
+        any_check |= crate::checks::null_test(func, &data.kind).is_some();
         let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
@@ -400,8 +404,9 @@ fn remove_dead_insts(
 }
 
 /// Remove the checks of function `fid` that [`crate::checks`] finds
-/// redundant; `converted` of them were made of unused loads by this run
-/// (marked [`Mark::TRAP`] in `scratch.live`). Whether any went.
+/// redundant, and make each null test it decides a `copy` of its value;
+/// `converted` of the checks were made of unused loads by this run
+/// (marked [`Mark::TRAP`] in `scratch.live`). Whether anything changed.
 fn remove_known_checks(
     module: &mut Module,
     fid: FuncId,
@@ -414,6 +419,7 @@ fn remove_known_checks(
         module,
         func,
         |i| is_check(&func.inst(i).kind),
+        true,
         &mut scratch.checks,
     );
     let from_loads = gone
@@ -428,13 +434,19 @@ fn remove_known_checks(
             "checks_known_from_branches",
             scratch.checks.known_from_branches(),
         ),
+        ("null_tests_known", scratch.checks.null_tests().len()),
     ] {
         if n > 0 {
             stats.add("dce", rule, n as u64);
         }
     }
-    module.funcs[fid.index()].remove_insts(&gone);
-    !gone.is_empty()
+    let func = &mut module.funcs[fid.index()];
+    func.remove_insts(&gone);
+    for &(test, value) in scratch.checks.null_tests() {
+        let k = func.iconst(i64::from(value));
+        func.insts[test.index()].kind = InstKind::Unary(UnOp::Copy, k);
+    }
+    !gone.is_empty() || !scratch.checks.null_tests().is_empty()
 }
 
 #[cfg(test)]

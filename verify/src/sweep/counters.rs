@@ -31,6 +31,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "lens_of_fresh_arrays"),
     ("dce", "loads_removed_checked"),
     ("dce", "loads_to_checks"),
+    ("dce", "null_tests_known"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "values_known_from_edges"),
