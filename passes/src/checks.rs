@@ -20,6 +20,8 @@
 //! A check whose facts are all known where it stands is redundant
 //! ([`redundant_checks`]); removing it keeps every fact it stood for known,
 //! since what made it known dominates everything the check dominated.
+//! A block entered only by the edge of `br (ult %i, len %a)` taken (or
+//! the like, [`in_bounds_by`]) knows %i in the bounds of %a, too.
 //! Asked, the same walk ([`redundant_checks`]) also decides
 //! the null tests `eq %p, null` / `ne %p, null` (issue 13: after an access
 //! of %p that would have trapped on null, %p is not null, as LLVM's
@@ -91,6 +93,27 @@ impl Scratch {
     /// each with its value (`ne` of a non-null reference is true).
     pub fn null_tests(&self) -> &[(Inst, bool)] {
         &self.null_tests
+    }
+}
+
+/// The array and index a comparison `v` of an index with the array's
+/// `len` proves in bounds when it is non-zero (`nonzero`) or zero: `ult
+/// %i, len %a` / `ugt len %a, %i` true, `uge %i, len %a` / `ule len %a,
+/// %i` false (an unsigned `%i < len %a` is `0 <= %i < len %a`).
+fn in_bounds_by(f: &Function, v: Value, nonzero: bool) -> Option<(Value, Value)> {
+    let d = f.def_inst(v)?;
+    let InstKind::Binary(op, x, y) = f.inst(d).kind else {
+        return None;
+    };
+    let (i, n) = match (op, nonzero) {
+        (BinOp::Ult, true) | (BinOp::Uge, false) => (x, y),
+        (BinOp::Ugt, true) | (BinOp::Ule, false) => (y, x),
+        _ => return None,
+    };
+    let l = f.def_inst(n)?;
+    match f.inst(l).kind {
+        InstKind::Len(a) if f.inst(l).block.is_some() => Some((a, i)),
+        _ => None,
     }
 }
 
@@ -197,6 +220,12 @@ impl Known<'_> {
         if let Some((c, nonzero)) = fact {
             let (f, s) = (self.f, &mut *self.s);
             implied_facts(f, c, nonzero, IMPLIED_DEPTH, &mut |v, nonzero| {
+                if let Some((a, i)) = in_bounds_by(f, v, nonzero) {
+                    let (a, i) = (s.roots.root(f, a), s.roots.root(f, i));
+                    if s.wanted[a.index()] {
+                        s.facts.add(Checked::InBounds(a, i), true);
+                    }
+                }
                 let v = s.roots.root(f, v);
                 if nonzero && f.value_type(v).is_ref() && s.wanted[v.index()] {
                     s.facts.add(Checked::NonNull(v), true);
@@ -331,6 +360,11 @@ fn worth_a_walk(
             // function of one block, which has no `br`); so do the null
             // tests `and`ed into one.
             InstKind::Br(c, ..) => implied_facts(f, c, true, IMPLIED_DEPTH, &mut |v, _| {
+                let bounds = in_bounds_by(f, v, true).or_else(|| in_bounds_by(f, v, false));
+                if let Some((a, _)) = bounds {
+                    let a = s.roots.root(f, a).index();
+                    s.checkers[a] = s.checkers[a].saturating_add(1).min(2);
+                }
                 if f.value_type(v).is_ref() {
                     let b = s.roots.root(f, v).index();
                     s.checkers[b] = s.checkers[b].saturating_add(1).min(2);

@@ -22,7 +22,8 @@
 //! `dce.loads_removed_checked` for an unused load (or `len`) that cannot
 //! trap there (e.g. `store %p.aux, 2` then an unused `load %p.val`).
 //! Of those, `dce.checks_known_from_branches` counts the ones only a
-//! dominating `br` on a null test made known (issue 13). The same walk
+//! dominating `br` on a null test (or on `ult %i, len %a`) made known
+//! (issue 13). The same walk
 //! decides the null tests (`eq`/`ne %p, null`) of a reference known
 //! non-null where they stand — accessed on every way there, say: each
 //! becomes a `copy` of its value for peeps to fold (`dce.null_tests_known`).
