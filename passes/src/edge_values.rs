@@ -31,8 +31,10 @@ const MAX_EDGES: usize = 4;
 const NONE: u32 = u32::MAX;
 
 /// The edges that teach one value: each target, with the constant the
-/// value equals in every block that target dominates.
-type Edges = SmallVec<[(Block, Value); 2]>;
+/// value equals in every block that target dominates (as a number, and as
+/// a value of the function once one is needed: the value itself until
+/// then, so that a run that replaces nothing adds no constant).
+type Edges = SmallVec<[(Block, i64, Value); 2]>;
 
 /// Storage reused from function to function.
 #[derive(Default)]
@@ -57,8 +59,9 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
             let n = collect(func, a.cfg(), s);
-            let replaced = if n > 0 {
-                replace_dominated_uses(func, a.dom(func), s)
+            let replaced = if n > 0 && replace_dominated_uses(func, a.dom(func), s, true) > 0 {
+                make_constants(func, s);
+                replace_dominated_uses(func, a.dom(func), s, false)
             } else {
                 0
             };
@@ -75,7 +78,7 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
 
 /// Fill `s.facts` with what each single-entry edge of a `br` teaches;
 /// returns how many values were taught.
-fn collect(func: &mut Function, cfg: &Cfg, s: &mut Scratch) -> usize {
+fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
     if s.slot.len() < func.values.len() {
         s.slot.resize(func.values.len(), NONE);
     }
@@ -98,12 +101,6 @@ fn collect(func: &mut Function, cfg: &Cfg, s: &mut Scratch) -> usize {
             taught.clear();
             edge_constants(func, c, nonzero, &mut taught);
             for &(v, k) in &taught {
-                let constant = if func.value_type(v).is_ref() {
-                    func.null()
-                } else {
-                    func.iconst(k)
-                };
-                // `v` came before the constants made here: its slot exists.
                 let slot = &mut s.slot[v.index()];
                 if *slot == NONE {
                     *slot = s.facts.len() as u32;
@@ -111,7 +108,7 @@ fn collect(func: &mut Function, cfg: &Cfg, s: &mut Scratch) -> usize {
                 }
                 let edges = &mut s.facts[*slot as usize].1;
                 if edges.len() < MAX_EDGES {
-                    edges.push((t, constant));
+                    edges.push((t, k, v));
                 }
             }
         }
@@ -148,9 +145,21 @@ fn edge_constants(func: &Function, c: Value, nonzero: bool, out: &mut SmallVec<[
     }
 }
 
+/// Make the constant of each edge of `s.facts` (`null` for a reference).
+fn make_constants(func: &mut Function, s: &mut Scratch) {
+    for (v, edges) in &mut s.facts {
+        let is_ref = func.value_type(*v).is_ref();
+        for (_, k, constant) in edges.iter_mut() {
+            *constant = if is_ref { func.null() } else { func.iconst(*k) };
+        }
+    }
+}
+
 /// Replace each use of a taught value that a teaching edge's target
 /// dominates by its constant; returns how many operands were replaced.
-fn replace_dominated_uses(func: &mut Function, dom: &ir::DomTree, s: &Scratch) -> u64 {
+/// With `dry`, replaces nothing and stops at the first such use (whether
+/// there is one).
+fn replace_dominated_uses(func: &mut Function, dom: &ir::DomTree, s: &Scratch, dry: bool) -> u64 {
     let known = |v: Value, at: Block| -> Option<Value> {
         let slot = *s.slot.get(v.index())?;
         if slot == NONE {
@@ -159,8 +168,8 @@ fn replace_dominated_uses(func: &mut Function, dom: &ir::DomTree, s: &Scratch) -
         let (_, edges) = &s.facts[slot as usize];
         edges
             .iter()
-            .find(|&&(t, _)| dom.dominates(t, at))
-            .map(|&(_, k)| k)
+            .find(|&&(t, ..)| dom.dominates(t, at))
+            .map(|&(.., k)| k)
     };
     let mut replaced = 0;
     let Function {
@@ -178,17 +187,24 @@ fn replace_dominated_uses(func: &mut Function, dom: &ir::DomTree, s: &Scratch) -
                 InstKind::Phi(entries) => {
                     for (q, v) in entries.iter_mut() {
                         if let Some(k) = known(*v, *q) {
-                            *v = k;
+                            if !dry {
+                                *v = k;
+                            }
                             replaced += 1;
                         }
                     }
                 }
                 kind => kind.for_each_operand_mut(|v| {
                     if let Some(k) = known(*v, b) {
-                        *v = k;
+                        if !dry {
+                            *v = k;
+                        }
                         replaced += 1;
                     }
                 }),
+            }
+            if dry && replaced > 0 {
+                return replaced;
             }
         }
     }
