@@ -20,11 +20,17 @@
 //! A check whose facts are all known where it stands is redundant
 //! ([`redundant_checks`]); removing it keeps every fact it stood for known,
 //! since what made it known dominates everything the check dominated.
+//! A block entered only by the edge of `br (ult %i, len %a)` taken (or
+//! the like, [`in_bounds_by`]) knows %i in the bounds of %a, too.
+//! Asked, the same walk ([`redundant_checks`]) also decides
+//! the null tests `eq %p, null` / `ne %p, null` (issue 13: after an access
+//! of %p that would have trapped on null, %p is not null, as LLVM's
+//! `isKnownNonZero` finds from a dominating dereference).
 
 use crate::copies::CopyRoots;
 use crate::edge_facts::{entry_fact, implied_facts, IMPLIED_DEPTH};
 use ir::effects::{checked_by, inst_effects, Checked};
-use ir::{Block, Cfg, Function, Inst, InstKind, Module, Value};
+use ir::{BinOp, Block, Cfg, Function, Inst, InstKind, Module, Value, ValueDef};
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 
@@ -67,6 +73,13 @@ pub struct Scratch {
     /// How many of the last call's redundant checks only a branch edge
     /// made redundant.
     from_branches: usize,
+    /// Whether the walk decides null tests too.
+    tests_asked: bool,
+    /// Per value (as copy root): bit 1 when a null test asks about it, bit
+    /// 2 when an access or check checks it.
+    tested: Vec<u8>,
+    /// The null tests decided by the last walk that asked, each with its value.
+    null_tests: Vec<(Inst, bool)>,
 }
 
 impl Scratch {
@@ -75,6 +88,48 @@ impl Scratch {
     pub fn known_from_branches(&self) -> usize {
         self.from_branches
     }
+
+    /// The null tests decided by the last [`redundant_checks`] that asked,
+    /// each with its value (`ne` of a non-null reference is true).
+    pub fn null_tests(&self) -> &[(Inst, bool)] {
+        &self.null_tests
+    }
+}
+
+/// The array and index a comparison `v` of an index with the array's
+/// `len` proves in bounds when it is non-zero (`nonzero`) or zero: `ult
+/// %i, len %a` / `ugt len %a, %i` true, `uge %i, len %a` / `ule len %a,
+/// %i` false (an unsigned `%i < len %a` is `0 <= %i < len %a`).
+fn in_bounds_by(f: &Function, v: Value, nonzero: bool) -> Option<(Value, Value)> {
+    let d = f.def_inst(v)?;
+    let InstKind::Binary(op, x, y) = f.inst(d).kind else {
+        return None;
+    };
+    let (i, n) = match (op, nonzero) {
+        (BinOp::Ult, true) | (BinOp::Uge, false) => (x, y),
+        (BinOp::Ugt, true) | (BinOp::Ule, false) => (y, x),
+        _ => return None,
+    };
+    let l = f.def_inst(n)?;
+    match f.inst(l).kind {
+        InstKind::Len(a) if f.inst(l).block.is_some() => Some((a, i)),
+        _ => None,
+    }
+}
+
+/// The reference a null test `eq x, null` / `ne x, null` (either order)
+/// asks about, and whether the test is `ne`.
+pub fn null_test(f: &Function, kind: &InstKind) -> Option<(Value, bool)> {
+    let InstKind::Binary(op @ (BinOp::Eq | BinOp::Ne), a, b) = *kind else {
+        return None;
+    };
+    let is_null = |v: Value| f.values[v.index()].def == ValueDef::Null;
+    let x = match (is_null(a), is_null(b)) {
+        (false, true) => a,
+        (true, false) => b,
+        _ => return None,
+    };
+    f.value_type(x).is_ref().then_some((x, op == BinOp::Ne))
 }
 
 /// The known-checked questions over one function.
@@ -165,6 +220,12 @@ impl Known<'_> {
         if let Some((c, nonzero)) = fact {
             let (f, s) = (self.f, &mut *self.s);
             implied_facts(f, c, nonzero, IMPLIED_DEPTH, &mut |v, nonzero| {
+                if let Some((a, i)) = in_bounds_by(f, v, nonzero) {
+                    let (a, i) = (s.roots.root(f, a), s.roots.root(f, i));
+                    if s.wanted[a.index()] {
+                        s.facts.add(Checked::InBounds(a, i), true);
+                    }
+                }
                 let v = s.roots.root(f, v);
                 if nonzero && f.value_type(v).is_ref() && s.wanted[v.index()] {
                     s.facts.add(Checked::NonNull(v), true);
@@ -172,6 +233,15 @@ impl Known<'_> {
             });
         }
         for &inst in &self.f.blocks[b.index()].insts {
+            if self.s.tests_asked {
+                if let Some((x, ne)) = null_test(self.f, &self.f.inst(inst).kind) {
+                    let x = self.root(x);
+                    if self.s.wanted[x.index()] && self.known(Checked::NonNull(x)).is_some() {
+                        self.s.null_tests.push((inst, ne));
+                    }
+                    continue;
+                }
+            }
             if is_check(inst) {
                 if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
                     if let Some(from_edge) = self.known(self.rooted(fact)) {
@@ -191,14 +261,23 @@ impl Known<'_> {
 /// they check is known where they stand (see the module header). Removing
 /// all of them at once is sound. Unreachable blocks are not visited. Linear
 /// in the function's size; `scratch` is reused storage.
+///
+/// With `null_tests`, it also finds the null tests of `f` whose reference
+/// is known non-null where they stand ([`Scratch::null_tests`]): the
+/// reference was accessed, checked or allocated on every way there, or a
+/// branch edge says so. Replacing each by its value is sound, as is
+/// removing the checks (neither changes what the other knows).
 pub fn redundant_checks(
     m: &Module,
     f: &Function,
     is_check: impl Fn(Inst) -> bool,
+    null_tests: bool,
     scratch: &mut Scratch,
 ) -> Vec<Inst> {
     let mut out = Vec::new();
     scratch.from_branches = 0;
+    scratch.tests_asked = null_tests;
+    scratch.null_tests.clear();
     if f.layout.is_empty() || !worth_a_walk(m, f, &is_check, scratch) {
         return out;
     }
@@ -262,13 +341,30 @@ fn worth_a_walk(
     s.wanted.resize(n, false);
     s.checkers.clear();
     s.checkers.resize(n, 0);
+    s.tested.clear();
+    if s.tests_asked {
+        s.tested.resize(n, 0);
+    }
     for inst in f.inst_iter() {
         let kind = &f.inst(inst).kind;
+        if s.tests_asked {
+            if let Some((x, _)) = null_test(f, kind) {
+                let x = s.roots.root(f, x).index();
+                s.tested[x] |= 1;
+                s.wanted[x] = true;
+                continue;
+            }
+        }
         match *kind {
             // A null test teaches its reference on one edge (not in a
             // function of one block, which has no `br`); so do the null
             // tests `and`ed into one.
             InstKind::Br(c, ..) => implied_facts(f, c, true, IMPLIED_DEPTH, &mut |v, _| {
+                let bounds = in_bounds_by(f, v, true).or_else(|| in_bounds_by(f, v, false));
+                if let Some((a, _)) = bounds {
+                    let a = s.roots.root(f, a).index();
+                    s.checkers[a] = s.checkers[a].saturating_add(1).min(2);
+                }
                 if f.value_type(v).is_ref() {
                     let b = s.roots.root(f, v).index();
                     s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
@@ -279,6 +375,9 @@ fn worth_a_walk(
                     let b = s.roots.root(f, base).index();
                     s.checkers[b] = s.checkers[b].saturating_add(1).min(2);
                     s.wanted[b] |= is_check(inst);
+                    if let Some(t) = s.tested.get_mut(b) {
+                        *t |= 2;
+                    }
                 }
             }
         }
@@ -286,6 +385,7 @@ fn worth_a_walk(
     (0..n).any(|v| {
         s.wanted[v]
             && (s.checkers[v] >= 2
+                || s.tested.get(v) == Some(&3)
                 || f.def_inst(Value::new(v))
                     .is_some_and(|d| inst_effects(m, f, d).allocates))
     })

@@ -1,6 +1,7 @@
 //! Dead code elimination (`dce`).
 //!
-//! First cuts each block after a trap certain to happen
+//! First replaces the values a dominating branch edge decides by their
+//! constants ([`crate::edge_values`]), then cuts each block after a trap certain to happen
 //! ([`crate::certain_traps`]) and folds branches only one entry edge decides
 //! ([`crate::decided_branches`]: loop bodies that never run), and deletes
 //! loops whose work is never observed ([`crate::dead_loops`]). Then removes blocks no path from the entry reaches (fixing the phis of their
@@ -21,14 +22,18 @@
 //! `dce.loads_removed_checked` for an unused load (or `len`) that cannot
 //! trap there (e.g. `store %p.aux, 2` then an unused `load %p.val`).
 //! Of those, `dce.checks_known_from_branches` counts the ones only a
-//! dominating `br` on a null test made known (issue 13).
+//! dominating `br` on a null test (or on `ult %i, len %a`) made known
+//! (issue 13). The same walk
+//! decides the null tests (`eq`/`ne %p, null`) of a reference known
+//! non-null where they stand — accessed on every way there, say: each
+//! becomes a `copy` of its value for peeps to fold (`dce.null_tests_known`).
 
 use crate::manager::Pass;
 use crate::stats::Stats;
 use ir::effects::{checked_by, is_check, Effects, Traps};
 use ir::reuse::with_reused;
 use ir::summaries::Summaries;
-use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module};
+use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module, UnOp};
 use std::cell::RefCell;
 
 /// The `dce` pass.
@@ -119,7 +124,8 @@ impl FunctionRun<'_> {
     /// whether any changed the function.
     fn fold(&mut self) -> bool {
         let (func, stats) = (&mut self.module.funcs[self.i], &mut *self.stats);
-        let mut edited = crate::fresh_lens::fold_fresh_lens(func, stats);
+        let mut edited = crate::edge_values::substitute_edge_values(func, stats);
+        edited |= crate::fresh_lens::fold_fresh_lens(func, stats);
         edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);
         edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
         edited |= crate::decided_branches::fold_decided_branches(func, stats);
@@ -322,6 +328,7 @@ fn remove_dead_insts(
         }
         placed += 1;
         let data = func.inst(inst);
+        any_check |= crate::checks::null_test(func, &data.kind).is_some();
         let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
@@ -396,8 +403,9 @@ fn remove_dead_insts(
 }
 
 /// Remove the checks of function `fid` that [`crate::checks`] finds
-/// redundant; `converted` of them were made of unused loads by this run
-/// (marked [`Mark::TRAP`] in `scratch.live`). Whether any went.
+/// redundant, and make each null test it decides a `copy` of its value;
+/// `converted` of the checks were made of unused loads by this run
+/// (marked [`Mark::TRAP`] in `scratch.live`). Whether anything changed.
 fn remove_known_checks(
     module: &mut Module,
     fid: FuncId,
@@ -410,6 +418,7 @@ fn remove_known_checks(
         module,
         func,
         |i| is_check(&func.inst(i).kind),
+        true,
         &mut scratch.checks,
     );
     let from_loads = gone
@@ -424,13 +433,19 @@ fn remove_known_checks(
             "checks_known_from_branches",
             scratch.checks.known_from_branches(),
         ),
+        ("null_tests_known", scratch.checks.null_tests().len()),
     ] {
         if n > 0 {
             stats.add("dce", rule, n as u64);
         }
     }
-    module.funcs[fid.index()].remove_insts(&gone);
-    !gone.is_empty()
+    let func = &mut module.funcs[fid.index()];
+    func.remove_insts(&gone);
+    for &(test, value) in scratch.checks.null_tests() {
+        let k = func.iconst(i64::from(value));
+        func.insts[test.index()].kind = InstKind::Unary(UnOp::Copy, k);
+    }
+    !gone.is_empty() || !scratch.checks.null_tests().is_empty()
 }
 
 #[cfg(test)]

@@ -96,7 +96,7 @@ pub(crate) fn fold_dead_loops(
         s.needs.clear();
         s.needs.resize(f.insts.len(), false);
         accesses.iter().for_each(|i| s.needs[i.index()] = true);
-        let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], known);
+        let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], false, known);
         if safe.len() < accesses.len() {
             return false;
         }

@@ -13,6 +13,7 @@ pub mod dce;
 mod dead_loops;
 mod decided_branches;
 pub mod edge_facts;
+mod edge_values;
 pub mod effects;
 pub mod escape;
 mod fresh_lens;

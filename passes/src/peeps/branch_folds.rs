@@ -10,7 +10,11 @@
 //!   terminator — the same `ret v`, both `unreachable`, or the same
 //!   `jmp`/`br` whose targets' phis
 //!   take the same values from `a` and from `b`; or one arm a lone `jmp` to
-//!   the other whose phis take the same value from both ways in;
+//!   the other whose phis take the same value from both ways in; or
+//!   (`peeps.equal_trapping_arms`) both arms the same certain trap
+//!   ([`ir::effects::certain_trap`]: `nullcheck null`, `guard 0`, …) and
+//!   then `unreachable` — either way the program traps the same way with
+//!   the same heap, nothing run in between;
 //! - **decided branches** (`peeps.decided_branches`): `br c` in a block
 //!   dominated by an edge of an earlier `br` on the same condition (or on
 //!   `eq c, 0` / `ne c, 0`, or on `c` when this one tests `eq`/`ne c, 0`),
@@ -24,7 +28,7 @@
 
 use super::engine::Engine;
 use crate::edge_facts::{cond_root, entry_fact};
-use ir::effects::{local_inst_effects, traps_only_on_null};
+use ir::effects::{certain_trap, local_inst_effects, traps_only_on_null};
 use ir::{Block, Function, Inst, InstKind, Value};
 
 /// The arm to keep when `br c, a, b` in block `me` may become a `jmp`
@@ -72,6 +76,9 @@ pub(crate) fn equal_arms(
     if !same {
         return None;
     }
+    if same_certain_trap(func, a, b) {
+        return Some((a, b));
+    }
     // The arm kept must be pure; the one dropped may also hold accesses that
     // can only trap on a reference its edge knows non-null (it ran no
     // further load then: the never-worse oracle counts them).
@@ -83,6 +90,23 @@ pub(crate) fn equal_arms(
         Some((b, a))
     } else {
         None
+    }
+}
+
+/// Whether blocks `a` and `b` are each the same certain trap (equal
+/// instructions) and then their terminator: entering either traps the same
+/// way, before anything else happens.
+fn same_certain_trap(func: &Function, a: Block, b: Block) -> bool {
+    let (ia, ib) = (&func.blocks[a.index()].insts, &func.blocks[b.index()].insts);
+    match (ia.as_slice(), ib.as_slice()) {
+        ([x, _], [y, _]) => {
+            let (dx, dy) = (&func.insts[x.index()], &func.insts[y.index()]);
+            dx.block.is_some()
+                && dy.block.is_some()
+                && dx.kind == dy.kind
+                && certain_trap(func, *x).is_some()
+        }
+        _ => false,
     }
 }
 
@@ -198,8 +222,12 @@ impl Engine<'_> {
             let Some((keep, dropped)) = equal_arms(self.func, me, c, a, b) else {
                 continue;
             };
+            if same_certain_trap(self.func, keep, dropped) {
+                self.report.equal_trapping_arms += 1;
+            } else {
+                self.report.equal_arms += 1;
+            }
             self.rewrite_branch(term, c, keep, dropped);
-            self.report.equal_arms += 1;
             changed = true;
         }
         changed

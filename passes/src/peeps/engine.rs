@@ -54,6 +54,8 @@ pub struct EngineReport {
     pub empty_diamonds: u64,
     /// Branches with equal arms turned into a jump (`branch_folds`).
     pub equal_arms: u64,
+    /// Branches whose arms are the same certain trap turned into a jump (`branch_folds`).
+    pub equal_trapping_arms: u64,
     /// Branches decided by a dominating branch turned into a jump (`branch_folds`).
     pub decided_branches: u64,
 }
@@ -65,6 +67,7 @@ impl EngineReport {
             + self.blocks_merged
             + self.empty_diamonds
             + self.equal_arms
+            + self.equal_trapping_arms
             + self.decided_branches
             + self.fired.iter().sum::<u64>()
             > 0

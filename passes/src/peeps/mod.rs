@@ -92,6 +92,9 @@ impl Peeps {
         if report.equal_arms > 0 {
             stats.add("peeps", "equal_arms", report.equal_arms);
         }
+        if report.equal_trapping_arms > 0 {
+            stats.add("peeps", "equal_trapping_arms", report.equal_trapping_arms);
+        }
         if report.decided_branches > 0 {
             stats.add("peeps", "decided_branches", report.decided_branches);
         }

@@ -32,8 +32,10 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "lens_of_fresh_arrays"),
     ("dce", "loads_removed_checked"),
     ("dce", "loads_to_checks"),
+    ("dce", "null_tests_known"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
+    ("dce", "values_known_from_edges"),
     ("gvn", "congruent_phis"),
     ("gvn", "guards_merged"),
     ("gvn", "loads_kept_across_calls"),
@@ -74,6 +76,7 @@ const FIXED: &[(&str, &str)] = &[
     ("peeps", "decided_branches"),
     ("peeps", "empty_diamonds"),
     ("peeps", "equal_arms"),
+    ("peeps", "equal_trapping_arms"),
 ];
 
 /// Every counter the passes can bump, as `(pass, rule)`.
