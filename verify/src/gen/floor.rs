@@ -5,7 +5,8 @@
 //! latch has lost a location the loop carries, a loop with no exit that
 //! stores (entered on almost no input: a run that enters it runs out of fuel,
 //! which makes the input inconclusive), a loop that accumulates into a
-//! location it first reads, and a loop whose first trip certainly traps.
+//! location it first reads, a loop whose first trip certainly traps, and a
+//! branch whose two arms are the same certain trap.
 
 use super::Gen;
 use ir::{Addr, BinOp, Block, StructId, Type, Value};
@@ -14,11 +15,12 @@ impl Gen<'_, '_, '_, '_> {
     /// One of the floor's shapes (the loops only where control flow may nest).
     pub fn floor_shape(&mut self) {
         let nest = self.depth < self.cfg.max_depth;
-        match self.c.weighted(&[6, 6, 2, 2, 2, 1]) {
+        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2]) {
             2 if nest => self.latch_reload(),
             3 if nest => self.store_spin(),
             4 if nest => self.accumulating_loop(),
             5 if nest => self.first_trip_trap(),
+            6 if nest => self.equal_trapping_arms(),
             1 => self.masked_comparison(),
             _ => self.unsigned_at_least_zero(),
         }
@@ -240,5 +242,38 @@ impl Gen<'_, '_, '_, '_> {
         self.b.set_phi_entries(i, vec![(pre, zero), (latch, i1)]);
         self.b.switch_to(exit);
         self.pool.add(v, Type::I64);
+    }
+
+    /// `br x == K, T, join`, with `T` a branch on a comparison whose two
+    /// arms are the same certain trap (`nullcheck null` or `guard 0`) then
+    /// `unreachable`: peeps makes the branch a jump
+    /// (`peeps.equal_trapping_arms`). `K` is a number no input holds, or
+    /// (one time in eight) a small one that some inputs hold, so few inputs
+    /// trap here.
+    fn equal_trapping_arms(&mut self) {
+        let x = self.pool_int();
+        let k = if self.c.chance(32) { 5 } else { 12345 };
+        let k = self.b.iconst(k);
+        let c = self.b.binary(BinOp::Eq, x, k);
+        let (test, join) = (self.new_block(), self.new_block());
+        self.b.br(c, test, join);
+        self.b.switch_to(test);
+        let (a, b) = (self.int(), self.int());
+        let d = self.b.binary(BinOp::Slt, a, b);
+        let (left, right) = (self.new_block(), self.new_block());
+        self.b.br(d, left, right);
+        let null_trap = self.c.chance(128);
+        for arm in [left, right] {
+            self.b.switch_to(arm);
+            if null_trap {
+                let null = self.b.null();
+                self.b.nullcheck(null);
+            } else {
+                let zero = self.b.iconst(0);
+                self.b.guard(zero);
+            }
+            self.b.unreachable();
+        }
+        self.b.switch_to(join);
     }
 }
