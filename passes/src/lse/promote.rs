@@ -527,6 +527,14 @@ fn entry_store(
                 return Some(i);
             }
         }
+        // A load or store between names its location directly (the effects
+        // table's heap nodes say nothing of a fresh object's own elements:
+        // `corpus/regressions/lse_promote_entry_store_read_by_a_load_after_it.ir`).
+        if let InstKind::Load { addr, .. } | InstKind::Store { addr, .. } = &func.inst(i).kind {
+            if clobbers.alias(func, Loc::of(func, subst, addr), loc) != AliasResult::No {
+                return None;
+            }
+        }
         let eff = clobbers.effects(module, func, i);
         if eff.traps == Traps::May
             || clobbers.effect_reads(func, &eff, loc)
