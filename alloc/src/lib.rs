@@ -177,15 +177,14 @@ mod tests {
                     let grown = a.realloc(p, layout, 2 * size);
                     assert_eq!(grown as usize % align, 0, "grown {size}/{align}");
                     let big = Layout::from_size_align(2 * size, align).unwrap();
-                    let shrunk = a.realloc(grown, big, size / 2 + align - (size / 2) % align);
+                    // Half the size, rounded up to a whole multiple of the alignment.
+                    let half = size / 2 + align - (size / 2) % align;
+                    let shrunk = a.realloc(grown, big, half);
                     assert_eq!(shrunk as usize % align, 0, "shrunk {size}/{align}");
                     for i in 0..size / 2 {
                         assert_eq!(*shrunk.add(i), (i % 251) as u8);
                     }
-                    let small =
-                        Layout::from_size_align(size / 2 + align - (size / 2) % align, align)
-                            .unwrap();
-                    a.dealloc(shrunk, small);
+                    a.dealloc(shrunk, Layout::from_size_align(half, align).unwrap());
                 }
             }
         }

@@ -151,10 +151,7 @@ impl Gen<'_, '_, '_, '_> {
     /// `K` is a number no input holds, or (one time in eight) a small one
     /// that some inputs hold: those inputs run out of fuel (inconclusive).
     fn store_spin(&mut self) {
-        let x = self.pool_int();
-        let k = if self.c.chance(32) { 5 } else { 12345 };
-        let k = self.b.iconst(k);
-        let c = self.b.binary(BinOp::Eq, x, k);
+        let c = self.rarely_true();
         let obj = self.b.new_object(self.d.pair);
         let spin = self.new_block();
         let join = self.new_block();
@@ -251,10 +248,7 @@ impl Gen<'_, '_, '_, '_> {
     /// (one time in eight) a small one that some inputs hold, so few inputs
     /// trap here.
     fn equal_trapping_arms(&mut self) {
-        let x = self.pool_int();
-        let k = if self.c.chance(32) { 5 } else { 12345 };
-        let k = self.b.iconst(k);
-        let c = self.b.binary(BinOp::Eq, x, k);
+        let c = self.rarely_true();
         let (test, join) = (self.new_block(), self.new_block());
         self.b.br(c, test, join);
         self.b.switch_to(test);
@@ -275,5 +269,15 @@ impl Gen<'_, '_, '_, '_> {
             self.b.unreachable();
         }
         self.b.switch_to(join);
+    }
+
+    /// `x == K` for a pooled integer `x`, with `K` a number no input holds
+    /// or (one time in eight) a small one that some inputs hold: the guard
+    /// of a shape few inputs should enter.
+    fn rarely_true(&mut self) -> Value {
+        let x = self.pool_int();
+        let k = if self.c.chance(32) { 5 } else { 12345 };
+        let k = self.b.iconst(k);
+        self.b.binary(BinOp::Eq, x, k)
     }
 }
