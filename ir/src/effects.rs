@@ -21,7 +21,7 @@ use crate::function::{Function, ValueDef};
 use crate::inst::{Addr, BinOp, Callee, FieldRef, InstKind};
 use crate::module::{EffectLoc, Module};
 use crate::types::Type;
-use smallvec::{smallvec, SmallVec};
+use smallvec::SmallVec;
 
 /// A node of the abstract heap tree.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -82,6 +82,12 @@ impl HeapNode {
 /// A set of heap nodes (a union; usually one or two entries).
 pub type HeapSet = SmallVec<[HeapNode; 2]>;
 
+/// The set holding `n` alone, built in place (`smallvec!` pushes, out of line).
+#[inline]
+fn one(n: HeapNode) -> HeapSet {
+    SmallVec::from_buf_and_len([n, n], 1)
+}
+
 /// Whether any node of `a` overlaps any node of `b`.
 pub fn sets_overlap(a: &[HeapNode], b: &[HeapNode]) -> bool {
     a.iter()
@@ -127,8 +133,8 @@ impl Effects {
     /// Reads and writes everything and may trap (unknown code).
     pub fn world() -> Effects {
         Effects {
-            reads: smallvec![HeapNode::World],
-            writes: smallvec![HeapNode::World],
+            reads: one(HeapNode::World),
+            writes: one(HeapNode::World),
             traps: Traps::May,
             allocates: false,
         }
@@ -282,7 +288,7 @@ fn effects_with(f: &Function, inst: Inst, of_extern: impl FnOnce(ExternId) -> Ef
                 return Effects::world();
             }
             Effects {
-                reads: smallvec![addr_node(f, addr)],
+                reads: one(addr_node(f, addr)),
                 writes: SmallVec::new(),
                 traps: addr_traps(f, addr),
                 allocates: false,
@@ -294,7 +300,7 @@ fn effects_with(f: &Function, inst: Inst, of_extern: impl FnOnce(ExternId) -> Ef
             }
             Effects {
                 reads: SmallVec::new(),
-                writes: smallvec![addr_node(f, addr)],
+                writes: one(addr_node(f, addr)),
                 traps: addr_traps(f, addr),
                 allocates: false,
             }
@@ -313,11 +319,11 @@ fn effects_with(f: &Function, inst: Inst, of_extern: impl FnOnce(ExternId) -> Ef
         },
         InstKind::Escape(v) => Effects {
             reads: if escapes_an_object(f, *v) {
-                smallvec![HeapNode::Heap]
+                one(HeapNode::Heap)
             } else {
                 SmallVec::new()
             },
-            writes: smallvec![HeapNode::Output],
+            writes: one(HeapNode::Output),
             traps: Traps::Never,
             allocates: false,
         },
@@ -505,7 +511,7 @@ fn index_out_of_bounds(f: &Function, base: Value, index: Value) -> bool {
 pub fn extern_effects(m: &Module, e: ExternId) -> (HeapSet, HeapSet) {
     let declared = m.externs.get(e.index()).and_then(|x| x.effects.as_ref());
     match declared {
-        None => (smallvec![HeapNode::World], smallvec![HeapNode::World]),
+        None => (one(HeapNode::World), one(HeapNode::World)),
         // Every environment step also reads which objects have escaped (its reach
         // includes them, IR.md §6): that set is part of the output, so an extern
         // never moves across an `escape`, whatever else it declares.
@@ -607,8 +613,8 @@ pub fn module_heap_leaves(m: &Module) -> Vec<HeapNode> {
 /// Reads and writes the allocator's state.
 fn allocation(traps: Traps) -> Effects {
     Effects {
-        reads: smallvec![HeapNode::Alloc],
-        writes: smallvec![HeapNode::Alloc],
+        reads: one(HeapNode::Alloc),
+        writes: one(HeapNode::Alloc),
         traps,
         allocates: true,
     }
