@@ -309,10 +309,17 @@ fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
     let mut changed = true;
     while changed {
         changed = false;
+        // Whether some block has a predecessor no earlier in the RPO (a
+        // retreating edge). Without one every block's predecessors are final
+        // before it is reached, so this pass computed the exact idoms and
+        // the pass that would confirm them is skipped (as it is when every
+        // retreating edge is a back edge; see `back_edges_only`).
+        let mut retreating = false;
         for (i, &b) in rpo.iter().enumerate().skip(1) {
             let mut new_idom = NONE;
             for &p in cfg.preds(b) {
                 let Some(pi) = cfg.rpo_index(p) else { continue };
+                retreating |= pi >= i;
                 if slots.get(pi) == NONE {
                     continue;
                 }
@@ -327,7 +334,34 @@ fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
                 changed = true;
             }
         }
+        changed &= retreating && !back_edges_only(cfg, slots);
     }
+}
+
+/// Whether the target of every retreating edge dominates its source in the
+/// tree `slots` now holds (after a pass of [`iterate_idoms`]). Then another
+/// pass changes nothing, so the idoms are final: each block without a
+/// retreating predecessor gets the same common ancestor of its (unchanged)
+/// predecessors, and each block `b` with one gets the common ancestor of its
+/// current idom `d` (an ancestor of its other predecessors' common ancestor)
+/// and sources below `b`, which is `d` again. Reducible loops pass this test
+/// after their first pass, sparing the confirming one.
+fn back_edges_only<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &S) -> bool {
+    cfg.rpo().iter().enumerate().skip(1).all(|(i, &b)| {
+        cfg.preds(b).iter().all(|&p| {
+            let Some(mut x) = cfg.rpo_index(p).filter(|&pi| pi >= i) else {
+                return true;
+            };
+            // Up the tree from the source: idoms come earlier in the RPO.
+            while x > i {
+                match slots.get(x) {
+                    d if d != NONE && (d as usize) < x => x = d as usize,
+                    _ => return false,
+                }
+            }
+            x == i
+        })
+    })
 }
 
 /// The CHK "intersect": walk both fingers up the tree (by RPO position) until they meet.

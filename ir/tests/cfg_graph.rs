@@ -88,6 +88,34 @@ fn diamond_dominators() {
     assert_eq!(dom.preorder().len(), 4);
 }
 
+/// A retreating edge that is not a back edge: the DFS goes entry, a, b, p
+/// (`p -> b` retreats) and reaches `p` again from `c`. The first pass of the
+/// idom iteration sees only `b`'s forward predecessor `a`; the path entry,
+/// c, p, b avoids `a`, so a second pass must lift `b`'s idom to the entry
+/// (stopping after the first pass, as is right for back edges, would keep `a`).
+#[test]
+fn a_retreating_edge_into_a_cycle_with_two_entries_needs_another_pass() {
+    let (_, f) = shape(&[
+        ("entry", &["a", "c"]),
+        ("a", &["b"]),
+        ("b", &["p"]),
+        ("p", &["b"]),
+        ("c", &["p"]),
+    ]);
+    let cfg = Cfg::new(&f);
+    let dom = DomTree::new(&f, &cfg);
+    let idoms = ir::dom::Idoms::new(&cfg);
+    let [e, a, b, p] = ["entry", "a", "b", "p"].map(|n| blk(&f, n));
+    assert_eq!(cfg.rpo_index(b), Some(3), "{:?}", cfg.rpo());
+    assert_eq!(cfg.rpo_index(p), Some(4), "{:?}", cfg.rpo());
+    assert_eq!(dom.idom(b), Some(e));
+    assert_eq!(dom.idom(p), Some(e));
+    assert!(!dom.dominates(a, b));
+    assert!(!idoms.dominates(&cfg, a, b));
+    assert!(idoms.dominates(&cfg, e, b));
+    assert!(!idoms.dominates(&cfg, b, p));
+}
+
 #[test]
 fn loop_dominators_and_unreachable_blocks() {
     let (_, f) = shape(&[
