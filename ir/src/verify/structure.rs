@@ -119,10 +119,15 @@ fn check_claimed_blocks(cx: &mut FnCtx<'_>) {
     // Only instructions no block lists can be wrong here (a listed one whose
     // claim differs was reported by check_block), so the walk reads the small
     // `placed` table and looks at an instruction only when it is unlisted.
-    for idx in 0..f.insts.len() {
-        if cx.placed[idx].is_some() {
-            continue;
-        }
+    // (`placed` has one entry per instruction: the search zips the two.)
+    let mut from = 0;
+    while let Some(k) = cx.placed[from..]
+        .iter()
+        .zip(&f.insts[from..])
+        .position(|(p, d)| p.is_none() && d.block.is_some())
+    {
+        let idx = from + k;
+        from = idx + 1;
         let Some(claimed) = f.insts[idx].block else {
             continue;
         };
