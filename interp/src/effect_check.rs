@@ -19,7 +19,7 @@
 
 use crate::access::{AccessKind, AccessLoc, AccessObserver, Site};
 use crate::config::Config;
-use crate::exec::{Execution, InputError, Program};
+use crate::exec::{Execution, InputError, Program, ValidInputs};
 use ir::effects::{effect_loc_node, Effects, HeapNode};
 use ir::summaries::{summarized_effects, Summaries};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
@@ -82,11 +82,41 @@ fn node_allowed(eff: &Effects, kind: AccessKind, node: HeapNode) -> bool {
         AccessKind::Read => &eff.reads,
         AccessKind::Write => &eff.writes,
     };
-    // `World` contains every node (the most common declaration: volatile
-    // steps, externs without declared effects): no walk up the tree for it.
+    // A declared node contains `node` when it is `node` or one of its
+    // ancestors; the ancestors are inner nodes of the tree, each named by
+    // one bit, so no walk up the tree (this runs for every access).
+    let above = ancestor_bits(node);
     declared
         .iter()
-        .any(|&n| n == HeapNode::World || n.contains(node))
+        .any(|&n| inner_bit(n) & above != 0 || n == node)
+}
+
+/// The bit of an inner node of the heap tree (0 for leaves).
+#[inline]
+fn inner_bit(n: HeapNode) -> u8 {
+    match n {
+        HeapNode::World => 1,
+        HeapNode::Heap => 2,
+        HeapNode::Fields => 4,
+        HeapNode::Elements => 8,
+        HeapNode::Globals => 16,
+        _ => 0,
+    }
+}
+
+/// The bits ([`inner_bit`]) of every strict ancestor of `n`: the tree of
+/// `ir::effects` (World > Heap > Fields/Elements/Globals > leaves; World >
+/// Alloc, Output).
+#[inline]
+fn ancestor_bits(n: HeapNode) -> u8 {
+    match n {
+        HeapNode::World => 0,
+        HeapNode::Heap | HeapNode::Alloc | HeapNode::Output => 1,
+        HeapNode::Fields | HeapNode::Elements | HeapNode::Globals => 1 | 2,
+        HeapNode::Field(_) => 1 | 2 | 4,
+        HeapNode::Element(_) => 1 | 2 | 8,
+        HeapNode::Global(_) => 1 | 2 | 16,
+    }
 }
 
 /// The text form of an access location.
@@ -330,6 +360,18 @@ pub fn run_checked(
     inputs: &InputSpec,
     config: &Config,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    run_checked_valid(program, func, &program.validate(func, inputs)?, config)
+}
+
+/// [`run_checked`] on inputs validated once ([`Program::validate`]), e.g. by
+/// the program they are compared with (validated again when its parameter
+/// types or layout differ from this program's).
+pub fn run_checked_valid(
+    program: &Program<'_>,
+    func: FuncId,
+    inputs: &ValidInputs<'_>,
+    config: &Config,
+) -> Result<(Execution, Vec<EffectViolation>), InputError> {
     check_run(
         program,
         func,
@@ -349,14 +391,15 @@ pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
     config: &Config,
     effects_of: F,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
-    check_run(program, func, inputs, config, effects_of, None)
+    let valid = program.validate(func, inputs)?;
+    check_run(program, func, &valid, config, effects_of, None)
 }
 
 /// [`run_checked_with`], optionally with a table holding the same declarations.
 fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
     program: &Program<'m>,
     func: FuncId,
-    inputs: &InputSpec,
+    inputs: &ValidInputs<'_>,
     config: &Config,
     effects_of: F,
     table: Option<&'m DeclTable>,
@@ -364,10 +407,57 @@ fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
     // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
     let tables = CHECKER_TABLES.with(|t| t.take());
     let mut checker = EffectChecker::with_tables(program.module(), effects_of, table, tables);
-    let exec = program.run_observed(func, inputs, config, &mut checker);
+    let exec = program.run_valid_observed(func, inputs, config, &mut checker);
     let (violations, tables) = checker.into_parts();
     if tables.seen.len() <= KEEP_TABLE_ENTRIES {
         CHECKER_TABLES.with(|t| t.replace(tables));
     }
     Ok((exec?, violations))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::{FieldRef, GlobalId, StructId, Type};
+
+    /// [`ancestor_bits`] names exactly the strict ancestors of every kind of
+    /// node, as `HeapNode::parent` walks them (fails if the tree changes).
+    #[test]
+    fn ancestor_bits_follow_the_heap_tree() {
+        let f = FieldRef {
+            ty: StructId(0),
+            index: 0,
+        };
+        let nodes = [
+            HeapNode::World,
+            HeapNode::Heap,
+            HeapNode::Fields,
+            HeapNode::Field(f),
+            HeapNode::Elements,
+            HeapNode::Element(Type::I64),
+            HeapNode::Globals,
+            HeapNode::Global(GlobalId::new(0)),
+            HeapNode::Alloc,
+            HeapNode::Output,
+        ];
+        for n in nodes {
+            let mut want = 0;
+            let mut cur = n.parent();
+            while let Some(p) = cur {
+                assert_ne!(inner_bit(p), 0, "{p:?} is an inner node");
+                want |= inner_bit(p);
+                cur = p.parent();
+            }
+            assert_eq!(ancestor_bits(n), want, "{n:?}");
+            for m in nodes {
+                let mut eff = Effects::none();
+                eff.reads.push(m);
+                assert_eq!(
+                    node_allowed(&eff, AccessKind::Read, n),
+                    m.contains(n),
+                    "{m:?} {n:?}"
+                );
+            }
+        }
+    }
 }

@@ -12,7 +12,7 @@ use crate::lower::{
 use crate::observe::{
     observe_with, trapped_at_entry, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue,
 };
-use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId};
+use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
 use std::sync::OnceLock;
@@ -40,6 +40,24 @@ impl Execution {
     /// Loads plus stores: what the never-worse oracle compares.
     pub fn accesses(&self) -> u64 {
         self.loads + self.stores
+    }
+}
+
+/// Inputs checked to fit a function ([`Program::validate`]). Validation
+/// depends only on the parameter types and the layout (struct field types,
+/// global types) it was done against; they are kept (borrowed, so they
+/// cannot change) and compared by every run, so a proof is never stale.
+#[derive(Clone, Copy, Debug)]
+pub struct ValidInputs<'a> {
+    spec: &'a InputSpec,
+    params: &'a [Type],
+    layout: &'a Layout,
+}
+
+impl<'a> ValidInputs<'a> {
+    /// The inputs.
+    pub fn spec(&self) -> &'a InputSpec {
+        self.spec
     }
 }
 
@@ -220,10 +238,50 @@ impl<'m> Program<'m> {
         config: &Config,
         observer: &mut O,
     ) -> Result<Execution, InputError> {
-        if func.index() >= self.module.funcs.len() {
-            return Err(InputError(format!("no function {func:?}")));
+        let valid = self.validate(func, inputs)?;
+        self.run_valid_observed(func, &valid, config, observer)
+    }
+
+    /// Check that `inputs` fit `func` (its parameter types, the module's
+    /// globals and types): the proof [`Program::run_valid_observed`] takes,
+    /// which other programs with the same signature and layout accept too.
+    pub fn validate<'a>(
+        &'a self,
+        func: FuncId,
+        inputs: &'a InputSpec,
+    ) -> Result<ValidInputs<'a>, InputError> {
+        let lf = self.lowered(func)?;
+        validate_inputs(self.module, &lf.param_types, inputs)?;
+        Ok(ValidInputs {
+            spec: inputs,
+            params: &lf.param_types,
+            layout: &self.env_info.layout,
+        })
+    }
+
+    /// The lowered form of `func`.
+    fn lowered(&self, func: FuncId) -> Result<&LoweredFunc, InputError> {
+        self.funcs
+            .get(func.index())
+            .ok_or_else(|| InputError(format!("no function {func:?}")))
+    }
+
+    /// [`Program::run_observed`] on inputs validated (by this program or
+    /// another); they are validated again unless the validation's parameter
+    /// types and layout are this function's.
+    pub fn run_valid_observed<O: AccessObserver>(
+        &self,
+        func: FuncId,
+        valid: &ValidInputs<'_>,
+        config: &Config,
+        observer: &mut O,
+    ) -> Result<Execution, InputError> {
+        let lf = self.lowered(func)?;
+        let inputs = valid.spec;
+        // What validation read: any difference and it is done again here.
+        if valid.params != lf.param_types.as_slice() || *valid.layout != self.env_info.layout {
+            validate_inputs(self.module, &lf.param_types, inputs)?;
         }
-        validate_inputs(self.module, &self.funcs[func.index()].param_types, inputs)?;
         let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {
             let exec = self.run_in(func, inputs, config, observer, bufs);
             if bufs.heap.capacity() > KEEP_ARENA_WORDS {

@@ -372,3 +372,52 @@ entry:
     assert_eq!(v.len(), 1, "{v:?}");
     assert_eq!((v[0].site.inst, v[0].kind), (call, AccessKind::Write));
 }
+
+/// Inputs validated once (`Program::validate`) run on another program with
+/// the same signature and layout unchanged; a program whose parameter types
+/// or struct layout differ validates them again and refuses them, with the
+/// message a fresh validation gives (the proof never goes stale).
+#[test]
+fn validated_inputs_are_validated_again_when_the_signature_differs() {
+    use interp::effect_check::run_checked_valid;
+    let point = "type Point { x: i64, y: i64 }
+func @main(%p: Point) -> i64 {
+entry:
+  %x = load %p.x
+  ret %x
+}";
+    let a = parse(point);
+    let f = main_of(&a);
+    let spec =
+        ir::parse_input_spec("p = Point{x: 7, y: 2}", "<input>", &a, a.func(f)).expect("input");
+    let prog_a = Program::new(&a);
+    let valid = prog_a.validate(f, &spec).expect("fits");
+    // The same module again: accepted, same run as a fresh check.
+    let same = parse(point);
+    let prog_same = Program::new(&same);
+    let (e1, _) = run_checked_valid(&prog_same, f, &valid, &Config::default()).expect("fits");
+    let (e2, _) = run_checked(&prog_same, f, &spec, &Config::default()).expect("fits");
+    assert_eq!(e1, e2);
+    assert_eq!(e1.behaviour.outcome.to_string(), "return 7");
+    // Another parameter type, then another struct layout: validated again.
+    for other in [
+        "type Point { x: i64, y: i64 }
+func @main(%p: i64) -> i64 {
+entry:
+  ret %p
+}",
+        "type Point { x: i64 }
+func @main(%p: Point) -> i64 {
+entry:
+  %x = load %p.x
+  ret %x
+}",
+    ] {
+        let m = parse(other);
+        let prog = Program::new(&m);
+        let fresh = prog.validate(f, &spec).expect_err("does not fit");
+        let err =
+            run_checked_valid(&prog, f, &valid, &Config::default()).expect_err("validated again");
+        assert_eq!(err, fresh);
+    }
+}
