@@ -15,7 +15,7 @@ use crate::observe::{
 use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 pub use crate::heap::InputError;
 
@@ -66,8 +66,9 @@ pub struct Program<'m> {
     module: &'m Module,
     funcs: Vec<LoweredFunc>,
     tables: Tables,
-    env_info: EnvInfo,
-    names: HeapNames,
+    /// Shared with programs of the same declarations ([`Program::new_like`]).
+    env_info: Arc<EnvInfo>,
+    names: Arc<HeapNames>,
     /// Per function, the index of its first op in a program-wide op numbering.
     code_base: Vec<usize>,
     /// Declared effects for effect checking, built on first use.
@@ -143,20 +144,47 @@ struct Machine<'p, 'o, O: AccessObserver> {
 impl<'m> Program<'m> {
     /// Lower every function of `module`.
     pub fn new(module: &'m Module) -> Program<'m> {
+        Program::lower(module, None)
+    }
+
+    /// [`Program::new`], sharing `base`'s environment description and heap
+    /// names when `module` declares the same types, globals and externs
+    /// (an optimized module and its original: passes never change them).
+    /// They are derived from those declarations alone, which are compared
+    /// here and borrowed (unchangeable) for both programs' lifetimes, so
+    /// what is shared is exactly what `module` would build.
+    pub fn new_like(module: &'m Module, base: &Program<'_>) -> Program<'m> {
+        let b = base.module;
+        let same = module.structs == b.structs
+            && module.globals == b.globals
+            && module.externs == b.externs;
+        Program::lower(
+            module,
+            same.then(|| (base.env_info.clone(), base.names.clone())),
+        )
+    }
+
+    /// Lower `module`, with its environment description and names when given.
+    fn lower(module: &'m Module, shared: Option<(Arc<EnvInfo>, Arc<HeapNames>)>) -> Program<'m> {
         let (funcs, tables) = lower_module(module);
-        let mentioned = module
-            .globals
-            .iter()
-            .map(|g| g.ty)
-            .chain(
-                module
-                    .structs
-                    .iter()
-                    .flat_map(|s| s.fields.iter().map(|f| f.ty)),
+        let (env_info, names) = shared.unwrap_or_else(|| {
+            let mentioned = module
+                .globals
+                .iter()
+                .map(|g| g.ty)
+                .chain(
+                    module
+                        .structs
+                        .iter()
+                        .flat_map(|s| s.fields.iter().map(|f| f.ty)),
+                )
+                .chain(funcs.iter().flat_map(|f| f.param_types.iter().copied()))
+                .chain(tables.array_elems.iter().map(|e| e.array_of()));
+            (
+                Arc::new(EnvInfo::new(module)),
+                Arc::new(HeapNames::new(module, mentioned)),
             )
-            .chain(funcs.iter().flat_map(|f| f.param_types.iter().copied()))
-            .chain(tables.array_elems.iter().map(|e| e.array_of()));
-        let names = HeapNames::new(module, mentioned);
+        });
         let mut code_base = Vec::with_capacity(funcs.len() + 1);
         let mut ops = 0;
         for f in &funcs {
@@ -168,11 +196,17 @@ impl<'m> Program<'m> {
             module,
             funcs,
             tables,
-            env_info: EnvInfo::new(module),
+            env_info,
             names,
             code_base,
             decls: OnceLock::new(),
         }
+    }
+
+    /// Whether `self` and `other` share their environment description and
+    /// heap names ([`Program::new_like`]).
+    pub fn shares_env_with(&self, other: &Program<'_>) -> bool {
+        Arc::ptr_eq(&self.env_info, &other.env_info) && Arc::ptr_eq(&self.names, &other.names)
     }
 
     /// The number of distinct access slots (see [`Program::access_slot`]).
@@ -279,7 +313,10 @@ impl<'m> Program<'m> {
         let lf = self.lowered(func)?;
         let inputs = valid.spec;
         // What validation read: any difference and it is done again here.
-        if valid.params != lf.param_types.as_slice() || *valid.layout != self.env_info.layout {
+        // (A layout shared with the validating program is the same one.)
+        let layout = &self.env_info.layout;
+        let same_layout = std::ptr::eq(valid.layout, layout) || valid.layout == layout;
+        if valid.params != lf.param_types.as_slice() || !same_layout {
             validate_inputs(self.module, &lf.param_types, inputs)?;
         }
         let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {

@@ -446,7 +446,7 @@ fn check_program_interp(
             if let Some(f) = check_plan(
                 module,
                 func,
-                (inputs, &valid),
+                (inputs, &valid, &prog),
                 &baselines,
                 (plan, optimize),
                 cfg,
@@ -465,7 +465,11 @@ fn check_program_interp(
 fn check_plan(
     module: &Module,
     func: FuncId,
-    (inputs, valid): (&[InputSpec], &[Result<ValidInputs<'_>, InputError>]),
+    (inputs, valid, prog): (
+        &[InputSpec],
+        &[Result<ValidInputs<'_>, InputError>],
+        &Program<'_>,
+    ),
     baselines: &[Baseline],
     (plan, optimize): (&str, &Optimizer<'_>),
     cfg: &OracleConfig,
@@ -528,7 +532,7 @@ fn check_plan(
             ))
         }
     }
-    let opt_prog = match panics::catch(|| Program::new(&optimized)) {
+    let opt_prog = match panics::catch(|| Program::new_like(&optimized, prog)) {
         Ok(p) => p,
         Err(msg) => {
             return Some(finding(
