@@ -82,41 +82,11 @@ fn node_allowed(eff: &Effects, kind: AccessKind, node: HeapNode) -> bool {
         AccessKind::Read => &eff.reads,
         AccessKind::Write => &eff.writes,
     };
-    // A declared node contains `node` when it is `node` or one of its
-    // ancestors; the ancestors are inner nodes of the tree, each named by
-    // one bit, so no walk up the tree (this runs for every access).
-    let above = ancestor_bits(node);
+    // `World` contains every node (the most common declaration: volatile
+    // steps, externs without declared effects): no walk up the tree for it.
     declared
         .iter()
-        .any(|&n| inner_bit(n) & above != 0 || n == node)
-}
-
-/// The bit of an inner node of the heap tree (0 for leaves).
-#[inline]
-fn inner_bit(n: HeapNode) -> u8 {
-    match n {
-        HeapNode::World => 1,
-        HeapNode::Heap => 2,
-        HeapNode::Fields => 4,
-        HeapNode::Elements => 8,
-        HeapNode::Globals => 16,
-        _ => 0,
-    }
-}
-
-/// The bits ([`inner_bit`]) of every strict ancestor of `n`: the tree of
-/// `ir::effects` (World > Heap > Fields/Elements/Globals > leaves; World >
-/// Alloc, Output).
-#[inline]
-fn ancestor_bits(n: HeapNode) -> u8 {
-    match n {
-        HeapNode::World => 0,
-        HeapNode::Heap | HeapNode::Alloc | HeapNode::Output => 1,
-        HeapNode::Fields | HeapNode::Elements | HeapNode::Globals => 1 | 2,
-        HeapNode::Field(_) => 1 | 2 | 4,
-        HeapNode::Element(_) => 1 | 2 | 8,
-        HeapNode::Global(_) => 1 | 2 | 16,
-    }
+        .any(|&n| n == HeapNode::World || n.contains(node))
 }
 
 /// The text form of an access location.
@@ -413,51 +383,4 @@ fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
         CHECKER_TABLES.with(|t| t.replace(tables));
     }
     Ok((exec?, violations))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ir::{FieldRef, GlobalId, StructId, Type};
-
-    /// [`ancestor_bits`] names exactly the strict ancestors of every kind of
-    /// node, as `HeapNode::parent` walks them (fails if the tree changes).
-    #[test]
-    fn ancestor_bits_follow_the_heap_tree() {
-        let f = FieldRef {
-            ty: StructId(0),
-            index: 0,
-        };
-        let nodes = [
-            HeapNode::World,
-            HeapNode::Heap,
-            HeapNode::Fields,
-            HeapNode::Field(f),
-            HeapNode::Elements,
-            HeapNode::Element(Type::I64),
-            HeapNode::Globals,
-            HeapNode::Global(GlobalId::new(0)),
-            HeapNode::Alloc,
-            HeapNode::Output,
-        ];
-        for n in nodes {
-            let mut want = 0;
-            let mut cur = n.parent();
-            while let Some(p) = cur {
-                assert_ne!(inner_bit(p), 0, "{p:?} is an inner node");
-                want |= inner_bit(p);
-                cur = p.parent();
-            }
-            assert_eq!(ancestor_bits(n), want, "{n:?}");
-            for m in nodes {
-                let mut eff = Effects::none();
-                eff.reads.push(m);
-                assert_eq!(
-                    node_allowed(&eff, AccessKind::Read, n),
-                    m.contains(n),
-                    "{m:?} {n:?}"
-                );
-            }
-        }
-    }
 }

@@ -14,7 +14,7 @@ use crate::observe::{
 };
 use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
 use rustc_hash::FxHashSet;
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::sync::{Arc, OnceLock};
 
 pub use crate::heap::InputError;
@@ -47,11 +47,28 @@ impl Execution {
 /// depends only on the parameter types and the layout (struct field types,
 /// global types) it was done against; they are kept (borrowed, so they
 /// cannot change) and compared by every run, so a proof is never stale.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ValidInputs<'a> {
     spec: &'a InputSpec,
     params: &'a [Type],
     layout: &'a Layout,
+    /// The initial heap the first successful run built from `spec`, reused
+    /// by later runs (see [`InitialImage`]).
+    image: OnceCell<InitialImage>,
+}
+
+/// The initial arena and parameter words of an input spec. They depend
+/// only on the spec (borrowed by its [`ValidInputs`], so unchanged) and on
+/// the size of the globals block, which is kept and compared on reuse.
+/// Building allocates the spec's objects in order, each within the budget:
+/// it succeeds exactly when the whole image fits, so an image is reused
+/// only under a budget it fits, and otherwise the run builds (and traps) as
+/// before.
+#[derive(Clone, Debug)]
+struct InitialImage {
+    globals: usize,
+    words: Vec<u64>,
+    params: Vec<u64>,
 }
 
 impl<'a> ValidInputs<'a> {
@@ -290,6 +307,7 @@ impl<'m> Program<'m> {
             spec: inputs,
             params: &lf.param_types,
             layout: &self.env_info.layout,
+            image: OnceCell::new(),
         })
     }
 
@@ -320,7 +338,7 @@ impl<'m> Program<'m> {
             validate_inputs(self.module, &lf.param_types, inputs)?;
         }
         let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {
-            let exec = self.run_in(func, inputs, config, observer, bufs);
+            let exec = self.run_in(func, valid, config, observer, bufs);
             if bufs.heap.capacity() > KEEP_ARENA_WORDS {
                 bufs.heap = Vec::new();
             }
@@ -334,22 +352,45 @@ impl<'m> Program<'m> {
     fn run_in<O: AccessObserver>(
         &self,
         func: FuncId,
-        inputs: &InputSpec,
+        valid: &ValidInputs<'_>,
         config: &Config,
         observer: &mut O,
         bufs: &mut RunBuffers,
     ) -> Execution {
         let lf = &self.funcs[func.index()];
         let layout = &self.env_info.layout;
-        let words = std::mem::take(&mut bufs.heap);
-        let heap = match build_initial_in(
-            layout,
-            inputs,
-            config.heap_words,
-            words,
-            &mut bufs.params,
-            &mut bufs.addrs,
-        ) {
+        let mut words = std::mem::take(&mut bufs.heap);
+        let globals = layout.globals.len();
+        let built = match valid.image.get() {
+            Some(img) if img.globals == globals && img.words.len() <= config.heap_words => {
+                words.clear();
+                words.extend_from_slice(&img.words);
+                bufs.params.clear();
+                bufs.params.extend_from_slice(&img.params);
+                Ok(Heap {
+                    words,
+                    budget: config.heap_words,
+                })
+            }
+            _ => build_initial_in(
+                layout,
+                valid.spec,
+                config.heap_words,
+                words,
+                &mut bufs.params,
+                &mut bufs.addrs,
+            )
+            .inspect(|heap| {
+                if valid.image.get().is_none() {
+                    let _ = valid.image.set(InitialImage {
+                        globals,
+                        words: heap.words.clone(),
+                        params: bufs.params.clone(),
+                    });
+                }
+            }),
+        };
+        let heap = match built {
             Ok(heap) => heap,
             Err(trap) => {
                 // The inputs alone exceed the heap budget.
