@@ -19,7 +19,7 @@
 
 use crate::access::{AccessKind, AccessLoc, AccessObserver, Site};
 use crate::config::Config;
-use crate::exec::{Execution, InputError, Program};
+use crate::exec::{Execution, InputError, Program, ValidInputs};
 use ir::effects::{effect_loc_node, Effects, HeapNode};
 use ir::summaries::{summarized_effects, Summaries};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
@@ -330,6 +330,18 @@ pub fn run_checked(
     inputs: &InputSpec,
     config: &Config,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    run_checked_valid(program, func, &program.validate(func, inputs)?, config)
+}
+
+/// [`run_checked`] on inputs validated once ([`Program::validate`]), e.g. by
+/// the program they are compared with (validated again when its parameter
+/// types or layout differ from this program's).
+pub fn run_checked_valid(
+    program: &Program<'_>,
+    func: FuncId,
+    inputs: &ValidInputs<'_>,
+    config: &Config,
+) -> Result<(Execution, Vec<EffectViolation>), InputError> {
     check_run(
         program,
         func,
@@ -349,14 +361,15 @@ pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
     config: &Config,
     effects_of: F,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
-    check_run(program, func, inputs, config, effects_of, None)
+    let valid = program.validate(func, inputs)?;
+    check_run(program, func, &valid, config, effects_of, None)
 }
 
 /// [`run_checked_with`], optionally with a table holding the same declarations.
 fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
     program: &Program<'m>,
     func: FuncId,
-    inputs: &InputSpec,
+    inputs: &ValidInputs<'_>,
     config: &Config,
     effects_of: F,
     table: Option<&'m DeclTable>,
@@ -364,7 +377,7 @@ fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
     // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
     let tables = CHECKER_TABLES.with(|t| t.take());
     let mut checker = EffectChecker::with_tables(program.module(), effects_of, table, tables);
-    let exec = program.run_observed(func, inputs, config, &mut checker);
+    let exec = program.run_valid_observed(func, inputs, config, &mut checker);
     let (violations, tables) = checker.into_parts();
     if tables.seen.len() <= KEEP_TABLE_ENTRIES {
         CHECKER_TABLES.with(|t| t.replace(tables));

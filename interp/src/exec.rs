@@ -12,10 +12,10 @@ use crate::lower::{
 use crate::observe::{
     observe_with, trapped_at_entry, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue,
 };
-use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId};
+use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
 use rustc_hash::FxHashSet;
-use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::cell::{OnceCell, RefCell};
+use std::sync::{Arc, OnceLock};
 
 pub use crate::heap::InputError;
 
@@ -43,13 +43,49 @@ impl Execution {
     }
 }
 
+/// Inputs checked to fit a function ([`Program::validate`]). Validation
+/// depends only on the parameter types and the layout (struct field types,
+/// global types) it was done against; they are kept (borrowed, so they
+/// cannot change) and compared by every run, so a proof is never stale.
+#[derive(Clone, Debug)]
+pub struct ValidInputs<'a> {
+    spec: &'a InputSpec,
+    params: &'a [Type],
+    layout: &'a Layout,
+    /// The initial heap the first successful run built from `spec`, reused
+    /// by later runs (see [`InitialImage`]).
+    image: OnceCell<InitialImage>,
+}
+
+/// The initial arena and parameter words of an input spec. They depend
+/// only on the spec (borrowed by its [`ValidInputs`], so unchanged) and on
+/// the size of the globals block, which is kept and compared on reuse.
+/// Building allocates the spec's objects in order, each within the budget:
+/// it succeeds exactly when the whole image fits, so an image is reused
+/// only under a budget it fits, and otherwise the run builds (and traps) as
+/// before.
+#[derive(Clone, Debug)]
+struct InitialImage {
+    globals: usize,
+    words: Vec<u64>,
+    params: Vec<u64>,
+}
+
+impl<'a> ValidInputs<'a> {
+    /// The inputs.
+    pub fn spec(&self) -> &'a InputSpec {
+        self.spec
+    }
+}
+
 /// A module lowered for execution; lower once, run many times.
 pub struct Program<'m> {
     module: &'m Module,
     funcs: Vec<LoweredFunc>,
     tables: Tables,
-    env_info: EnvInfo,
-    names: HeapNames,
+    /// Shared with programs of the same declarations ([`Program::new_like`]).
+    env_info: Arc<EnvInfo>,
+    names: Arc<HeapNames>,
     /// Per function, the index of its first op in a program-wide op numbering.
     code_base: Vec<usize>,
     /// Declared effects for effect checking, built on first use.
@@ -125,20 +161,47 @@ struct Machine<'p, 'o, O: AccessObserver> {
 impl<'m> Program<'m> {
     /// Lower every function of `module`.
     pub fn new(module: &'m Module) -> Program<'m> {
+        Program::lower(module, None)
+    }
+
+    /// [`Program::new`], sharing `base`'s environment description and heap
+    /// names when `module` declares the same types, globals and externs
+    /// (an optimized module and its original: passes never change them).
+    /// They are derived from those declarations alone, which are compared
+    /// here and borrowed (unchangeable) for both programs' lifetimes, so
+    /// what is shared is exactly what `module` would build.
+    pub fn new_like(module: &'m Module, base: &Program<'_>) -> Program<'m> {
+        let b = base.module;
+        let same = module.structs == b.structs
+            && module.globals == b.globals
+            && module.externs == b.externs;
+        Program::lower(
+            module,
+            same.then(|| (base.env_info.clone(), base.names.clone())),
+        )
+    }
+
+    /// Lower `module`, with its environment description and names when given.
+    fn lower(module: &'m Module, shared: Option<(Arc<EnvInfo>, Arc<HeapNames>)>) -> Program<'m> {
         let (funcs, tables) = lower_module(module);
-        let mentioned = module
-            .globals
-            .iter()
-            .map(|g| g.ty)
-            .chain(
-                module
-                    .structs
-                    .iter()
-                    .flat_map(|s| s.fields.iter().map(|f| f.ty)),
+        let (env_info, names) = shared.unwrap_or_else(|| {
+            let mentioned = module
+                .globals
+                .iter()
+                .map(|g| g.ty)
+                .chain(
+                    module
+                        .structs
+                        .iter()
+                        .flat_map(|s| s.fields.iter().map(|f| f.ty)),
+                )
+                .chain(funcs.iter().flat_map(|f| f.param_types.iter().copied()))
+                .chain(tables.array_elems.iter().map(|e| e.array_of()));
+            (
+                Arc::new(EnvInfo::new(module)),
+                Arc::new(HeapNames::new(module, mentioned)),
             )
-            .chain(funcs.iter().flat_map(|f| f.param_types.iter().copied()))
-            .chain(tables.array_elems.iter().map(|e| e.array_of()));
-        let names = HeapNames::new(module, mentioned);
+        });
         let mut code_base = Vec::with_capacity(funcs.len() + 1);
         let mut ops = 0;
         for f in &funcs {
@@ -150,11 +213,17 @@ impl<'m> Program<'m> {
             module,
             funcs,
             tables,
-            env_info: EnvInfo::new(module),
+            env_info,
             names,
             code_base,
             decls: OnceLock::new(),
         }
+    }
+
+    /// Whether `self` and `other` share their environment description and
+    /// heap names ([`Program::new_like`]).
+    pub fn shares_env_with(&self, other: &Program<'_>) -> bool {
+        Arc::ptr_eq(&self.env_info, &other.env_info) && Arc::ptr_eq(&self.names, &other.names)
     }
 
     /// The number of distinct access slots (see [`Program::access_slot`]).
@@ -220,12 +289,56 @@ impl<'m> Program<'m> {
         config: &Config,
         observer: &mut O,
     ) -> Result<Execution, InputError> {
-        if func.index() >= self.module.funcs.len() {
-            return Err(InputError(format!("no function {func:?}")));
+        let valid = self.validate(func, inputs)?;
+        self.run_valid_observed(func, &valid, config, observer)
+    }
+
+    /// Check that `inputs` fit `func` (its parameter types, the module's
+    /// globals and types): the proof [`Program::run_valid_observed`] takes,
+    /// which other programs with the same signature and layout accept too.
+    pub fn validate<'a>(
+        &'a self,
+        func: FuncId,
+        inputs: &'a InputSpec,
+    ) -> Result<ValidInputs<'a>, InputError> {
+        let lf = self.lowered(func)?;
+        validate_inputs(self.module, &lf.param_types, inputs)?;
+        Ok(ValidInputs {
+            spec: inputs,
+            params: &lf.param_types,
+            layout: &self.env_info.layout,
+            image: OnceCell::new(),
+        })
+    }
+
+    /// The lowered form of `func`.
+    fn lowered(&self, func: FuncId) -> Result<&LoweredFunc, InputError> {
+        self.funcs
+            .get(func.index())
+            .ok_or_else(|| InputError(format!("no function {func:?}")))
+    }
+
+    /// [`Program::run_observed`] on inputs validated (by this program or
+    /// another); they are validated again unless the validation's parameter
+    /// types and layout are this function's.
+    pub fn run_valid_observed<O: AccessObserver>(
+        &self,
+        func: FuncId,
+        valid: &ValidInputs<'_>,
+        config: &Config,
+        observer: &mut O,
+    ) -> Result<Execution, InputError> {
+        let lf = self.lowered(func)?;
+        let inputs = valid.spec;
+        // What validation read: any difference and it is done again here.
+        // (A layout shared with the validating program is the same one.)
+        let layout = &self.env_info.layout;
+        let same_layout = std::ptr::eq(valid.layout, layout) || valid.layout == layout;
+        if valid.params != lf.param_types.as_slice() || !same_layout {
+            validate_inputs(self.module, &lf.param_types, inputs)?;
         }
-        validate_inputs(self.module, &self.funcs[func.index()].param_types, inputs)?;
         let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {
-            let exec = self.run_in(func, inputs, config, observer, bufs);
+            let exec = self.run_in(func, valid, config, observer, bufs);
             if bufs.heap.capacity() > KEEP_ARENA_WORDS {
                 bufs.heap = Vec::new();
             }
@@ -239,22 +352,45 @@ impl<'m> Program<'m> {
     fn run_in<O: AccessObserver>(
         &self,
         func: FuncId,
-        inputs: &InputSpec,
+        valid: &ValidInputs<'_>,
         config: &Config,
         observer: &mut O,
         bufs: &mut RunBuffers,
     ) -> Execution {
         let lf = &self.funcs[func.index()];
         let layout = &self.env_info.layout;
-        let words = std::mem::take(&mut bufs.heap);
-        let heap = match build_initial_in(
-            layout,
-            inputs,
-            config.heap_words,
-            words,
-            &mut bufs.params,
-            &mut bufs.addrs,
-        ) {
+        let mut words = std::mem::take(&mut bufs.heap);
+        let globals = layout.globals.len();
+        let built = match valid.image.get() {
+            Some(img) if img.globals == globals && img.words.len() <= config.heap_words => {
+                words.clear();
+                words.extend_from_slice(&img.words);
+                bufs.params.clear();
+                bufs.params.extend_from_slice(&img.params);
+                Ok(Heap {
+                    words,
+                    budget: config.heap_words,
+                })
+            }
+            _ => build_initial_in(
+                layout,
+                valid.spec,
+                config.heap_words,
+                words,
+                &mut bufs.params,
+                &mut bufs.addrs,
+            )
+            .inspect(|heap| {
+                if valid.image.get().is_none() {
+                    let _ = valid.image.set(InitialImage {
+                        globals,
+                        words: heap.words.clone(),
+                        params: bufs.params.clone(),
+                    });
+                }
+            }),
+        };
+        let heap = match built {
             Ok(heap) => heap,
             Err(trap) => {
                 // The inputs alone exceed the heap budget.

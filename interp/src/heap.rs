@@ -69,7 +69,7 @@ pub fn decode_header(h: u64) -> Shape {
 }
 
 /// The field types of every struct and the types of the globals, for walking the heap.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Layout {
     /// Per struct, its field types in order.
     pub fields: Vec<Vec<Type>>,

@@ -372,3 +372,121 @@ entry:
     assert_eq!(v.len(), 1, "{v:?}");
     assert_eq!((v[0].site.inst, v[0].kind), (call, AccessKind::Write));
 }
+
+/// Inputs validated once (`Program::validate`) run on another program with
+/// the same signature and layout unchanged; a program whose parameter types
+/// or struct layout differ validates them again and refuses them, with the
+/// message a fresh validation gives (the proof never goes stale).
+#[test]
+fn validated_inputs_are_validated_again_when_the_signature_differs() {
+    use interp::effect_check::run_checked_valid;
+    let point = "type Point { x: i64, y: i64 }
+func @main(%p: Point) -> i64 {
+entry:
+  %x = load %p.x
+  ret %x
+}";
+    let a = parse(point);
+    let f = main_of(&a);
+    let spec =
+        ir::parse_input_spec("p = Point{x: 7, y: 2}", "<input>", &a, a.func(f)).expect("input");
+    let prog_a = Program::new(&a);
+    let valid = prog_a.validate(f, &spec).expect("fits");
+    // The same module again: accepted, same run as a fresh check.
+    let same = parse(point);
+    let prog_same = Program::new(&same);
+    let (e1, _) = run_checked_valid(&prog_same, f, &valid, &Config::default()).expect("fits");
+    let (e2, _) = run_checked(&prog_same, f, &spec, &Config::default()).expect("fits");
+    assert_eq!(e1, e2);
+    assert_eq!(e1.behaviour.outcome.to_string(), "return 7");
+    // Another parameter type, then another struct layout: validated again.
+    for other in [
+        "type Point { x: i64, y: i64 }
+func @main(%p: i64) -> i64 {
+entry:
+  ret %p
+}",
+        "type Point { x: i64 }
+func @main(%p: Point) -> i64 {
+entry:
+  %x = load %p.x
+  ret %x
+}",
+    ] {
+        let m = parse(other);
+        let prog = Program::new(&m);
+        let fresh = prog.validate(f, &spec).expect_err("does not fit");
+        let err =
+            run_checked_valid(&prog, f, &valid, &Config::default()).expect_err("validated again");
+        assert_eq!(err, fresh);
+    }
+}
+
+/// A validated input keeps the initial heap its first run built and later
+/// runs start from a copy: the same executions as fresh runs, under a
+/// budget the inputs no longer fit (heap_exhausted, as a fresh run) and on
+/// a program with another globals block (a copy would be misplaced there).
+#[test]
+fn a_kept_initial_heap_gives_the_runs_of_a_fresh_build() {
+    use interp::effect_check::run_checked_valid;
+    let src = |globals: &str| {
+        format!(
+            "type Point {{ x: i64, y: i64 }}
+{globals}func @main(%p: Point, %a: [i64]) -> i64 {{
+entry:
+  %x = load %p.x
+  %e = load %a[1]
+  %s = add %x, %e
+  store %p.y, %s
+  ret %s
+}}"
+        )
+    };
+    let a = parse(&src(""));
+    let f = main_of(&a);
+    let input = "p = Point{x: 7, y: 2}, a = [i64]{5, 6, 7}";
+    let spec = ir::parse_input_spec(input, "<input>", &a, a.func(f)).expect("input");
+    let prog = Program::new(&a);
+    let valid = prog.validate(f, &spec).expect("fits");
+    let fresh = |p: &Program, budget: usize| {
+        let config = Config {
+            heap_words: budget,
+            ..Config::default()
+        };
+        run_checked(p, f, &spec, &config).expect("fits").0
+    };
+    for budget in [Config::default().heap_words, 8, 64, 4] {
+        let config = Config {
+            heap_words: budget,
+            ..Config::default()
+        };
+        let (e, _) = run_checked_valid(&prog, f, &valid, &config).expect("fits");
+        assert_eq!(e, fresh(&prog, budget), "budget {budget}");
+    }
+    assert_eq!(
+        run_checked_valid(
+            &prog,
+            f,
+            &valid,
+            &Config {
+                heap_words: 8,
+                ..Config::default()
+            }
+        )
+        .expect("fits")
+        .0
+        .behaviour
+        .outcome
+        .to_string(),
+        "trap heap_exhausted"
+    );
+    let b = parse(&src("global @g: i64\n"));
+    let prog_b = Program::new(&b);
+    let (e, _) = run_checked_valid(&prog_b, f, &valid, &Config::default()).expect("fits");
+    assert_eq!(e, fresh(&prog_b, Config::default().heap_words));
+    assert!(
+        e.behaviour.to_string().contains("@g = 0"),
+        "{}",
+        e.behaviour
+    );
+}

@@ -154,3 +154,52 @@ fn same_program_same_inputs_same_behaviour() {
     let b = Program::new(&fx.m).run(f, &inputs(), &Config::default());
     assert_eq!(a, b);
 }
+
+/// A program built like another (`Program::new_like`, as the oracle builds
+/// an optimized module's) shares its environment description and heap names
+/// only when the types, globals and externs are the same; then it behaves
+/// exactly as a program of its own, and otherwise it names what its own
+/// module declares (a shared table would be stale).
+#[test]
+fn programs_share_names_and_environment_only_with_the_same_declarations() {
+    let src = |ty: &str, ext: &str| {
+        format!(
+            "type {ty} {{ x: i64, next: {ty} }}
+global @g: {ty}
+extern @e({ty}) -> i64{ext}
+func @main(%p: {ty}) -> i64 {{
+entry:
+  %r = call @e(%p)
+  store %p.x, %r
+  store @g, %p
+  ret %r
+}}"
+        )
+    };
+    let parse = |s: &str| ir::parse_module(s, "t.ir").expect("parses").0;
+    let base_m = parse(&src("Node", ""));
+    let base = Program::new(&base_m);
+    let f = base_m.func_by_name("main").expect("main");
+    let run = |m: &ir::Module, p: &Program| {
+        let spec = ir::parse_input_spec("p = Node{x: 3, next: null}", "<input>", m, m.func(f))
+            .or_else(|_| {
+                ir::parse_input_spec("p = Cell{x: 3, next: null}", "<input>", m, m.func(f))
+            })
+            .expect("input");
+        p.run(f, &spec, &Config::default())
+    };
+    let same_m = parse(&src("Node", ""));
+    let same = Program::new_like(&same_m, &base);
+    assert!(same.shares_env_with(&base));
+    assert_eq!(run(&same_m, &same), run(&same_m, &Program::new(&same_m)));
+    // Renamed type, then declared extern effects: nothing shared, and the
+    // run is the one of a program of its own (new name, other environment).
+    for (ty, ext) in [("Cell", ""), ("Node", " reads(Node.x)")] {
+        let m = parse(&src(ty, ext));
+        let like = Program::new_like(&m, &base);
+        assert!(!like.shares_env_with(&base), "{ty}{ext}");
+        let own = run(&m, &Program::new(&m));
+        assert_eq!(run(&m, &like), own);
+        assert!(own.behaviour.to_string().contains(ty));
+    }
+}

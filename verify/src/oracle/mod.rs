@@ -24,7 +24,7 @@ pub mod smt_check;
 use crate::gen::rng::Rng;
 use crate::inputs::{params_alias, shares_objects};
 pub use finding::{compare, Finding, FindingKind};
-use interp::{Behaviour, Config, Outcome, Program};
+use interp::{Behaviour, Config, InputError, Outcome, Program, ValidInputs};
 use ir::{FuncId, InputSpec, Module};
 use passes::{PassError, PassManager, Stats, PASS_NAMES};
 
@@ -384,11 +384,16 @@ fn check_program_interp(
         return res;
     }
     let prog = Program::new(module);
+    // Each input is validated once, against the original; an optimized
+    // module's run re-validates only if its signature or layout differ.
+    let valid: Vec<_> = inputs.iter().map(|i| prog.validate(func, i)).collect();
     let mut baselines = Vec::new();
     for (i, input) in inputs.iter().enumerate() {
         res.runs += 1;
-        let Ok((exec, violations)) =
-            interp::run_checked(&prog, func, input, &config(cfg, cfg.fuel))
+        let Ok((exec, violations)) = valid[i]
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|v| interp::run_checked_valid(&prog, func, v, &config(cfg, cfg.fuel)))
         else {
             res.inconclusive += 1;
             continue;
@@ -441,7 +446,7 @@ fn check_program_interp(
             if let Some(f) = check_plan(
                 module,
                 func,
-                inputs,
+                (inputs, &valid, &prog),
                 &baselines,
                 (plan, optimize),
                 cfg,
@@ -460,7 +465,11 @@ fn check_program_interp(
 fn check_plan(
     module: &Module,
     func: FuncId,
-    inputs: &[InputSpec],
+    (inputs, valid, prog): (
+        &[InputSpec],
+        &[Result<ValidInputs<'_>, InputError>],
+        &Program<'_>,
+    ),
     baselines: &[Baseline],
     (plan, optimize): (&str, &Optimizer<'_>),
     cfg: &OracleConfig,
@@ -523,7 +532,7 @@ fn check_plan(
             ))
         }
     }
-    let opt_prog = match panics::catch(|| Program::new(&optimized)) {
+    let opt_prog = match panics::catch(|| Program::new_like(&optimized, prog)) {
         Ok(p) => p,
         Err(msg) => {
             return Some(finding(
@@ -538,7 +547,10 @@ fn check_plan(
     for b in baselines {
         let budget = 2 * b.fuel_used + 16;
         let run = panics::catch(|| {
-            interp::run_checked(&opt_prog, func, &inputs[b.input], &config(cfg, budget))
+            valid[b.input]
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|v| interp::run_checked_valid(&opt_prog, func, v, &config(cfg, budget)))
         });
         let actual = match run {
             Ok(Ok((e, violations))) => {
