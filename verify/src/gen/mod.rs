@@ -93,10 +93,14 @@ pub struct Generated {
 
 /// Build a module from `u`'s bytes. Never fails; always well-formed.
 pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
+    generate_with(&mut Choices::new(u), cfg)
+}
+
+/// [`generate`] with the decisions read from `c`.
+fn generate_with(c: &mut Choices<'_, '_>, cfg: &GenConfig) -> Generated {
     let mut module = Module::new();
     let decls = Decls::declare(&mut module);
-    let mut c = Choices::new(u);
-    let (target, tail) = cfg.choose_size(&mut c);
+    let (target, tail) = cfg.choose_size(c);
     let main_cfg = GenConfig {
         target_insts: target,
         ..cfg.clone()
@@ -109,14 +113,14 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
             tail_chance: 0,
             tail_insts: cfg.tail_insts,
         };
-        let f = build_helper(&module, &decls, &mut c, &small);
+        let f = build_helper(&module, &decls, c, &small);
         let ret = f.ret;
         Some((module.add_func(f), ret))
     } else {
         None
     };
     let main = {
-        let mut g = Gen::new(&module, &decls, &mut c, &main_cfg, "main", helper);
+        let mut g = Gen::new(&module, &decls, c, &main_cfg, "main", helper);
         g.tail = tail;
         let n0 = g.b.param("p0", decls.t_node());
         let n1 = g.b.param("p1", decls.t_node());
@@ -349,22 +353,24 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
 }
 
 /// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`];
-/// a program of the size tail gets proportionally more of them).
+/// a program of the size tail gets proportionally more of them): the program
+/// [`generate`] makes of [`seed_bytes`]`(seed)`, its bytes made as it reads them.
 pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> Generated {
-    let bytes = seed_bytes(seed, cfg);
-    let mut u = Unstructured::new(&bytes);
-    generate(&mut u, cfg)
+    generate_with(&mut Choices::seeded(seed, seed_len(seed, cfg)), cfg)
 }
 
 /// The generator bytes of seed `seed`: [`generate`] on them is
 /// [`generate_from_seed`]`(seed)` (64 bytes per budgeted instruction).
 pub fn seed_bytes(seed: u64, cfg: &GenConfig) -> Vec<u8> {
-    let mut head = [0u8; 8];
-    rng::Rng::new(seed).fill(&mut head);
-    let (target, _) = cfg.choose_size(&mut Choices::new(&mut Unstructured::new(&head)));
-    let mut bytes = vec![0u8; 64 * target.max(cfg.target_insts).max(8)];
+    let mut bytes = vec![0u8; seed_len(seed, cfg)];
     rng::Rng::new(seed).fill(&mut bytes);
     bytes
+}
+
+/// How many bytes seed `seed` has (the size decision is read from its first ones).
+fn seed_len(seed: u64, cfg: &GenConfig) -> usize {
+    let (target, _) = cfg.choose_size(&mut Choices::seeded(seed, 8));
+    64 * target.max(cfg.target_insts).max(8)
 }
 
 #[cfg(test)]
@@ -383,6 +389,23 @@ mod tests {
         assert!(ir::verify_module(&g.module).is_ok());
         assert_eq!(g.module.func(g.main).name, "main");
         assert!(g.module.func(g.main).placed_inst_count() <= 2);
+    }
+
+    #[test]
+    fn a_seed_makes_the_program_of_its_bytes() {
+        for tail_chance in [0, 13, 255] {
+            let cfg = GenConfig {
+                tail_chance,
+                ..GenConfig::default()
+            };
+            for seed in (0..40).chain([u64::MAX]) {
+                let bytes = seed_bytes(seed, &cfg);
+                let a = generate(&mut Unstructured::new(&bytes), &cfg);
+                let b = generate_from_seed(seed, &cfg);
+                assert_eq!(a.module, b.module, "seed {seed}");
+                assert_eq!((a.main, a.tail), (b.main, b.tail), "seed {seed}");
+            }
+        }
     }
 
     #[test]
