@@ -169,16 +169,22 @@ impl Decls {
         self.globals[k]
     }
 
-    /// The fields of struct `s`.
-    pub fn fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
-        self.fields.iter().copied().filter(move |f| f.ty == s)
+    /// The fields of struct `s` (`Node`'s or `Pair`'s), in order.
+    pub fn fields_of(&self, s: StructId) -> &[FieldRef] {
+        if s == self.node {
+            &self.fields[..3]
+        } else {
+            &self.fields[3..]
+        }
     }
 
     /// The integer fields of struct `s` (`Node.val`, `Node.aux`; `Pair.a`, `Pair.b`).
-    pub fn int_fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
-        let ints: &[usize] = if s == self.node { &[0, 2] } else { &[3, 4] };
-        ints.iter()
-            .map(|&k| self.fields[k])
-            .filter(move |f| f.ty == s)
+    pub fn int_fields_of(&self, s: StructId) -> [FieldRef; 2] {
+        let [a, b, c] = [0, 1, 2].map(|k| self.fields_of(s)[k]);
+        if s == self.node {
+            [a, c]
+        } else {
+            [a, b]
+        }
     }
 }

@@ -8,7 +8,12 @@ use ir::{Addr, Type, Value};
 /// Values available at the current point, with scope marks.
 #[derive(Default, Debug, Clone)]
 pub struct Pool {
-    vals: Vec<(Value, Type)>,
+    /// The available values, one list per type (oldest first), so counting
+    /// and indexing the values of a type never walks the others.
+    lists: Vec<(Type, Vec<Value>)>,
+    /// The list each value went to, in the order they were added (closing a
+    /// scope takes the newest ones back off).
+    added: Vec<usize>,
     addrs: Vec<Addr>,
     marks: Vec<(usize, usize)>,
 }
@@ -16,7 +21,15 @@ pub struct Pool {
 impl Pool {
     /// Make `v` of type `ty` available.
     pub fn add(&mut self, v: Value, ty: Type) {
-        self.vals.push((v, ty));
+        let i = match self.lists.iter().position(|(t, _)| *t == ty) {
+            Some(i) => i,
+            None => {
+                self.lists.push((ty, Vec::with_capacity(16)));
+                self.lists.len() - 1
+            }
+        };
+        self.lists[i].1.push(v);
+        self.added.push(i);
     }
 
     /// Remember `addr` as recently accessed (for repeated loads, store→load pairs).
@@ -26,33 +39,40 @@ impl Pool {
 
     /// Open a nested region.
     pub fn push_scope(&mut self) {
-        self.marks.push((self.vals.len(), self.addrs.len()));
+        self.marks.push((self.added.len(), self.addrs.len()));
     }
 
     /// Close the innermost region, forgetting what it defined.
     pub fn pop_scope(&mut self) {
         if let Some((v, a)) = self.marks.pop() {
-            self.vals.truncate(v);
+            for i in self.added.drain(v..).rev() {
+                self.lists[i].1.pop();
+            }
             self.addrs.truncate(a);
         }
     }
 
     /// The available values of type `ty`, oldest first.
-    pub fn of_type(&self, ty: Type) -> impl Iterator<Item = Value> + '_ {
-        self.vals
+    fn list(&self, ty: Type) -> &[Value] {
+        self.lists
             .iter()
-            .filter(move |(_, t)| *t == ty)
-            .map(|(v, _)| *v)
+            .find(|(t, _)| *t == ty)
+            .map_or(&[], |(_, l)| l.as_slice())
+    }
+
+    /// The available values of type `ty`, oldest first.
+    pub fn of_type(&self, ty: Type) -> impl Iterator<Item = Value> + '_ {
+        self.list(ty).iter().copied()
     }
 
     /// The number of available values of type `ty`.
     pub fn count(&self, ty: Type) -> usize {
-        self.of_type(ty).count()
+        self.list(ty).len()
     }
 
     /// The `k`-th available value of type `ty`, if any.
     pub fn nth(&self, ty: Type, k: usize) -> Option<Value> {
-        self.of_type(ty).nth(k)
+        self.list(ty).get(k).copied()
     }
 
     /// The `k`-th most recent remembered address.
@@ -77,11 +97,15 @@ mod tests {
         p.add(Value::new(0), Type::I64);
         p.push_scope();
         p.add(Value::new(1), Type::I64);
+        p.add(Value::new(2), Type::NULL);
         p.note_addr(Addr::Global(ir::GlobalId::new(0)));
         assert_eq!(p.count(Type::I64), 2);
+        assert_eq!(p.nth(Type::I64, 1), Some(Value::new(1)));
+        assert_eq!(p.nth(Type::NULL, 0), Some(Value::new(2)));
         assert_eq!(p.addr_count(), 1);
         p.pop_scope();
         assert_eq!(p.count(Type::I64), 1);
+        assert_eq!(p.count(Type::NULL), 0);
         assert_eq!(p.addr_count(), 0);
         assert_eq!(p.nth(Type::I64, 0), Some(Value::new(0)));
     }
