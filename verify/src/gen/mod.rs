@@ -98,8 +98,7 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
 
 /// [`generate`] with the decisions read from `c`.
 fn generate_with(c: &mut Choices<'_, '_>, cfg: &GenConfig) -> Generated {
-    let mut module = Module::new();
-    let decls = Decls::declare(&mut module);
+    let (mut module, decls) = Decls::new_module();
     let (target, tail) = cfg.choose_size(c);
     let main_cfg = GenConfig {
         target_insts: target,
@@ -113,14 +112,14 @@ fn generate_with(c: &mut Choices<'_, '_>, cfg: &GenConfig) -> Generated {
             tail_chance: 0,
             tail_insts: cfg.tail_insts,
         };
-        let f = build_helper(&module, &decls, c, &small);
+        let f = build_helper(&module, decls, c, &small);
         let ret = f.ret;
         Some((module.add_func(f), ret))
     } else {
         None
     };
     let main = {
-        let mut g = Gen::new(&module, &decls, c, &main_cfg, "main", helper);
+        let mut g = Gen::new(&module, decls, c, &main_cfg, "main", helper);
         g.tail = tail;
         let n0 = g.b.param("p0", decls.t_node());
         let n1 = g.b.param("p1", decls.t_node());
@@ -135,9 +134,9 @@ fn generate_with(c: &mut Choices<'_, '_>, cfg: &GenConfig) -> Generated {
             decls.t_node().array_of(),
         ];
         let n_extra = g.c.below(5);
-        for k in 0..n_extra {
+        for name in &["p2", "p3", "p4", "p5"][..n_extra] {
             let ty = g.c.pick(&extra);
-            let v = g.b.param(&format!("p{}", k + 2), ty);
+            let v = g.b.param(name, ty);
             g.pool.add(v, ty);
         }
         g.body();
@@ -205,8 +204,16 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
         name: &str,
         helper: Option<(FuncId, Option<Type>)>,
     ) -> Self {
+        let mut b = FunctionBuilder::new(module, name, Some(Type::I64));
+        // Room for what the budget makes (it may run over by a statement),
+        // so the arenas do not grow step by step.
+        let f = &mut b.func;
+        f.insts.reserve(cfg.target_insts + 24);
+        f.values.reserve(cfg.target_insts + 24);
+        f.blocks.reserve(cfg.target_insts / 2 + 8);
+        f.layout.reserve(cfg.target_insts / 2 + 8);
         Gen {
-            b: FunctionBuilder::new(module, name, Some(Type::I64)),
+            b,
             c,
             d,
             pool: Pool::default(),
@@ -227,8 +234,8 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
     /// A fresh block (not current).
     pub fn new_block(&mut self) -> ir::Block {
         self.blocks += 1;
-        let name = format!("b{}", self.blocks);
-        self.b.create_block(&name)
+        let mut buf = [0u8; 24];
+        self.b.create_block(numbered(&mut buf, b'b', self.blocks))
     }
 
     /// The whole body: entry block, statements until the budget or the bytes run out, `ret`.
@@ -352,6 +359,23 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
     }
 }
 
+/// `prefix` and the decimal digits of `n`, written in `buf` (a block name,
+/// without the formatting machinery: every block needs one).
+fn numbered(buf: &mut [u8; 24], prefix: u8, mut n: usize) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    at -= 1;
+    buf[at] = prefix;
+    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
+}
+
 /// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`];
 /// a program of the size tail gets proportionally more of them): the program
 /// [`generate`] makes of [`seed_bytes`]`(seed)`, its bytes made as it reads them.
@@ -405,6 +429,13 @@ mod tests {
                 assert_eq!(a.module, b.module, "seed {seed}");
                 assert_eq!((a.main, a.tail), (b.main, b.tail), "seed {seed}");
             }
+        }
+    }
+
+    #[test]
+    fn numbered_names_are_the_formatted_ones() {
+        for n in [0, 1, 9, 10, 99, 100, 12345, usize::MAX] {
+            assert_eq!(numbered(&mut [0; 24], b'b', n), format!("b{n}"));
         }
     }
 
