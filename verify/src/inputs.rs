@@ -127,25 +127,33 @@ impl Builder<'_> {
 
     /// Fill every object's fields/elements (objects created while filling are filled too).
     fn fill(&mut self) {
+        let m = self.m;
         let mut i = 0;
         while i < self.spec.objects.len() {
             // Slot by slot in order (filling may append objects, never reorder them).
-            let n = match &self.spec.objects[i] {
-                InputObject::Struct { fields, .. } => fields.len(),
-                InputObject::Array { elems, .. } => elems.len(),
-            };
-            for k in 0..n {
-                let ty = match &self.spec.objects[i] {
-                    InputObject::Struct { ty, .. } => self.m.struct_decl(*ty).fields[k].ty,
-                    InputObject::Array { elem, .. } => *elem,
-                };
-                let v = self.slot(ty);
-                match &mut self.spec.objects[i] {
-                    InputObject::Struct { fields, .. } => fields[k] = v,
-                    InputObject::Array { elems, .. } => elems[k] = v,
+            match self.spec.objects[i] {
+                InputObject::Struct { ty, .. } => {
+                    for (k, f) in m.struct_decl(ty).fields.iter().enumerate() {
+                        let v = self.slot(f.ty);
+                        self.set(i, k, v);
+                    }
+                }
+                InputObject::Array { elem, ref elems } => {
+                    for k in 0..elems.len() {
+                        let v = self.slot(elem);
+                        self.set(i, k, v);
+                    }
                 }
             }
             i += 1;
+        }
+    }
+
+    /// Slot `k` of object `i` holds `v`.
+    fn set(&mut self, i: usize, k: usize, v: InputValue) {
+        match &mut self.spec.objects[i] {
+            InputObject::Struct { fields, .. } => fields[k] = v,
+            InputObject::Array { elems, .. } => elems[k] = v,
         }
     }
 }
@@ -153,11 +161,18 @@ impl Builder<'_> {
 /// Instantiation `k` of the inputs of `f` in module `m`, from `seed`.
 pub fn instantiate(m: &Module, f: &Function, seed: u64, k: usize) -> InputSpec {
     let mode = mode_of(k);
+    // Parameters may each get an object, and filling adds up to MAX_OBJECTS.
+    let room = MAX_OBJECTS.max(f.params.len() + 1);
     let mut b = Builder {
         m,
         rng: Rng::new(crate::gen::rng::hash_seq(&[seed, k as u64])),
-        spec: InputSpec::default(),
-        types: Vec::new(),
+        spec: InputSpec {
+            objects: Vec::with_capacity(room),
+            params: Vec::with_capacity(f.params.len()),
+            globals: Vec::with_capacity(m.globals.len()),
+            object_names: Vec::new(),
+        },
+        types: Vec::with_capacity(room),
     };
     for &p in &f.params {
         let ty = f.value_type(p);
