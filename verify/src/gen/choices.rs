@@ -57,6 +57,7 @@ impl<'a, 'b> Choices<'a, 'b> {
     }
 
     /// The next byte, 0 once the input is exhausted.
+    #[inline]
     pub fn byte(&mut self) -> u8 {
         match &mut self.src {
             Source::Input(u) => u.bytes(1).map(|b| b[0]).unwrap_or(0),
@@ -65,6 +66,7 @@ impl<'a, 'b> Choices<'a, 'b> {
     }
 
     /// A number in `0..n` (0 when `n <= 1` or the input is exhausted).
+    #[inline]
     pub fn below(&mut self, n: usize) -> usize {
         if n <= 1 {
             return 0;
@@ -79,6 +81,7 @@ impl<'a, 'b> Choices<'a, 'b> {
     }
 
     /// True with probability about `num / 256`; false once the input is exhausted.
+    #[inline]
     pub fn chance(&mut self, num: u8) -> bool {
         let b = self.byte();
         b != 0 && b <= num
@@ -90,7 +93,9 @@ impl<'a, 'b> Choices<'a, 'b> {
     }
 
     /// An index chosen with the given weights; 0 once the input is exhausted.
-    pub fn weighted(&mut self, weights: &[u32]) -> usize {
+    /// (Inlined: the weights are mostly constants, whose total then folds.)
+    #[inline]
+    pub fn weighted<const N: usize>(&mut self, weights: &[u32; N]) -> usize {
         let total: u32 = weights.iter().sum();
         if total == 0 {
             return 0;
@@ -125,6 +130,7 @@ impl<'a, 'b> Choices<'a, 'b> {
 }
 
 impl Stream {
+    #[inline]
     fn byte(&mut self) -> u8 {
         if self.left == 0 {
             return 0;
