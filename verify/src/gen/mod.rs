@@ -140,7 +140,7 @@ fn generate_with(c: &mut Choices<'_, '_>, cfg: &GenConfig) -> Generated {
             g.pool.add(v, ty);
         }
         g.body();
-        g.b.finish()
+        g.finish()
     };
     let main = module.add_func(main);
     Generated { module, main, tail }
@@ -168,7 +168,7 @@ fn build_helper(
         g.pool.add(k, Type::I64);
     }
     g.body_from_entry();
-    g.b.finish()
+    g.finish()
 }
 
 /// The state of generating one function.
@@ -216,7 +216,7 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
             b,
             c,
             d,
-            pool: Pool::default(),
+            pool: Pool::new(),
             cfg,
             depth: 0,
             helper,
@@ -224,6 +224,12 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
             tail: false,
             blocks: 0,
         }
+    }
+
+    /// The finished function (the pool's buffers go to the next function).
+    fn finish(self) -> ir::Function {
+        self.pool.recycle();
+        self.b.finish()
     }
 
     /// Whether the instruction budget still has room.

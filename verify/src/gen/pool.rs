@@ -4,6 +4,13 @@
 //! the generator emits is dominated by its definition.
 
 use ir::{Addr, Type, Value};
+use std::cell::RefCell;
+
+thread_local! {
+    /// The emptied pools of finished functions, whose buffers the next
+    /// functions reuse (a pool is several small vectors).
+    static SPARE: RefCell<Vec<Pool>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Values available at the current point, with scope marks.
 #[derive(Default, Debug, Clone)]
@@ -19,6 +26,33 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// An empty pool (with the buffers of a finished one, when there is one).
+    pub fn new() -> Pool {
+        SPARE
+            .try_with(|s| s.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Hand the buffers, emptied, to the next [`Pool::new`]: nothing of
+    /// what this pool held survives (every list, log and mark is cleared).
+    pub fn recycle(mut self) {
+        for (_, l) in &mut self.lists {
+            l.clear();
+        }
+        self.added.clear();
+        self.addrs.clear();
+        self.marks.clear();
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.len() < 4 {
+                    s.push(self);
+                }
+            }
+        });
+    }
+
     /// Make `v` of type `ty` available.
     pub fn add(&mut self, v: Value, ty: Type) {
         let i = match self.lists.iter().position(|(t, _)| *t == ty) {
@@ -90,6 +124,24 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pool_reusing_a_finished_one_s_buffers_starts_empty() {
+        for _ in 0..3 {
+            let mut p = Pool::new();
+            assert_eq!(p.count(Type::I64), 0);
+            assert_eq!(p.nth(Type::I64, 0), None);
+            assert_eq!(p.addr_count(), 0);
+            p.push_scope();
+            p.add(Value::new(3), Type::I64);
+            p.note_addr(Addr::Global(ir::GlobalId::new(0)));
+            p.push_scope();
+            p.recycle();
+        }
+        let mut p = Pool::new();
+        p.pop_scope();
+        assert_eq!(p.count(Type::I64), 0);
+    }
 
     #[test]
     fn scopes_forget_inner_values() {
