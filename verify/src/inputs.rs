@@ -6,7 +6,7 @@
 //! reference fields that point to themselves or to other input objects (cycles).
 
 use crate::gen::rng::Rng;
-use ir::{Function, InputObject, InputSpec, InputValue, Module, Type};
+use ir::{Base, Function, InputObject, InputSpec, InputValue, Module, Type};
 
 /// How the reference parameters of one instantiation share objects.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -35,7 +35,19 @@ struct Builder<'m> {
     m: &'m Module,
     rng: Rng,
     spec: InputSpec,
-    types: Vec<Type>,
+    /// The [`type_key`] of each object, in order.
+    types: Vec<u64>,
+}
+
+/// A number that tells types apart, compared in one instruction (objects
+/// are looked up by type for every slot that may share one).
+fn type_key(ty: Type) -> u64 {
+    let base = match ty.base {
+        Base::I64 => 0,
+        Base::Null => 1,
+        Base::Struct(s) => 2 + s.index() as u64,
+    };
+    base << 8 | u64::from(ty.dims)
 }
 
 impl Builder<'_> {
@@ -67,12 +79,13 @@ impl Builder<'_> {
             }
         };
         self.spec.objects.push(obj);
-        self.types.push(ty);
+        self.types.push(type_key(ty));
         self.spec.objects.len() - 1
     }
 
     fn existing(&mut self, ty: Type) -> Option<usize> {
-        let n = self.types.iter().filter(|&&t| t == ty).count();
+        let key = type_key(ty);
+        let n = self.types.iter().filter(|&&t| t == key).count();
         if n == 0 {
             return None;
         }
@@ -80,7 +93,7 @@ impl Builder<'_> {
         self.types
             .iter()
             .enumerate()
-            .filter(|(_, &t)| t == ty)
+            .filter(|(_, &t)| t == key)
             .map(|(i, _)| i)
             .nth(k)
     }
@@ -127,25 +140,33 @@ impl Builder<'_> {
 
     /// Fill every object's fields/elements (objects created while filling are filled too).
     fn fill(&mut self) {
+        let m = self.m;
         let mut i = 0;
         while i < self.spec.objects.len() {
             // Slot by slot in order (filling may append objects, never reorder them).
-            let n = match &self.spec.objects[i] {
-                InputObject::Struct { fields, .. } => fields.len(),
-                InputObject::Array { elems, .. } => elems.len(),
-            };
-            for k in 0..n {
-                let ty = match &self.spec.objects[i] {
-                    InputObject::Struct { ty, .. } => self.m.struct_decl(*ty).fields[k].ty,
-                    InputObject::Array { elem, .. } => *elem,
-                };
-                let v = self.slot(ty);
-                match &mut self.spec.objects[i] {
-                    InputObject::Struct { fields, .. } => fields[k] = v,
-                    InputObject::Array { elems, .. } => elems[k] = v,
+            match self.spec.objects[i] {
+                InputObject::Struct { ty, .. } => {
+                    for (k, f) in m.struct_decl(ty).fields.iter().enumerate() {
+                        let v = self.slot(f.ty);
+                        self.set(i, k, v);
+                    }
+                }
+                InputObject::Array { elem, ref elems } => {
+                    for k in 0..elems.len() {
+                        let v = self.slot(elem);
+                        self.set(i, k, v);
+                    }
                 }
             }
             i += 1;
+        }
+    }
+
+    /// Slot `k` of object `i` holds `v`.
+    fn set(&mut self, i: usize, k: usize, v: InputValue) {
+        match &mut self.spec.objects[i] {
+            InputObject::Struct { fields, .. } => fields[k] = v,
+            InputObject::Array { elems, .. } => elems[k] = v,
         }
     }
 }
@@ -153,11 +174,18 @@ impl Builder<'_> {
 /// Instantiation `k` of the inputs of `f` in module `m`, from `seed`.
 pub fn instantiate(m: &Module, f: &Function, seed: u64, k: usize) -> InputSpec {
     let mode = mode_of(k);
+    // Parameters may each get an object, and filling adds up to MAX_OBJECTS.
+    let room = MAX_OBJECTS.max(f.params.len() + 1);
     let mut b = Builder {
         m,
         rng: Rng::new(crate::gen::rng::hash_seq(&[seed, k as u64])),
-        spec: InputSpec::default(),
-        types: Vec::new(),
+        spec: InputSpec {
+            objects: Vec::with_capacity(room),
+            params: Vec::with_capacity(f.params.len()),
+            globals: Vec::with_capacity(m.globals.len()),
+            object_names: Vec::new(),
+        },
+        types: Vec::with_capacity(room),
     };
     for &p in &f.params {
         let ty = f.value_type(p);
@@ -217,4 +245,28 @@ pub fn shares_objects(spec: &InputSpec) -> bool {
         }
     }
     seen.iter().any(|&n| n >= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_keys_tell_types_apart() {
+        let s = |k| Type::object(ir::StructId::new(k));
+        let tys = [
+            Type::I64,
+            Type::NULL,
+            s(0),
+            s(1),
+            Type::I64.array_of(),
+            s(0).array_of(),
+            s(0).array_of().array_of(),
+        ];
+        for a in tys {
+            for b in tys {
+                assert_eq!(type_key(a) == type_key(b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
 }

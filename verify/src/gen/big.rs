@@ -21,7 +21,7 @@ impl Gen<'_, '_, '_, '_> {
             objs.push((self.b.new_object(s), s));
         }
         for &(o, s) in &objs {
-            for field in self.d.fields_of(s).collect::<Vec<_>>() {
+            for &field in self.d.fields_of(s) {
                 let addr = Addr::Field { base: o, field };
                 let ty = self.b.addr_type(&addr);
                 let v = self.value_of(ty);
@@ -32,7 +32,7 @@ impl Gen<'_, '_, '_, '_> {
             self.diamond();
         }
         for &(o, s) in &objs {
-            for field in self.d.fields_of(s).collect::<Vec<_>>() {
+            for &field in self.d.fields_of(s) {
                 if self.c.chance(220) {
                     let v = self.b.load_field(o, field);
                     let ty = self.b.func.value_type(v);

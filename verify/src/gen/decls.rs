@@ -4,6 +4,7 @@
 //! parameters of the same type (which inputs may alias) are common.
 
 use ir::{EffectLoc, Extern, ExternEffects, ExternId, FieldRef, GlobalId, Module, StructId, Type};
+use std::sync::OnceLock;
 
 /// An extern of the generated module and how to call it.
 #[derive(Copy, Clone, Debug)]
@@ -32,6 +33,24 @@ pub struct Decls {
 }
 
 impl Decls {
+    /// A module that holds only the shared declarations, and their handles:
+    /// a clone of the module [`Decls::declare`] makes from an empty one,
+    /// declared once per process (cloning copies the names and effect lists;
+    /// declaring builds them anew for every program). It cannot go stale:
+    /// what it caches depends on nothing but this file's code.
+    pub fn new_module() -> (Module, &'static Decls) {
+        static TEMPLATE: OnceLock<(Module, Decls)> = OnceLock::new();
+        let (m, d) = TEMPLATE.get_or_init(|| {
+            let mut m = Module::new();
+            let d = Decls::declare(&mut m);
+            (m, d)
+        });
+        let mut module = m.clone();
+        // `@main` and the helper.
+        module.funcs.reserve(2);
+        (module, d)
+    }
+
     /// Declare the shared types, globals and externs in `m`.
     pub fn declare(m: &mut Module) -> Decls {
         let node = StructId::new(m.structs.len());
@@ -169,16 +188,38 @@ impl Decls {
         self.globals[k]
     }
 
-    /// The fields of struct `s`.
-    pub fn fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
-        self.fields.iter().copied().filter(move |f| f.ty == s)
+    /// The fields of struct `s` (`Node`'s or `Pair`'s), in order.
+    pub fn fields_of(&self, s: StructId) -> &[FieldRef] {
+        if s == self.node {
+            &self.fields[..3]
+        } else {
+            &self.fields[3..]
+        }
     }
 
     /// The integer fields of struct `s` (`Node.val`, `Node.aux`; `Pair.a`, `Pair.b`).
-    pub fn int_fields_of(&self, s: StructId) -> impl Iterator<Item = FieldRef> + '_ {
-        let ints: &[usize] = if s == self.node { &[0, 2] } else { &[3, 4] };
-        ints.iter()
-            .map(|&k| self.fields[k])
-            .filter(move |f| f.ty == s)
+    pub fn int_fields_of(&self, s: StructId) -> [FieldRef; 2] {
+        let [a, b, c] = [0, 1, 2].map(|k| self.fields_of(s)[k]);
+        if s == self.node {
+            [a, c]
+        } else {
+            [a, b]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cached_declarations_are_those_of_a_fresh_declare() {
+        let mut fresh = Module::new();
+        let d = Decls::declare(&mut fresh);
+        for _ in 0..2 {
+            let (m, cached) = Decls::new_module();
+            assert_eq!(m, fresh);
+            assert_eq!(format!("{cached:?}"), format!("{d:?}"));
+        }
     }
 }

@@ -62,8 +62,7 @@ impl Gen<'_, '_, '_, '_> {
             return Addr::Global(self.d.globals[0]);
         }
         let base = self.ref_of(Type::object(s));
-        let fields: Vec<_> = self.d.int_fields_of(s).collect();
-        let field = self.c.pick(&fields);
+        let field = self.c.pick(&self.d.int_fields_of(s));
         Addr::Field { base, field }
     }
 
@@ -161,12 +160,11 @@ impl Gen<'_, '_, '_, '_> {
         let stores = 1 + self.c.below(3);
         for _ in 0..stores {
             let addr = if self.c.chance(128) {
-                Addr::Global(self.c.pick(&self.d.globals.clone()))
+                Addr::Global(self.c.pick(&self.d.globals))
             } else {
-                let fields: Vec<_> = self.d.fields_of(self.d.pair).collect();
                 Addr::Field {
                     base: obj,
-                    field: self.c.pick(&fields),
+                    field: self.c.pick(self.d.fields_of(self.d.pair)),
                 }
             };
             let ty = self.b.addr_type(&addr);

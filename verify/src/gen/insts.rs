@@ -235,8 +235,7 @@ impl Gen<'_, '_, '_, '_> {
             self.d.pair
         };
         let base = self.ref_of(Type::object(s));
-        let fields: Vec<_> = self.d.fields_of(s).collect();
-        let field = self.c.pick(&fields);
+        let field = self.c.pick(self.d.fields_of(s));
         Addr::Field { base, field }
     }
 
@@ -290,8 +289,7 @@ impl Gen<'_, '_, '_, '_> {
             self.pool.count(self.d.t_node()).wrapping_sub(1),
         ) {
             if self.c.chance(70) {
-                let fields: Vec<_> = self.d.fields_of(self.d.node).collect();
-                let field = self.c.pick(&fields);
+                let field = self.c.pick(self.d.fields_of(self.d.node));
                 let addr = Addr::Field { base: v, field };
                 let inner = self.check_addr(&addr);
                 if self.c.chance(128) {
@@ -415,7 +413,7 @@ impl Gen<'_, '_, '_, '_> {
     }
 
     fn global_access(&mut self) {
-        let g = self.c.pick(&self.d.globals.clone());
+        let g = self.c.pick(&self.d.globals);
         let addr = Addr::Global(g);
         if self.c.weighted(&[3, 2]) == 0 {
             self.do_load(addr, false);
@@ -427,7 +425,7 @@ impl Gen<'_, '_, '_, '_> {
     fn volatile_access(&mut self) {
         let addr = match self.c.weighted(&[3, 1, 1]) {
             0 => self.field_addr(),
-            1 => Addr::Global(self.c.pick(&self.d.globals.clone())),
+            1 => Addr::Global(self.c.pick(&self.d.globals)),
             _ => {
                 let base = self.array();
                 let index = self.index();
@@ -453,8 +451,7 @@ impl Gen<'_, '_, '_, '_> {
         let o = self.b.new_object(s);
         self.pool.add(o, ty);
         if self.c.chance(140) {
-            let fields: Vec<_> = self.d.fields_of(s).collect();
-            let field = self.c.pick(&fields);
+            let field = self.c.pick(self.d.fields_of(s));
             self.do_store(Addr::Field { base: o, field }, false);
         }
         // Let it escape (or not): into a caller-visible field, a global, the trace, an extern.
@@ -521,7 +518,7 @@ impl Gen<'_, '_, '_, '_> {
     }
 
     fn call_extern(&mut self) {
-        let sig = self.c.pick(&self.d.externs.clone());
+        let sig = self.c.pick(&self.d.externs);
         let arg = if sig.param.is_int() {
             self.int()
         } else {

@@ -93,10 +93,13 @@ pub struct Generated {
 
 /// Build a module from `u`'s bytes. Never fails; always well-formed.
 pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
-    let mut module = Module::new();
-    let decls = Decls::declare(&mut module);
-    let mut c = Choices::new(u);
-    let (target, tail) = cfg.choose_size(&mut c);
+    generate_with(&mut Choices::new(u), cfg)
+}
+
+/// [`generate`] with the decisions read from `c`.
+fn generate_with(c: &mut Choices<'_, '_>, cfg: &GenConfig) -> Generated {
+    let (mut module, decls) = Decls::new_module();
+    let (target, tail) = cfg.choose_size(c);
     let main_cfg = GenConfig {
         target_insts: target,
         ..cfg.clone()
@@ -109,14 +112,14 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
             tail_chance: 0,
             tail_insts: cfg.tail_insts,
         };
-        let f = build_helper(&module, &decls, &mut c, &small);
+        let f = build_helper(&module, decls, c, &small);
         let ret = f.ret;
         Some((module.add_func(f), ret))
     } else {
         None
     };
     let main = {
-        let mut g = Gen::new(&module, &decls, &mut c, &main_cfg, "main", helper);
+        let mut g = Gen::new(&module, decls, c, &main_cfg, "main", helper);
         g.tail = tail;
         let n0 = g.b.param("p0", decls.t_node());
         let n1 = g.b.param("p1", decls.t_node());
@@ -131,13 +134,13 @@ pub fn generate(u: &mut Unstructured<'_>, cfg: &GenConfig) -> Generated {
             decls.t_node().array_of(),
         ];
         let n_extra = g.c.below(5);
-        for k in 0..n_extra {
+        for name in &["p2", "p3", "p4", "p5"][..n_extra] {
             let ty = g.c.pick(&extra);
-            let v = g.b.param(&format!("p{}", k + 2), ty);
+            let v = g.b.param(name, ty);
             g.pool.add(v, ty);
         }
         g.body();
-        g.b.finish()
+        g.finish()
     };
     let main = module.add_func(main);
     Generated { module, main, tail }
@@ -165,7 +168,7 @@ fn build_helper(
         g.pool.add(k, Type::I64);
     }
     g.body_from_entry();
-    g.b.finish()
+    g.finish()
 }
 
 /// The state of generating one function.
@@ -201,11 +204,19 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
         name: &str,
         helper: Option<(FuncId, Option<Type>)>,
     ) -> Self {
+        let mut b = FunctionBuilder::new(module, name, Some(Type::I64));
+        // Room for what the budget makes (it may run over by a statement),
+        // so the arenas do not grow step by step.
+        let f = &mut b.func;
+        f.insts.reserve(cfg.target_insts + 24);
+        f.values.reserve(cfg.target_insts + 24);
+        f.blocks.reserve(cfg.target_insts / 2 + 8);
+        f.layout.reserve(cfg.target_insts / 2 + 8);
         Gen {
-            b: FunctionBuilder::new(module, name, Some(Type::I64)),
+            b,
             c,
             d,
-            pool: Pool::default(),
+            pool: Pool::new(),
             cfg,
             depth: 0,
             helper,
@@ -213,6 +224,12 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
             tail: false,
             blocks: 0,
         }
+    }
+
+    /// The finished function (the pool's buffers go to the next function).
+    fn finish(self) -> ir::Function {
+        self.pool.recycle();
+        self.b.finish()
     }
 
     /// Whether the instruction budget still has room.
@@ -223,8 +240,8 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
     /// A fresh block (not current).
     pub fn new_block(&mut self) -> ir::Block {
         self.blocks += 1;
-        let name = format!("b{}", self.blocks);
-        self.b.create_block(&name)
+        let mut buf = [0u8; 24];
+        self.b.create_block(numbered(&mut buf, b'b', self.blocks))
     }
 
     /// The whole body: entry block, statements until the budget or the bytes run out, `ret`.
@@ -348,23 +365,42 @@ impl<'m, 'c, 'a, 'b> Gen<'m, 'c, 'a, 'b> {
     }
 }
 
+/// `prefix` and the decimal digits of `n`, written in `buf` (a block name,
+/// without the formatting machinery: every block needs one).
+fn numbered(buf: &mut [u8; 24], prefix: u8, mut n: usize) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    at -= 1;
+    buf[at] = prefix;
+    std::str::from_utf8(&buf[at..]).expect("ASCII digits")
+}
+
 /// Generate the program for a 64-bit seed (its bytes come from [`rng::Rng`];
-/// a program of the size tail gets proportionally more of them).
+/// a program of the size tail gets proportionally more of them): the program
+/// [`generate`] makes of [`seed_bytes`]`(seed)`, its bytes made as it reads them.
 pub fn generate_from_seed(seed: u64, cfg: &GenConfig) -> Generated {
-    let bytes = seed_bytes(seed, cfg);
-    let mut u = Unstructured::new(&bytes);
-    generate(&mut u, cfg)
+    generate_with(&mut Choices::seeded(seed, seed_len(seed, cfg)), cfg)
 }
 
 /// The generator bytes of seed `seed`: [`generate`] on them is
 /// [`generate_from_seed`]`(seed)` (64 bytes per budgeted instruction).
 pub fn seed_bytes(seed: u64, cfg: &GenConfig) -> Vec<u8> {
-    let mut head = [0u8; 8];
-    rng::Rng::new(seed).fill(&mut head);
-    let (target, _) = cfg.choose_size(&mut Choices::new(&mut Unstructured::new(&head)));
-    let mut bytes = vec![0u8; 64 * target.max(cfg.target_insts).max(8)];
+    let mut bytes = vec![0u8; seed_len(seed, cfg)];
     rng::Rng::new(seed).fill(&mut bytes);
     bytes
+}
+
+/// How many bytes seed `seed` has (the size decision is read from its first ones).
+fn seed_len(seed: u64, cfg: &GenConfig) -> usize {
+    let (target, _) = cfg.choose_size(&mut Choices::seeded(seed, 8));
+    64 * target.max(cfg.target_insts).max(8)
 }
 
 #[cfg(test)]
@@ -383,6 +419,30 @@ mod tests {
         assert!(ir::verify_module(&g.module).is_ok());
         assert_eq!(g.module.func(g.main).name, "main");
         assert!(g.module.func(g.main).placed_inst_count() <= 2);
+    }
+
+    #[test]
+    fn a_seed_makes_the_program_of_its_bytes() {
+        for tail_chance in [0, 13, 255] {
+            let cfg = GenConfig {
+                tail_chance,
+                ..GenConfig::default()
+            };
+            for seed in (0..40).chain([u64::MAX]) {
+                let bytes = seed_bytes(seed, &cfg);
+                let a = generate(&mut Unstructured::new(&bytes), &cfg);
+                let b = generate_from_seed(seed, &cfg);
+                assert_eq!(a.module, b.module, "seed {seed}");
+                assert_eq!((a.main, a.tail), (b.main, b.tail), "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn numbered_names_are_the_formatted_ones() {
+        for n in [0, 1, 9, 10, 99, 100, 12345, usize::MAX] {
+            assert_eq!(numbered(&mut [0; 24], b'b', n), format!("b{n}"));
+        }
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl Gen<'_, '_, '_, '_> {
             .map(|&(t, base)| match t.as_struct() {
                 Some(s) => Addr::Field {
                     base,
-                    field: self.d.fields_of(s).nth(index).expect("field"),
+                    field: self.d.fields_of(s)[index],
                 },
                 None => Addr::Elem {
                     base,
@@ -92,9 +92,8 @@ impl Gen<'_, '_, '_, '_> {
             self.pool.add(r, rt);
         } else {
             // Use the loaded reference as a base too.
-            let fields: Vec<_> = self.d.fields_of(self.d.node).collect();
             if rt == self.d.t_node() && self.c.chance(128) {
-                let field = self.c.pick(&fields);
+                let field = self.c.pick(self.d.fields_of(self.d.node));
                 let w = self.b.load_field(r, field);
                 if self.b.func.value_type(w).is_int() {
                     self.pool.add(w, Type::I64);
@@ -109,13 +108,10 @@ impl Gen<'_, '_, '_, '_> {
     /// A load or store through `base` (of type `ty`), usually null-checked.
     fn null_access(&mut self, ty: Type, base: Value) {
         let addr = match ty.as_struct() {
-            Some(s) => {
-                let fields: Vec<_> = self.d.fields_of(s).collect();
-                Addr::Field {
-                    base,
-                    field: self.c.pick(&fields),
-                }
-            }
+            Some(s) => Addr::Field {
+                base,
+                field: self.c.pick(self.d.fields_of(s)),
+            },
             None => Addr::Elem {
                 base,
                 index: self.b.iconst(self.c.below(2) as i64),
