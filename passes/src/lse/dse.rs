@@ -645,6 +645,12 @@ fn transfer(
 ) -> Verdict {
     let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
+    if set.entries.is_empty() && !super::forward::is_plain_access(&data.kind) {
+        // Every step below but a plain load's or store's acts on the
+        // entries alone (forgets, dirties, counts them): with none, nothing
+        // changes (the private part only meets a store or a load).
+        return Verdict::Kept;
+    }
     let TrapFacts {
         eff,
         null_base,
