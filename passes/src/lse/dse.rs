@@ -255,7 +255,6 @@ pub struct Scratch {
     meet: DeadSet,
     dom: DomTree,
     nonnull: NonNull,
-    loops: LoopInfo,
     /// The sets of the first walk, for the loop exits of the second.
     first: EntrySets,
 }
@@ -321,8 +320,9 @@ enum Verdict {
 }
 
 /// Remove dead stores from `func`, whose CFG is `cfg` (or rewrite them to
-/// their checks); returns what was done. `shared` is `cfg`'s dominator tree and loops when the caller has
-/// them (they are computed here otherwise).
+/// their checks); returns what was done. `shared` is `cfg`'s dominator tree
+/// and loops, given exactly when `cfg` has a retreating edge (a cycle); for
+/// a CFG without one the dominator tree is computed here if something asks.
 pub fn eliminate_dead_stores(
     module: &Module,
     func: &mut Function,
@@ -345,8 +345,10 @@ pub fn eliminate_dead_stores(
         // Only plain stores are ever removed.
         return DeadStores::default();
     }
+    debug_assert_eq!(shared.is_some(), cfg.has_retreating_edge());
+    let cyclic = shared.is_some();
     let subst = Subst::new(func);
-    if !cfg.has_retreating_edge() && !any_candidate(func, &subst, clobbers) {
+    if !cyclic && !any_candidate(func, &subst, clobbers) {
         return DeadStores::default();
     }
     let Scratch {
@@ -355,22 +357,15 @@ pub fn eliminate_dead_stores(
         meet,
         dom,
         nonnull,
-        loops,
         first,
     } = scratch;
-    // The dominator tree and loops of `cfg`: the caller's when it has them,
-    // else computed here only if something asks.
-    let mut own_dom = false;
-    let mut own_dom_of = |dom: &mut DomTree| {
-        if !std::mem::replace(&mut own_dom, true) {
-            dom.recompute(func, cfg);
-        }
-    };
+    // The dominator tree of `cfg`: the caller's when it has it, else
+    // computed here only if something asks.
     if nonnull.reset(func, &subst) {
         match shared {
             Some((d, _)) => nonnull.compute(func, d),
             None => {
-                own_dom_of(dom);
+                dom.recompute(func, cfg);
                 nonnull.compute(func, dom);
             }
         }
@@ -411,15 +406,7 @@ pub fn eliminate_dead_stores(
         (dead, to_checks)
     };
     let mut dead = walk(at_entry, None);
-    if cfg.has_retreating_edge() {
-        let loops: &LoopInfo = match shared {
-            Some((_, l)) => l,
-            None => {
-                own_dom_of(dom);
-                loops.recompute(func, cfg, dom);
-                loops
-            }
-        };
+    if let Some((_, loops)) = shared {
         // Again, now with what the first walk found at the loop exits
         // standing in for the back edges, if that is anything.
         std::mem::swap(at_entry, first);
@@ -658,6 +645,12 @@ fn transfer(
 ) -> Verdict {
     let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
+    if set.entries.is_empty() && !super::forward::is_plain_access(&data.kind) {
+        // Every step below but a plain load's or store's acts on the
+        // entries alone (forgets, dirties, counts them): with none, nothing
+        // changes (the private part only meets a store or a load).
+        return Verdict::Kept;
+    }
     let TrapFacts {
         eff,
         null_base,

@@ -424,37 +424,48 @@ impl Forward<'_> {
                         }
                     }
                 }
-                _ => {
-                    let eff = self.clobbers.effects(self.module, func, inst);
-                    #[cfg(feature = "bug-zoo")]
-                    if zoo::active(Bug::LseCallNoClobber)
-                        && matches!(
-                            data.kind,
-                            InstKind::Call {
-                                callee: ir::Callee::Extern(_),
-                                ..
-                            }
-                        )
-                    {
-                        // Planted: an extern call keeps every known value.
-                        continue;
-                    }
-                    if !eff.writes_nothing() {
-                        state.clobber(|e| self.clobbers.effect_writes(func, &eff, e.loc));
-                    }
-                    if self.clobbers.calls.is_summarized_call(func, inst) {
-                        self.counts.kept_across_calls += state
-                            .entries()
-                            .iter()
-                            .filter(|e| !self.clobbers.is_private(e.loc))
-                            .count()
-                            as u64;
-                    }
-                    self.learn_volatile(func, &mut state, inst);
+                InstKind::Load { .. } | InstKind::Store { .. } => {
+                    self.step_other(func, &mut state, inst)
                 }
+                _ if state.entries().is_empty() => {
+                    // Nothing known for it to clobber or count, and it
+                    // learns nothing (only a volatile access does).
+                }
+                _ => self.step_other(func, &mut state, inst),
             }
         }
         self.state = state;
+    }
+
+    /// Step `state` over `inst`, which is neither a plain access nor an
+    /// allocation: it forgets what the instruction may write, and a
+    /// volatile access then learns its location ([`Forward::learn_volatile`]).
+    fn step_other(&mut self, func: &Function, state: &mut Known, inst: Inst) {
+        let eff = self.clobbers.effects(self.module, func, inst);
+        #[cfg(feature = "bug-zoo")]
+        if zoo::active(Bug::LseCallNoClobber)
+            && matches!(
+                func.inst(inst).kind,
+                InstKind::Call {
+                    callee: ir::Callee::Extern(_),
+                    ..
+                }
+            )
+        {
+            // Planted: an extern call keeps every known value.
+            return;
+        }
+        if !eff.writes_nothing() {
+            state.clobber(|e| self.clobbers.effect_writes(func, &eff, e.loc));
+        }
+        if self.clobbers.calls.is_summarized_call(func, inst) {
+            self.counts.kept_across_calls += state
+                .entries()
+                .iter()
+                .filter(|e| !self.clobbers.is_private(e.loc))
+                .count() as u64;
+        }
+        self.learn_volatile(func, state, inst);
     }
 
     /// Whether a plain store to `stored` clobbers the known value of `known`.

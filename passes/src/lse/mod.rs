@@ -80,9 +80,19 @@ impl Pass for Lse {
             // Read before any edit: LSE keeps each function's behaviour, so
             // an edited callee does no more than its summary says.
             let calls = crate::per_function::callee_summaries(module, &mut last);
-            each_function_detached(module, |module, func| {
-                self.run_function(module, calls, func, stats)
-            })
+            // The counters of every function visited, added to `stats` once.
+            let mut counts: Option<Counts> = None;
+            let changed = each_function_detached(module, |module, func| {
+                if func.layout.is_empty() {
+                    return false;
+                }
+                let counts = counts.get_or_insert_with(Counts::default);
+                self.run_counted(module, calls, func, counts)
+            });
+            if let Some(counts) = counts {
+                counts.record(stats);
+            }
+            changed
         })
     }
 }
@@ -97,11 +107,28 @@ impl Lse {
         func: &mut Function,
         stats: &mut Stats,
     ) -> bool {
+        let mut counts = Counts::default();
+        let changed = self.run_counted(module, calls, func, &mut counts);
+        if !func.layout.is_empty() {
+            counts.record(stats);
+        }
+        changed
+    }
+
+    /// [`Lse::run_function`], adding the counters to `counts` (for a
+    /// function with a body) instead of to the statistics.
+    fn run_counted(
+        &self,
+        module: &Module,
+        calls: &Summaries,
+        func: &mut Function,
+        counts: &mut Counts,
+    ) -> bool {
         if func.layout.is_empty() {
             return false;
         }
         with_reused(&SCRATCH, |scratch| {
-            self.run_with(module, calls, func, stats, scratch)
+            self.run_with(module, calls, func, counts, scratch)
         })
     }
 
@@ -110,20 +137,15 @@ impl Lse {
         module: &Module,
         calls: &Summaries,
         func: &mut Function,
-        stats: &mut Stats,
+        counts: &mut Counts,
         scratch: &mut Scratch,
     ) -> bool {
         if !func
             .inst_iter()
             .any(|i| forward::is_plain_access(&func.inst(i).kind))
         {
-            // Nothing is ever known and no store can die: no analysis needed.
-            record_counts(
-                stats,
-                &forward::ForwardCounts::default(),
-                &promote::PromoteCounts::default(),
-                [0; 10],
-            );
+            // Nothing is ever known and no store can die: no analysis needed
+            // (every counter stays as it is).
             return false;
         }
         scratch.alias.recompute(func);
@@ -135,7 +157,7 @@ impl Lse {
             let dom_loops = cfg
                 .has_retreating_edge()
                 .then(|| (a.dom(func), a.loops(func)));
-            self.transform(module, calls, func, stats, scratch, cfg, dom_loops)
+            self.transform(module, calls, func, counts, scratch, cfg, dom_loops)
         })
     }
 
@@ -148,7 +170,7 @@ impl Lse {
         module: &Module,
         calls: &Summaries,
         func: &mut Function,
-        stats: &mut Stats,
+        counts: &mut Counts,
         scratch: &mut Scratch,
         cfg: &Cfg,
         dom_loops: Option<(&DomTree, &LoopInfo)>,
@@ -233,8 +255,7 @@ impl Lse {
             &mut scratch.arm_stores,
         );
 
-        record_counts(
-            stats,
+        counts.add(
             &fw.counts,
             &promoted,
             [
@@ -264,68 +285,114 @@ impl Lse {
     }
 }
 
-/// Add one run's counters to `stats` (every rule, zeros included, finding
-/// the pass's counters once); `removed` holds the dead stores, those rewritten
-/// to their checks, the arm stores merged into a select, the store pairs
-/// sunk into a join, the stores into
-/// unread objects removed and those rewritten to checks (directly, and
-/// through a `select` of `null`), the phis and the latch loads kept, the
-/// overwritten locations calls did not observe; `p` is store promotion's.
-fn record_counts(
-    stats: &mut Stats,
-    c: &forward::ForwardCounts,
-    p: &promote::PromoteCounts,
-    removed: [u64; 10],
-) {
-    let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls] =
-        removed;
-    // Sorted by name: a map built from it in one go costs no searches.
-    let counts = [
-        ("evictions", c.evictions),
-        ("facts_kept_across_calls", c.kept_across_calls),
-        ("latch_loads_inserted", latch_loads_kept),
-        ("loads_forwarded_fresh", c.forwarded_fresh),
-        ("loads_forwarded_local", c.forwarded_local),
-        ("loads_forwarded_loop_carried", c.forwarded_loop_carried),
-        ("loads_forwarded_loop_invariant", c.forwarded_loop_invariant),
-        ("loads_forwarded_merge", c.forwarded_merge),
-        ("loads_forwarded_volatile", c.forwarded_volatile),
-        ("loads_fresh_kept_for_trap", c.fresh_kept_for_trap),
-        (
-            "overwritten_kept_across_calls",
+/// The names of the pass's counters, sorted (the order of [`Counts`]).
+const RULES: [&str; 25] = [
+    "evictions",
+    "facts_kept_across_calls",
+    "latch_loads_inserted",
+    "loads_forwarded_fresh",
+    "loads_forwarded_local",
+    "loads_forwarded_loop_carried",
+    "loads_forwarded_loop_invariant",
+    "loads_forwarded_merge",
+    "loads_forwarded_volatile",
+    "loads_fresh_kept_for_trap",
+    "overwritten_kept_across_calls",
+    "phis_created",
+    "promoted_entry_stores_sunk",
+    "promoted_exit_blocks",
+    "promoted_exits_guarded",
+    "promoted_loads_hoisted",
+    "promoted_locations",
+    "stores_dead",
+    "stores_dead_to_checks",
+    "stores_dead_unread_object",
+    "stores_merged_into_select",
+    "stores_redundant",
+    "stores_sunk_into_join",
+    "stores_unread_select_to_checks",
+    "stores_unread_to_checks",
+];
+
+/// The pass's counters over one or more functions, in [`RULES`] order,
+/// added to the statistics at once ([`Counts::record`]).
+#[derive(Default)]
+struct Counts([u64; RULES.len()]);
+
+impl Counts {
+    /// Add one function's counters; `removed` holds the dead stores, those
+    /// rewritten to their checks, the arm stores merged into a select, the
+    /// store pairs sunk into a join, the stores into unread objects removed
+    /// and those rewritten to checks (directly, and through a `select` of
+    /// `null`), the phis and the latch loads kept, the overwritten locations
+    /// calls did not observe; `p` is store promotion's.
+    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 10]) {
+        let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls] =
+            removed;
+        let counts = [
+            c.evictions,
+            c.kept_across_calls,
+            latch_loads_kept,
+            c.forwarded_fresh,
+            c.forwarded_local,
+            c.forwarded_loop_carried,
+            c.forwarded_loop_invariant,
+            c.forwarded_merge,
+            c.forwarded_volatile,
+            c.fresh_kept_for_trap,
             overwritten_kept_across_calls,
-        ),
-        ("phis_created", phis_kept),
-        ("promoted_entry_stores_sunk", p.entry_stores_sunk),
-        ("promoted_exit_blocks", p.exit_blocks),
-        ("promoted_exits_guarded", p.exits_guarded),
-        ("promoted_loads_hoisted", p.loads_hoisted),
-        ("promoted_locations", p.locations),
-        ("stores_dead", stores_dead),
-        ("stores_dead_to_checks", stores_dead_to_checks),
-        ("stores_dead_unread_object", stores_unread),
-        ("stores_merged_into_select", stores_merged_into_select),
-        ("stores_redundant", c.stores_redundant),
-        ("stores_sunk_into_join", stores_sunk_into_join),
-        (
-            "stores_unread_select_to_checks",
+            phis_kept,
+            p.entry_stores_sunk,
+            p.exit_blocks,
+            p.exits_guarded,
+            p.loads_hoisted,
+            p.locations,
+            stores_dead,
+            stores_dead_to_checks,
+            stores_unread,
+            stores_merged_into_select,
+            c.stores_redundant,
+            stores_sunk_into_join,
             stores_unread_select_to_checks,
-        ),
-        ("stores_unread_to_checks", stores_unread_to_checks),
-    ];
-    let rules = stats.passes.entry("lse").or_default();
-    if rules.is_empty() {
-        // The first run: every rule at once (a bulk build of sorted keys).
-        *rules = counts.into_iter().collect();
-        return;
-    }
-    // Once every rule has its entry, only the rules that fired change it.
-    let all_present = rules.len() >= counts.len();
-    for (rule, n) in counts {
-        if n == 0 && all_present {
-            continue;
+            stores_unread_to_checks,
+        ];
+        for (total, n) in self.0.iter_mut().zip(counts) {
+            *total += n;
         }
-        *rules.entry(rule).or_default() += n;
+    }
+
+    /// Add the counters to `stats` (every rule, zeros included, so that the
+    /// pass's counters are found once).
+    fn record(&self, stats: &mut Stats) {
+        /// Every rule at zero: a first run's map is a copy of it (no sort
+        /// nor search of the keys).
+        static ZEROS: std::sync::LazyLock<std::collections::BTreeMap<&str, u64>> =
+            std::sync::LazyLock::new(|| RULES.into_iter().map(|r| (r, 0)).collect());
+        let rules = stats.passes.entry("lse").or_default();
+        if rules.is_empty() {
+            *rules = ZEROS.clone();
+        }
+        if rules.len() == RULES.len() {
+            // Exactly the pass's rules (entries are only ever added, all of
+            // them by the first run): in the same sorted order, no searches.
+            if self.0.iter().any(|&n| n > 0) {
+                for ((rule, total), (name, n)) in
+                    rules.iter_mut().zip(RULES.into_iter().zip(self.0))
+                {
+                    debug_assert_eq!(*rule, name);
+                    *total += n;
+                }
+            }
+            return;
+        }
+        // Once every rule has its entry, only the rules that fired change it.
+        let all_present = rules.len() >= RULES.len();
+        for (rule, n) in RULES.into_iter().zip(self.0) {
+            if n == 0 && all_present {
+                continue;
+            }
+            *rules.entry(rule).or_default() += n;
+        }
     }
 }
 
@@ -376,4 +443,41 @@ fn remove_unused_created(func: &mut Function, phis: &[Inst], loads: &[Inst]) -> 
     func.remove_insts(&dead);
     let kept = |created: &[Inst]| created.iter().filter(|i| live[i.index()]).count() as u64;
     (kept(phis), kept(loads))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(name: &str) -> usize {
+        RULES.iter().position(|r| *r == name).expect("a rule")
+    }
+
+    #[test]
+    fn rules_are_sorted_as_the_map_orders_them() {
+        assert!(RULES.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn counters_add_up_whichever_way_they_are_recorded() {
+        let mut stats = Stats::default();
+        let mut c = Counts::default();
+        // The first record makes every rule, zeros included.
+        Counts::default().record(&mut stats);
+        assert_eq!(stats.passes["lse"].len(), RULES.len());
+        assert_eq!(stats.get("lse", "stores_dead"), 0);
+        c.0[rule("stores_dead")] = 2;
+        c.0[rule("evictions")] = 1;
+        // Exactly the pass's rules: added in order.
+        c.record(&mut stats);
+        assert_eq!(stats.get("lse", "stores_dead"), 2);
+        assert_eq!(stats.get("lse", "evictions"), 1);
+        assert_eq!(stats.get("lse", "stores_redundant"), 0);
+        // A rule from elsewhere: added by name.
+        stats.add("lse", "zz_other", 5);
+        c.record(&mut stats);
+        assert_eq!(stats.get("lse", "stores_dead"), 4);
+        assert_eq!(stats.get("lse", "evictions"), 2);
+        assert_eq!(stats.get("lse", "zz_other"), 5);
+    }
 }
