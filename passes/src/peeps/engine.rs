@@ -63,6 +63,12 @@ pub struct EngineReport {
 impl EngineReport {
     /// Whether anything changed.
     pub fn changed(&self) -> bool {
+        self.edits() > 0
+    }
+
+    /// How many edits were made: every change the engine makes to the
+    /// function is one of these counts.
+    fn edits(&self) -> u64 {
         self.blocks_removed
             + self.blocks_merged
             + self.empty_diamonds
@@ -70,7 +76,6 @@ impl EngineReport {
             + self.equal_trapping_arms
             + self.decided_branches
             + self.fired.iter().sum::<u64>()
-            > 0
     }
 }
 
@@ -208,10 +213,22 @@ impl<'f> Engine<'f> {
         // Whether the block lists came in holding only placed instructions
         // (otherwise the first `compact` edits them, unreported).
         let came_in_compact = !self.compact_all;
+        // The edit count when the branch folds last found nothing: with no
+        // edit since (the first round's cleanup and phi revisits often
+        // change nothing), they would look at the same function again and
+        // find nothing again, so they are not run.
+        let mut folds_found_nothing_at = None;
         loop {
             self.drain()?;
             self.compact();
-            self.cfg_dirty |= self.fold_branches();
+            let edits = self.report.edits();
+            if folds_found_nothing_at != Some(edits) {
+                if self.fold_branches() {
+                    self.cfg_dirty = true;
+                } else {
+                    folds_found_nothing_at = Some(edits);
+                }
+            }
             if !self.cfg_dirty {
                 break;
             }
