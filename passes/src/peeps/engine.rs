@@ -566,11 +566,13 @@ impl<'f> Engine<'f> {
 
     /// Snapshot the CFG for the dominator tree (a new tree when it changed),
     /// and revisit the phis: `phi_same` is the one rule that asks the tree.
-    /// A function without phis is not walked: at 100k instructions the walk
-    /// missed the cache on most instructions.
+    /// With no new snapshot (no edge changed since the last) the tree is
+    /// the one every phi was last visited with, and a phi whose operands
+    /// changed was pushed then, so none is revisited. A function without
+    /// phis is not walked: at 100k instructions the walk missed the cache
+    /// on most instructions.
     pub(crate) fn recompute_dom(&mut self) {
-        self.cfgs.snapshot();
-        if !self.cfgs.has_phis() {
+        if !self.cfgs.snapshot() || !self.cfgs.has_phis() {
             return;
         }
         let func: &Function = self.func;
