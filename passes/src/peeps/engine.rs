@@ -259,11 +259,29 @@ impl<'f> Engine<'f> {
 
     /// The first rule that applies to `inst`; the dependencies registered
     /// while looking are appended to `deps`.
+    #[inline]
     fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
-        let candidates = rules_for(&self.func.insts[inst.index()].kind);
+        let candidates = self.candidates(inst);
         if candidates.is_empty() {
             return None;
         }
+        self.find_among(inst, candidates, deps)
+    }
+
+    /// The rules whose pattern root can match `inst` (none for most
+    /// instructions that are not operations: those are not looked at further).
+    #[inline]
+    fn candidates(&self, inst: Inst) -> &'static [usize] {
+        rules_for(&self.func.insts[inst.index()].kind)
+    }
+
+    /// [`Engine::find`] among `candidates`, the rules for `inst`.
+    fn find_among(
+        &self,
+        inst: Inst,
+        candidates: &[usize],
+        deps: &mut Vec<(Inst, Inst)>,
+    ) -> Option<(usize, Change)> {
         let (cfg, dom) = self.cfgs.snapshot_cells();
         let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
@@ -346,9 +364,13 @@ impl<'f> Engine<'f> {
         if !self.placed(inst) {
             return false;
         }
+        let candidates = self.candidates(inst);
+        if candidates.is_empty() {
+            return false;
+        }
         let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
         deps.clear();
-        let found = self.find(inst, &mut deps);
+        let found = self.find_among(inst, candidates, &mut deps);
         for &(distant, dependent) in &deps {
             // Duplicates are harmless (revisiting pushes onto the worklist,
             // which keeps the first occurrence, so the order is the same as
