@@ -12,14 +12,14 @@ const IN_LAYOUT: u8 = 1;
 const SUCCS_DONE: u8 = 2;
 const REACHED: u8 = 4;
 
-/// What is known of one block slot: kept together, so that a recompute
-/// clears one array and a look at a block reads one entry.
+/// The edges of one block slot, kept together so that a recompute clears
+/// one array for them (the flags stay apart, dense: the walks test them for
+/// blocks whose edges they do not read).
 #[derive(Copy, Clone)]
 struct Node {
     /// Its successors in the layout (the first `succ_count`).
     succs: [Block; 2],
     succ_count: u8,
-    flags: u8,
     /// How many predecessor edges it has, and the first in layout order.
     pred_count: u32,
     first_pred: Block,
@@ -28,6 +28,7 @@ struct Node {
 /// Per block slot of one function: flags, successors and predecessor edges.
 #[derive(Default)]
 pub(crate) struct BlockEdges {
+    flags: Vec<u8>,
     nodes: Vec<Node>,
     stack: Vec<Block>,
 }
@@ -40,23 +41,24 @@ impl BlockEdges {
         let empty = Node {
             succs: [entry; 2],
             succ_count: 0,
-            flags: 0,
             pred_count: 0,
             first_pred: entry,
         };
-        let nodes = &mut self.nodes;
+        let (flags, nodes) = (&mut self.flags, &mut self.nodes);
+        flags.clear();
+        flags.resize(n, 0);
         nodes.clear();
         nodes.resize(n, empty);
         for &b in &func.layout {
-            if let Some(node) = nodes.get_mut(b.index()) {
-                node.flags |= IN_LAYOUT;
+            if let Some(f) = flags.get_mut(b.index()) {
+                *f |= IN_LAYOUT;
             }
         }
         for &b in &func.layout {
-            if b.index() >= n || nodes[b.index()].flags & SUCCS_DONE != 0 {
+            if b.index() >= n || flags[b.index()] & SUCCS_DONE != 0 {
                 continue;
             }
-            nodes[b.index()].flags |= SUCCS_DONE;
+            flags[b.index()] |= SUCCS_DONE;
             let Some(data) = func.blocks[b.index()]
                 .insts
                 .last()
@@ -65,7 +67,7 @@ impl BlockEdges {
                 continue;
             };
             for s in data.kind.successors() {
-                if s.index() < n && nodes[s.index()].flags & IN_LAYOUT != 0 {
+                if s.index() < n && flags[s.index()] & IN_LAYOUT != 0 {
                     let node = &mut nodes[b.index()];
                     node.succs[node.succ_count as usize] = s;
                     node.succ_count += 1;
@@ -78,7 +80,7 @@ impl BlockEdges {
             }
         }
         if let Some(&entry) = func.layout.first().filter(|e| e.index() < n) {
-            nodes[entry.index()].flags |= REACHED;
+            flags[entry.index()] |= REACHED;
             self.stack.clear();
             self.stack.push(entry);
             while let Some(b) = self.stack.pop() {
@@ -86,8 +88,8 @@ impl BlockEdges {
                     succs, succ_count, ..
                 } = nodes[b.index()];
                 for &s in &succs[..succ_count as usize] {
-                    if nodes[s.index()].flags & REACHED == 0 {
-                        nodes[s.index()].flags |= REACHED;
+                    if flags[s.index()] & REACHED == 0 {
+                        flags[s.index()] |= REACHED;
                         self.stack.push(s);
                     }
                 }
@@ -97,9 +99,7 @@ impl BlockEdges {
 
     /// Whether the entry reaches `b`.
     pub(crate) fn is_reachable(&self, b: Block) -> bool {
-        self.nodes
-            .get(b.index())
-            .is_some_and(|node| node.flags & REACHED != 0)
+        self.flags.get(b.index()).is_some_and(|f| f & REACHED != 0)
     }
 
     /// The only predecessor edge of `b`, if it has exactly one.
