@@ -12,13 +12,24 @@ const IN_LAYOUT: u8 = 1;
 const SUCCS_DONE: u8 = 2;
 const REACHED: u8 = 4;
 
+/// The edges of one block slot, kept together so that a recompute clears
+/// one array for them (the flags stay apart, dense: the walks test them for
+/// blocks whose edges they do not read).
+#[derive(Copy, Clone)]
+struct Node {
+    /// Its successors in the layout (the first `succ_count`).
+    succs: [Block; 2],
+    succ_count: u8,
+    /// How many predecessor edges it has, and the first in layout order.
+    pred_count: u32,
+    first_pred: Block,
+}
+
 /// Per block slot of one function: flags, successors and predecessor edges.
 #[derive(Default)]
 pub(crate) struct BlockEdges {
     flags: Vec<u8>,
-    succs: Vec<([Block; 2], u8)>,
-    pred_count: Vec<u32>,
-    first_pred: Vec<Block>,
+    nodes: Vec<Node>,
     stack: Vec<Block>,
 }
 
@@ -27,24 +38,27 @@ impl BlockEdges {
     pub(crate) fn recompute(&mut self, func: &Function) {
         let n = func.blocks.len();
         let entry = Block::new(0);
-        self.flags.clear();
-        self.flags.resize(n, 0);
-        self.succs.clear();
-        self.succs.resize(n, ([entry; 2], 0));
-        self.pred_count.clear();
-        self.pred_count.resize(n, 0);
-        self.first_pred.clear();
-        self.first_pred.resize(n, entry);
+        let empty = Node {
+            succs: [entry; 2],
+            succ_count: 0,
+            pred_count: 0,
+            first_pred: entry,
+        };
+        let (flags, nodes) = (&mut self.flags, &mut self.nodes);
+        flags.clear();
+        flags.resize(n, 0);
+        nodes.clear();
+        nodes.resize(n, empty);
         for &b in &func.layout {
-            if let Some(f) = self.flags.get_mut(b.index()) {
+            if let Some(f) = flags.get_mut(b.index()) {
                 *f |= IN_LAYOUT;
             }
         }
         for &b in &func.layout {
-            if b.index() >= n || self.flags[b.index()] & SUCCS_DONE != 0 {
+            if b.index() >= n || flags[b.index()] & SUCCS_DONE != 0 {
                 continue;
             }
-            self.flags[b.index()] |= SUCCS_DONE;
+            flags[b.index()] |= SUCCS_DONE;
             let Some(data) = func.blocks[b.index()]
                 .insts
                 .last()
@@ -53,26 +67,29 @@ impl BlockEdges {
                 continue;
             };
             for s in data.kind.successors() {
-                if s.index() < n && self.flags[s.index()] & IN_LAYOUT != 0 {
-                    let (list, len) = &mut self.succs[b.index()];
-                    list[*len as usize] = s;
-                    *len += 1;
-                    if self.pred_count[s.index()] == 0 {
-                        self.first_pred[s.index()] = b;
+                if s.index() < n && flags[s.index()] & IN_LAYOUT != 0 {
+                    let node = &mut nodes[b.index()];
+                    node.succs[node.succ_count as usize] = s;
+                    node.succ_count += 1;
+                    let target = &mut nodes[s.index()];
+                    if target.pred_count == 0 {
+                        target.first_pred = b;
                     }
-                    self.pred_count[s.index()] += 1;
+                    target.pred_count += 1;
                 }
             }
         }
         if let Some(&entry) = func.layout.first().filter(|e| e.index() < n) {
-            self.flags[entry.index()] |= REACHED;
+            flags[entry.index()] |= REACHED;
             self.stack.clear();
             self.stack.push(entry);
             while let Some(b) = self.stack.pop() {
-                let (list, len) = self.succs[b.index()];
-                for &s in &list[..len as usize] {
-                    if self.flags[s.index()] & REACHED == 0 {
-                        self.flags[s.index()] |= REACHED;
+                let Node {
+                    succs, succ_count, ..
+                } = nodes[b.index()];
+                for &s in &succs[..succ_count as usize] {
+                    if flags[s.index()] & REACHED == 0 {
+                        flags[s.index()] |= REACHED;
                         self.stack.push(s);
                     }
                 }
@@ -87,7 +104,8 @@ impl BlockEdges {
 
     /// The only predecessor edge of `b`, if it has exactly one.
     pub(crate) fn single_pred(&self, b: Block) -> Option<Block> {
-        (self.pred_count.get(b.index()) == Some(&1)).then(|| self.first_pred[b.index()])
+        let node = self.nodes.get(b.index())?;
+        (node.pred_count == 1).then_some(node.first_pred)
     }
 }
 

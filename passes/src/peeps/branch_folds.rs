@@ -32,24 +32,26 @@ use ir::effects::{certain_trap, local_inst_effects, traps_only_on_null};
 use ir::{Block, Function, Inst, InstKind, Value};
 
 /// The arm to keep when `br c, a, b` in block `me` may become a `jmp`
-/// (`Some((keep, dropped))`), by the equal-arms rule of the module header.
+/// (`Some((keep, dropped))`), by the equal-arms rule of the module header
+/// (`phis`: whether the function may have a phi, see [`edges_agree`]).
 pub(crate) fn equal_arms(
     func: &Function,
+    phis: bool,
     me: Block,
     c: Value,
     a: Block,
     b: Block,
 ) -> Option<(Block, Block)> {
     if a == b {
-        return edges_agree(func, a, me, me).then_some((a, b));
+        return edges_agree(func, phis, a, me, me).then_some((a, b));
     }
     if a == me || b == me {
         return None;
     }
-    if lone_jmp(func, b) == Some(a) && edges_agree(func, a, me, b) {
+    if lone_jmp(func, b) == Some(a) && edges_agree(func, phis, a, me, b) {
         return Some((a, b));
     }
-    if lone_jmp(func, a) == Some(b) && edges_agree(func, b, me, a) {
+    if lone_jmp(func, a) == Some(b) && edges_agree(func, phis, b, me, a) {
         return Some((b, a));
     }
     // The terminators first (cheap), then whether what precedes them is pure.
@@ -61,15 +63,15 @@ pub(crate) fn equal_arms(
         (InstKind::Ret(x), InstKind::Ret(y)) => x == y,
         (InstKind::Unreachable, InstKind::Unreachable) => true,
         (InstKind::Jmp(j), InstKind::Jmp(k)) => {
-            j == k && *j != a && *j != b && edges_agree(func, *j, a, b)
+            j == k && *j != a && *j != b && edges_agree(func, phis, *j, a, b)
         }
         (InstKind::Br(c, j, k), InstKind::Br(d, j2, k2)) => {
             c == d
                 && (j, k) == (j2, k2)
                 && ![a, b].contains(j)
                 && ![a, b].contains(k)
-                && edges_agree(func, *j, a, b)
-                && edges_agree(func, *k, a, b)
+                && edges_agree(func, phis, *j, a, b)
+                && edges_agree(func, phis, *k, a, b)
         }
         _ => false,
     };
@@ -158,20 +160,23 @@ fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
 
 /// Whether every phi of `join` takes the same value on the edges from `x`
 /// and from `y` (the first and last entry when `x == y`: the two edges of
-/// one `br`).
-pub(crate) fn edges_agree(func: &Function, join: Block, x: Block, y: Block) -> bool {
-    func.blocks[join.index()].insts.iter().all(|&p| {
-        let data = &func.insts[p.index()];
-        let InstKind::Phi(entries) = &data.kind else {
-            return true;
-        };
-        if data.block.is_none() {
-            return true;
-        }
-        let first = entries.iter().find(|e| e.0 == x).map(|e| e.1);
-        let last = entries.iter().rev().find(|e| e.0 == y).map(|e| e.1);
-        first == last
-    })
+/// one `br`). `phis` is false when the function has no phi (the engine
+/// never makes one): then nothing is read, where the walk over `join`'s
+/// instructions missed the cache on each at 100k instructions.
+pub(crate) fn edges_agree(func: &Function, phis: bool, join: Block, x: Block, y: Block) -> bool {
+    !phis
+        || func.blocks[join.index()].insts.iter().all(|&p| {
+            let data = &func.insts[p.index()];
+            let InstKind::Phi(entries) = &data.kind else {
+                return true;
+            };
+            if data.block.is_none() {
+                return true;
+            }
+            let first = entries.iter().find(|e| e.0 == x).map(|e| e.1);
+            let last = entries.iter().rev().find(|e| e.0 == y).map(|e| e.1);
+            first == last
+        })
 }
 
 impl Engine<'_> {
@@ -193,7 +198,7 @@ impl Engine<'_> {
             };
             if a != b && self.same_empty_arms(a, b) {
                 diamonds.push((term, a, b));
-            } else if equal_arms(self.func, me, c, a, b).is_some() {
+            } else if equal_arms(self.func, self.cfgs.has_phis(), me, c, a, b).is_some() {
                 equal.push(term);
             } else {
                 branches.push(cond_root(self.func, c).0);
@@ -219,7 +224,8 @@ impl Engine<'_> {
                 continue;
             };
             // Checked again: an earlier fold of this walk may have changed a phi.
-            let Some((keep, dropped)) = equal_arms(self.func, me, c, a, b) else {
+            let Some((keep, dropped)) = equal_arms(self.func, self.cfgs.has_phis(), me, c, a, b)
+            else {
                 continue;
             };
             if same_certain_trap(self.func, keep, dropped) {

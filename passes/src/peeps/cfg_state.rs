@@ -57,12 +57,15 @@ impl CfgState {
         }
     }
 
-    /// Take a new snapshot (a no-op when nothing changed since the last).
-    pub(crate) fn snapshot(&mut self) {
-        if !self.snap_is_current {
-            self.snap_cfg = OnceCell::new();
-            self.dom = OnceCell::new();
-            self.snap_is_current = true;
+    /// Take a new snapshot (a no-op when nothing changed since the last);
+    /// returns whether one was taken (the tree rules see may differ).
+    pub(crate) fn snapshot(&mut self) -> bool {
+        if self.snap_is_current {
+            return false;
         }
+        self.snap_cfg = OnceCell::new();
+        self.dom = OnceCell::new();
+        self.snap_is_current = true;
+        true
     }
 }

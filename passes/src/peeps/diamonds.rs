@@ -43,7 +43,9 @@ impl Engine<'_> {
     /// take the same value from both.
     pub(crate) fn same_empty_arms(&self, a: Block, b: Block) -> bool {
         match (lone_jmp(self.func, a), lone_jmp(self.func, b)) {
-            (Some(j), Some(k)) => j == k && j != a && j != b && edges_agree(self.func, j, a, b),
+            (Some(j), Some(k)) => {
+                j == k && j != a && j != b && edges_agree(self.func, self.cfgs.has_phis(), j, a, b)
+            }
             _ => false,
         }
     }

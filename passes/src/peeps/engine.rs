@@ -63,6 +63,12 @@ pub struct EngineReport {
 impl EngineReport {
     /// Whether anything changed.
     pub fn changed(&self) -> bool {
+        self.edits() > 0
+    }
+
+    /// How many edits were made: every change the engine makes to the
+    /// function is one of these counts.
+    fn edits(&self) -> u64 {
         self.blocks_removed
             + self.blocks_merged
             + self.empty_diamonds
@@ -70,7 +76,6 @@ impl EngineReport {
             + self.equal_trapping_arms
             + self.decided_branches
             + self.fired.iter().sum::<u64>()
-            > 0
     }
 }
 
@@ -208,10 +213,22 @@ impl<'f> Engine<'f> {
         // Whether the block lists came in holding only placed instructions
         // (otherwise the first `compact` edits them, unreported).
         let came_in_compact = !self.compact_all;
+        // The edit count when the branch folds last found nothing: with no
+        // edit since (the first round's cleanup and phi revisits often
+        // change nothing), they would look at the same function again and
+        // find nothing again, so they are not run.
+        let mut folds_found_nothing_at = None;
         loop {
             self.drain()?;
             self.compact();
-            self.cfg_dirty |= self.fold_branches();
+            let edits = self.report.edits();
+            if folds_found_nothing_at != Some(edits) {
+                if self.fold_branches() {
+                    self.cfg_dirty = true;
+                } else {
+                    folds_found_nothing_at = Some(edits);
+                }
+            }
             if !self.cfg_dirty {
                 break;
             }
@@ -242,11 +259,29 @@ impl<'f> Engine<'f> {
 
     /// The first rule that applies to `inst`; the dependencies registered
     /// while looking are appended to `deps`.
+    #[inline]
     fn find(&self, inst: Inst, deps: &mut Vec<(Inst, Inst)>) -> Option<(usize, Change)> {
-        let candidates = rules_for(&self.func.insts[inst.index()].kind);
+        let candidates = self.candidates(inst);
         if candidates.is_empty() {
             return None;
         }
+        self.find_among(inst, candidates, deps)
+    }
+
+    /// The rules whose pattern root can match `inst` (none for most
+    /// instructions that are not operations: those are not looked at further).
+    #[inline]
+    fn candidates(&self, inst: Inst) -> &'static [usize] {
+        rules_for(&self.func.insts[inst.index()].kind)
+    }
+
+    /// [`Engine::find`] among `candidates`, the rules for `inst`.
+    fn find_among(
+        &self,
+        inst: Inst,
+        candidates: &[usize],
+        deps: &mut Vec<(Inst, Inst)>,
+    ) -> Option<(usize, Change)> {
         let (cfg, dom) = self.cfgs.snapshot_cells();
         let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
@@ -329,9 +364,13 @@ impl<'f> Engine<'f> {
         if !self.placed(inst) {
             return false;
         }
+        let candidates = self.candidates(inst);
+        if candidates.is_empty() {
+            return false;
+        }
         let mut deps = std::mem::take(&mut self.s.bufs.match_deps);
         deps.clear();
-        let found = self.find(inst, &mut deps);
+        let found = self.find_among(inst, candidates, &mut deps);
         for &(distant, dependent) in &deps {
             // Duplicates are harmless (revisiting pushes onto the worklist,
             // which keeps the first occurrence, so the order is the same as
@@ -549,11 +588,13 @@ impl<'f> Engine<'f> {
 
     /// Snapshot the CFG for the dominator tree (a new tree when it changed),
     /// and revisit the phis: `phi_same` is the one rule that asks the tree.
-    /// A function without phis is not walked: at 100k instructions the walk
-    /// missed the cache on most instructions.
+    /// With no new snapshot (no edge changed since the last) the tree is
+    /// the one every phi was last visited with, and a phi whose operands
+    /// changed was pushed then, so none is revisited. A function without
+    /// phis is not walked: at 100k instructions the walk missed the cache
+    /// on most instructions.
     pub(crate) fn recompute_dom(&mut self) {
-        self.cfgs.snapshot();
-        if !self.cfgs.has_phis() {
+        if !self.cfgs.snapshot() || !self.cfgs.has_phis() {
             return;
         }
         let func: &Function = self.func;

@@ -75,30 +75,26 @@ impl Peeps {
             drop_deps_of: self.drop_deps_of,
         };
         let report = run_engine(func, opts)?;
-        for (rule, &n) in rules().iter().zip(&report.fired) {
+        if !report.changed() {
+            return Ok(false);
+        }
+        // The pass's own counters, looked up once for all of them.
+        let counters = stats.passes.entry("peeps").or_default();
+        let mut add = |name: &'static str, n: u64| {
             if n > 0 {
-                stats.add("peeps", rule.name, n);
+                *counters.entry(name).or_default() += n;
             }
+        };
+        for (rule, &n) in rules().iter().zip(&report.fired) {
+            add(rule.name, n);
         }
-        if report.blocks_removed > 0 {
-            stats.add("peeps", "cfg_blocks_removed", report.blocks_removed);
-        }
-        if report.blocks_merged > 0 {
-            stats.add("peeps", "cfg_blocks_merged", report.blocks_merged);
-        }
-        if report.empty_diamonds > 0 {
-            stats.add("peeps", "empty_diamonds", report.empty_diamonds);
-        }
-        if report.equal_arms > 0 {
-            stats.add("peeps", "equal_arms", report.equal_arms);
-        }
-        if report.equal_trapping_arms > 0 {
-            stats.add("peeps", "equal_trapping_arms", report.equal_trapping_arms);
-        }
-        if report.decided_branches > 0 {
-            stats.add("peeps", "decided_branches", report.decided_branches);
-        }
-        Ok(report.changed())
+        add("cfg_blocks_removed", report.blocks_removed);
+        add("cfg_blocks_merged", report.blocks_merged);
+        add("empty_diamonds", report.empty_diamonds);
+        add("equal_arms", report.equal_arms);
+        add("equal_trapping_arms", report.equal_trapping_arms);
+        add("decided_branches", report.decided_branches);
+        Ok(true)
     }
 }
 
