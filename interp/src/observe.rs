@@ -68,8 +68,11 @@ pub enum HeapEntry {
         id: u32,
         /// The type's name.
         ty: Name,
-        /// Field names and values, in declaration order.
-        fields: Vec<(Name, Observed)>,
+        /// Field names in declaration order, shared by every object of the
+        /// type (so building or dropping an entry touches no name).
+        fields: Arc<[Name]>,
+        /// Field values, one per name in `fields`.
+        values: Vec<Observed>,
     },
     /// `#n = [E]{v, …}`.
     Array {
@@ -86,9 +89,14 @@ impl fmt::Display for HeapEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HeapEntry::Global { name, value } => write!(f, "@{name} = {value}"),
-            HeapEntry::Struct { id, ty, fields } => {
+            HeapEntry::Struct {
+                id,
+                ty,
+                fields,
+                values,
+            } => {
                 write!(f, "#{id} = {ty}{{")?;
-                for (k, (name, v)) in fields.iter().enumerate() {
+                for (k, (name, v)) in fields.iter().zip(values).enumerate() {
                     if k > 0 {
                         f.write_str(", ")?;
                     }
@@ -175,7 +183,7 @@ pub struct FinalState<'a> {
 /// The names of a struct type and of its fields.
 struct StructNames {
     name: Name,
-    fields: Box<[Name]>,
+    fields: Arc<[Name]>,
 }
 
 /// The names a module's heap entries print with, each built once, on first use.
@@ -381,14 +389,12 @@ pub fn observe_with(
                 HeapEntry::Struct {
                     id,
                     ty: sn.name.clone(),
-                    fields: decl
+                    fields: sn.fields.clone(),
+                    values: decl
                         .fields
                         .iter()
-                        .zip(sn.fields.iter())
                         .enumerate()
-                        .map(|(k, (fd, name))| {
-                            (name.clone(), word(words[first + k], fd.ty.is_ref()))
-                        })
+                        .map(|(k, fd)| word(words[first + k], fd.ty.is_ref()))
                         .collect(),
                 }
             }

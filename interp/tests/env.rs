@@ -9,9 +9,9 @@ use support::*;
 
 fn ints_of(entry: &HeapEntry) -> Vec<i64> {
     match entry {
-        HeapEntry::Struct { fields, .. } => fields
+        HeapEntry::Struct { values, .. } => values
             .iter()
-            .filter_map(|(_, v)| {
+            .filter_map(|v| {
                 if let Observed::Int(i) = v {
                     Some(*i)
                 } else {
