@@ -257,6 +257,8 @@ pub struct Scratch {
     nonnull: NonNull,
     /// The sets of the first walk, for the loop exits of the second.
     first: EntrySets,
+    /// The copy table, rebuilt for each run ([`Subst::recompute`]).
+    subst: Subst,
 }
 
 /// What the backward walk asks about the function besides the set.
@@ -347,10 +349,6 @@ pub fn eliminate_dead_stores(
     }
     debug_assert_eq!(shared.is_some(), cfg.has_retreating_edge());
     let cyclic = shared.is_some();
-    let subst = Subst::new(func);
-    if !cyclic && !any_candidate(func, &subst, clobbers) {
-        return DeadStores::default();
-    }
     let Scratch {
         at_entry,
         set,
@@ -358,10 +356,16 @@ pub fn eliminate_dead_stores(
         dom,
         nonnull,
         first,
+        subst,
     } = scratch;
+    subst.recompute(func);
+    let subst = &*subst;
+    if !cyclic && !any_candidate(func, subst, clobbers) {
+        return DeadStores::default();
+    }
     // The dominator tree of `cfg`: the caller's when it has it, else
     // computed here only if something asks.
-    if nonnull.reset(func, &subst) {
+    if nonnull.reset(func, subst) {
         match shared {
             Some((d, _)) => nonnull.compute(func, d),
             None => {
@@ -372,7 +376,7 @@ pub fn eliminate_dead_stores(
     }
     let facts = Facts {
         module,
-        subst: &subst,
+        subst,
         clobbers,
         nonnull,
         kept_across_calls: std::cell::Cell::new(0),

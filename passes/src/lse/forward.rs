@@ -121,6 +121,17 @@ pub struct Scratch {
     out: BlockSlices<Entry>,
     state: Known,
     values: Vec<Value>,
+    /// The copy table of the last run, handed back with [`Scratch::reuse`]
+    /// and rebuilt for each run ([`Subst::recompute`]).
+    subst: Subst,
+}
+
+impl Scratch {
+    /// Keep `subst` (a [`Forwarding`]'s, once applied) for the next run's
+    /// table, which rebuilds it from scratch ([`Subst::recompute`]).
+    pub fn reuse(&mut self, subst: Subst) {
+        self.subst = subst;
+    }
 }
 
 struct Forward<'a> {
@@ -192,6 +203,8 @@ pub fn forward(
     let mut out = std::mem::take(&mut scratch.out);
     out.reset(func.blocks.len());
     let zeros = fresh_zeros(func);
+    let mut subst = std::mem::take(&mut scratch.subst);
+    subst.recompute(func);
     let mut fw = Forward {
         module,
         clobbers,
@@ -200,7 +213,7 @@ pub fn forward(
         values: std::mem::take(&mut scratch.values),
         zeros,
         has_loops,
-        subst: Subst::new(func),
+        subst,
         removed: Vec::new(),
         created_phis: Vec::new(),
         latch_loads: Vec::new(),

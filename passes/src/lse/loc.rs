@@ -20,7 +20,7 @@ pub enum Loc {
 /// Replacement of values by others (loads LSE removed), resolved transitively,
 /// with copies looked through. Resolution is a union-find over copy edges and
 /// replacements ([`CopyRoots`]), so long copy chains cost nothing per query.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Subst {
     map: Vec<Option<Value>>,
     roots: CopyRoots,
@@ -36,6 +36,15 @@ impl Subst {
             roots: CopyRoots::new(func),
             any: false,
         }
+    }
+
+    /// Make this table [`Subst::new`]'s for `func` again, reusing its storage:
+    /// every replacement is dropped and the copy roots are rebuilt from
+    /// `func` as it is now, so nothing from an earlier function or run stays.
+    pub fn recompute(&mut self, func: &Function) {
+        self.map.clear();
+        self.roots.recompute(func);
+        self.any = false;
     }
 
     /// No replacements and no copy facts: for a function with nothing to forward.
@@ -140,6 +149,43 @@ impl Loc {
         match self {
             Loc::Field { base, .. } | Loc::Elem { base, .. } => Some(base),
             Loc::Global(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn only_function(text: &str) -> Function {
+        let mut m = ir::parse_module(text, "t.ir").expect("parses").0;
+        m.funcs.swap_remove(0)
+    }
+
+    /// A table reused for another function answers exactly as a new one:
+    /// no replacement nor copy root of the earlier function stays.
+    #[test]
+    fn a_recomputed_table_forgets_the_last_function() {
+        let head = "type P { x: i64 }\nfunc @f(%p: P, %q: P) {\nentry:\n";
+        let a = only_function(&format!(
+            "{head}  %c = copy %p\n  %d = copy %c\n  %l = load %q.x\n  store %d.x, %l\n  ret\n}}\n"
+        ));
+        let b = only_function(&format!(
+            "{head}  %c = copy %q\n  %l = load %p.x\n  %m = load %c.x\n  store %p.x, %m\n  ret\n}}\n"
+        ));
+        let mut reused = Subst::new(&a);
+        // A replacement in `a` of its load's result by `%p`.
+        let (load, p) = (Value::new(4), Value::new(0));
+        reused.set(&a, load, p);
+        assert!(!reused.is_empty());
+        assert_eq!(reused.resolve(&a, load), p);
+        reused.recompute(&b);
+        let fresh = Subst::new(&b);
+        assert!(reused.is_empty());
+        for i in 0..b.values.len() {
+            let v = Value::new(i);
+            assert_eq!(reused.resolve(&b, v), fresh.resolve(&b, v), "value {i}");
+            assert_eq!(reused.resolve_replaced(v), v);
         }
     }
 }

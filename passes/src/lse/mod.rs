@@ -210,6 +210,7 @@ impl Lse {
                 }
             }
         }
+        scratch.forward.reuse(fw.subst);
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
