@@ -65,27 +65,27 @@ impl Summaries {
     /// The summaries of the functions module `m` calls (none when it has a
     /// single function, which can only call itself).
     pub fn of(m: &Module) -> Summaries {
-        if m.funcs.len() < 2 {
-            return Summaries::default();
-        }
-        Summaries::of_callees(m, m.funcs.iter().flat_map(placed_callees))
-    }
-
-    /// [`Summaries::of`] module `m`, given the callees of its placed calls
-    /// of module functions in the order `of` finds them: function by
-    /// function, each one's instruction arena in order (a caller that
-    /// already knows them need not look again).
-    pub fn of_callees(m: &Module, callees: impl IntoIterator<Item = FuncId>) -> Summaries {
         let n = m.funcs.len();
         if n < 2 {
             return Summaries::default();
         }
         // The search starts only at a call (most modules have none).
         let mut search: Option<Components> = None;
-        for g in callees {
-            if g.index() < n {
-                let search = search.get_or_insert_with(|| Components::new(n));
-                search.run(m, g.index());
+        for f in &m.funcs {
+            for data in &f.insts {
+                if let (
+                    Some(_),
+                    InstKind::Call {
+                        callee: Callee::Func(g),
+                        ..
+                    },
+                ) = (data.block, &data.kind)
+                {
+                    if g.index() < n {
+                        let search = search.get_or_insert_with(|| Components::new(n));
+                        search.run(m, g.index());
+                    }
+                }
             }
         }
         search.map_or_else(Summaries::default, |s| Summaries { of: s.done })
@@ -148,23 +148,6 @@ pub fn summarized_effects<'s>(
         }) => calls().call_effects(*g),
         _ => inst_effects(m, f, inst),
     }
-}
-
-/// The callees of the placed calls of module functions in `f`, in its
-/// instruction arena's order: where [`Summaries::of`] starts its search.
-pub fn placed_callees(f: &crate::Function) -> impl Iterator<Item = FuncId> + '_ {
-    f.insts
-        .iter()
-        .filter_map(|data| match (data.block, &data.kind) {
-            (
-                Some(_),
-                InstKind::Call {
-                    callee: Callee::Func(g),
-                    ..
-                },
-            ) => Some(*g),
-            _ => None,
-        })
 }
 
 /// Tarjan's strongly connected components of the call graph, iteratively

@@ -459,13 +459,13 @@ mod tests {
             func @c(%x: i64) -> i64 {\nentry:\n  %d = mul %x, 2\n  ret %x\n}\n";
         let mut m = ir::parse_module(text, "t.ir").expect("parses").0;
         let mut changed = Vec::new();
-        let (any, reported) = crate::per_function::tracked(&mut changed, &[], &[], || {
+        let (any, reported) = crate::per_function::tracked(&mut changed, &[], || {
             Dce.run(&mut m, &mut Stats::default())
         });
         assert!(any && reported);
         assert_eq!(changed, [0, 2]);
         // Nothing left to remove: reported, none changed.
-        let (any, reported) = crate::per_function::tracked(&mut changed, &[], &[], || {
+        let (any, reported) = crate::per_function::tracked(&mut changed, &[], || {
             Dce.run(&mut m, &mut Stats::default())
         });
         assert!(!any && reported && changed.is_empty());

@@ -192,9 +192,6 @@ impl PassManager {
     /// ([`crate::analyses`]).
     fn run_passes(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
-        // Identities are this run's own: summaries kept by them in an
-        // earlier run would be those of another module.
-        crate::per_function::forget_summaries();
         let mut state = RunState::new(module, eager, self.verify);
         for (k, name) in self.names.iter().enumerate() {
             // Whether another pass may run after this one (and so ask
@@ -255,13 +252,9 @@ impl PassManager {
                 name: name.to_string(),
                 known: PASS_NAMES.join(", "),
             })?;
-        // The functions' identities, which the call summaries are kept by
-        // ([`crate::per_function::callee_summaries`]).
-        state.current(module);
-        let ids = &state.funcs;
         // Eager (debug) runs visit every function and check the skips instead.
         let skip: &[bool] = if state.eager { &[] } else { &state.skip };
-        let (changed, reported) = crate::per_function::tracked(&mut state.dirty, skip, ids, || {
+        let (changed, reported) = crate::per_function::tracked(&mut state.dirty, skip, || {
             pass.run_checked(module, stats)
         });
         let changed = changed.map_err(|message| PassError::Invariant {
@@ -274,9 +267,6 @@ impl PassManager {
         state.after_declarations(name, module, pass.changes_declarations());
         let unchanged = state.after_pass(name, module, changed, reported);
         let decls_may_differ = pass.changes_declarations() && !unchanged;
-        if decls_may_differ {
-            crate::per_function::forget_summaries();
-        }
         let all_left = unchanged || pass.idempotent();
         state.record_unchanged_functions(name, all_left, reported, decls_may_differ);
         if unchanged && more {

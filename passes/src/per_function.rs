@@ -7,8 +7,8 @@
 //! hashing the module, which functions may differ. A pass that reports
 //! nothing is taken to have changed every function when it reports a change.
 
-use ir::summaries::{placed_callees, Summaries};
-use ir::{FuncId, Function, Module};
+use ir::summaries::Summaries;
+use ir::{Function, Module};
 use std::cell::RefCell;
 
 /// What the running pass said about the functions it changed.
@@ -28,93 +28,10 @@ struct Report {
     skip: Vec<bool>,
     /// The pass dropped `skip` ([`forget_skips`]).
     skips_forgotten: bool,
-    /// Per function (by index), its identity in the pass manager's run
-    /// when the pass started (see [`tracked`]); empty when not given.
-    ids: Vec<u64>,
 }
 
 thread_local! {
     static REPORT: RefCell<Report> = RefCell::new(Report::default());
-    static SUMMARIES: RefCell<SummaryCache> = RefCell::new(SummaryCache::default());
-}
-
-/// The call summaries last computed inside a pass manager run, with what
-/// they were computed from.
-///
-/// Never stale: the summaries are a function of the module's function
-/// bodies (the passes that read them leave declarations alone, and the
-/// manager forgets the cache at the start of each run and whenever a pass
-/// may have changed declarations, [`forget_summaries`]). A function whose
-/// identity (the manager's, per function: a token handed out when a pass
-/// reports it changed, or its fingerprint) is the one recorded is the same
-/// body. A function with a new identity leaves the summaries as they were
-/// if it has no call of a module function, had none, and no call names
-/// it: [`Summaries::of`] starts only at calls and visits only the
-/// functions they reach, so that function's body is read by none of them.
-/// Any other change computes them again.
-#[derive(Default)]
-struct SummaryCache {
-    /// Per function, its identity when the summaries were last known to hold.
-    ids: Vec<u64>,
-    /// Per function: it has a call of a module function ([`calls_a_function`]).
-    calls: Vec<bool>,
-    /// Per function: a call of the module names it.
-    called: Vec<bool>,
-    /// The callees of the module's calls, in [`Summaries::of`]'s order.
-    callees: Vec<FuncId>,
-    summaries: Summaries,
-}
-
-impl SummaryCache {
-    /// Make these the summaries of `module`, whose functions have
-    /// identities `ids` (the storage is reused).
-    fn compute(&mut self, module: &Module, ids: &[u64]) {
-        let n = module.funcs.len();
-        self.ids.clear();
-        self.ids.extend_from_slice(ids);
-        self.calls.clear();
-        self.calls.resize(n, false);
-        self.called.clear();
-        self.called.resize(n, false);
-        self.callees.clear();
-        for (i, f) in module.funcs.iter().enumerate() {
-            for g in placed_callees(f) {
-                self.calls[i] = true;
-                if let Some(c) = self.called.get_mut(g.index()) {
-                    *c = true;
-                }
-                self.callees.push(g);
-            }
-        }
-        self.summaries = Summaries::of_callees(module, self.callees.iter().copied());
-    }
-
-    /// Whether the summaries hold for `module`, whose functions have
-    /// identities `ids` (see [`SummaryCache`]).
-    fn holds_for(&self, module: &Module, ids: &[u64]) -> bool {
-        ids.len() == self.ids.len()
-            && module.funcs.len() == ids.len()
-            && ids
-                .iter()
-                .zip(&self.ids)
-                .enumerate()
-                .all(|(i, (now, was))| {
-                    now == was
-                        || !(self.calls[i] || self.called[i] || calls_a_function(&module.funcs[i]))
-                })
-    }
-}
-
-/// Whether `func` has a placed call of a module function.
-fn calls_a_function(func: &Function) -> bool {
-    placed_callees(func).next().is_some()
-}
-
-/// Forget the call summaries kept for the pass manager's run
-/// ([`callee_summaries`]): a new run starts (its identities are its own),
-/// or a pass may have changed the module's declarations.
-pub fn forget_summaries() {
-    SUMMARIES.with(|c| c.borrow_mut().ids.clear());
 }
 
 /// The running pass works function by function and reports every function it
@@ -179,37 +96,12 @@ pub fn forget_skips() {
 /// `last` holds the summaries that pass ran with last time, and gets these.
 /// When they differ, a function the pass left unchanged may change now (a
 /// callee lost an effect), so the pass forgets the manager's skips
-/// ([`forget_skips`]). Inside [`tracked`] with the functions' identities,
-/// the summaries computed for an earlier pass of the run are kept while
-/// they hold ([`SummaryCache`]).
+/// ([`forget_skips`]).
 pub fn callee_summaries<'s>(module: &Module, last: &'s mut Option<Summaries>) -> &'s Summaries {
-    let differ = REPORT.with(|r| {
-        let r = r.borrow();
-        if !r.active || r.ids.is_empty() {
-            let now = Summaries::of(module);
-            let differ = last.as_ref() != Some(&now);
-            if differ {
-                *last = Some(now);
-            }
-            return differ;
-        }
-        SUMMARIES.with(|c| {
-            let mut cache = c.borrow_mut();
-            if cache.holds_for(module, &r.ids) {
-                cache.ids.clear();
-                cache.ids.extend_from_slice(&r.ids);
-            } else {
-                cache.compute(module, &r.ids);
-            }
-            let differ = last.as_ref() != Some(&cache.summaries);
-            if differ {
-                *last = Some(cache.summaries.clone());
-            }
-            differ
-        })
-    });
-    if differ {
+    let now = Summaries::of(module);
+    if last.as_ref() != Some(&now) {
         forget_skips();
+        *last = Some(now);
     }
     last.get_or_insert_with(Summaries::default)
 }
@@ -233,15 +125,8 @@ pub fn skipped(index: usize) -> bool {
 /// reported per function; if it did, `changed` (cleared first) holds the
 /// functions it changed, sorted, without repeats; if not, any function may
 /// have changed. `skip` (by function index) says which functions the pass
-/// is known to leave unchanged ([`skipped`]); `ids` (by function index, or
-/// empty) their identities in the pass manager's run, which
-/// [`callee_summaries`] keeps its summaries by.
-pub fn tracked<R>(
-    changed: &mut Vec<usize>,
-    skip: &[bool],
-    ids: &[u64],
-    pass: impl FnOnce() -> R,
-) -> (R, bool) {
+/// is known to leave unchanged ([`skipped`]).
+pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -> R) -> (R, bool) {
     /// Ends the report even if the pass panics.
     struct Active;
     impl Drop for Active {
@@ -258,8 +143,6 @@ pub fn tracked<R>(
         r.skip.clear();
         r.skip.extend_from_slice(skip);
         r.skips_forgotten = false;
-        r.ids.clear();
-        r.ids.extend_from_slice(ids);
     });
     let guard = Active;
     let out = pass();
@@ -333,13 +216,13 @@ mod tests {
         let m = ir::parse_module(text, "t.ir").unwrap().0;
         let mut last = None;
         // The first run has nothing to compare with: it forgets.
-        tracked(&mut Vec::new(), &[true, true], &[], || {
+        tracked(&mut Vec::new(), &[true, true], || {
             callee_summaries(&m, &mut last);
             assert!(!skipped(0) && !skipped(1));
         });
         assert!(skips_forgotten());
         // The same summaries: the skips stand.
-        tracked(&mut Vec::new(), &[true, false], &[], || {
+        tracked(&mut Vec::new(), &[true, false], || {
             let calls = callee_summaries(&m, &mut last);
             assert!(calls.call_effects(ir::FuncId::new(0)).writes_nothing());
             assert!(skipped(0));
@@ -349,55 +232,11 @@ mod tests {
         let m2 = ir::parse_module(&text.replace("  ret 1", "  escape 1\n  ret 1"), "t.ir")
             .unwrap()
             .0;
-        tracked(&mut Vec::new(), &[true, false], &[], || {
+        tracked(&mut Vec::new(), &[true, false], || {
             callee_summaries(&m2, &mut last);
             assert!(!skipped(0));
         });
         assert!(skips_forgotten());
-    }
-
-    /// The summaries `callee_summaries` gives inside a tracked run with
-    /// identities `ids`.
-    fn summaries_in_run(m: &Module, ids: &[u64]) -> Summaries {
-        let mut last = None;
-        tracked(&mut Vec::new(), &[], ids, || {
-            callee_summaries(m, &mut last).clone()
-        })
-        .0
-    }
-
-    #[test]
-    fn kept_call_summaries_are_never_stale() {
-        let text = "func @g() -> i64 {\nentry:\n  ret 1\n}\n\
-                    func @h() -> i64 {\nentry:\n  ret 2\n}\n\
-                    func @k() -> i64 {\nentry:\n  escape 3\n  ret 3\n}\n\
-                    func @main() -> i64 {\nentry:\n  %r = call @g()\n  ret %r\n}\n";
-        let parse = |t: &str| ir::parse_module(t, "t.ir").unwrap().0;
-        let m = parse(text);
-        forget_summaries();
-        assert_eq!(summaries_in_run(&m, &[1, 2, 3, 4]), Summaries::of(&m));
-        // @h changed (a new identity) but calls nothing and nobody calls
-        // it: the summaries hold.
-        let h_edited = parse(&text.replace("  ret 2", "  %x = add 2, 2\n  ret %x"));
-        assert_eq!(
-            summaries_in_run(&h_edited, &[1, 5, 3, 4]),
-            Summaries::of(&m)
-        );
-        // @g, which @main calls, now writes: computed again.
-        let g_writes = parse(&text.replace("  ret 1", "  escape 1\n  ret 1"));
-        let now = summaries_in_run(&g_writes, &[6, 5, 3, 4]);
-        assert_eq!(now, Summaries::of(&g_writes));
-        assert!(!now.call_effects(ir::FuncId::new(0)).writes_nothing());
-        // @h, which called nothing, now calls @k: computed again (@k, not
-        // summarized before, is now).
-        let h_calls = parse(&text.replace("  ret 2", "  %y = call @k()\n  ret %y"));
-        let now = summaries_in_run(&h_calls, &[1, 7, 3, 4]);
-        assert_eq!(now, Summaries::of(&h_calls));
-        assert_ne!(now, Summaries::of(&m));
-        // A run's identities are its own: after `forget_summaries` the same
-        // identities of another module compute them again.
-        forget_summaries();
-        assert_eq!(summaries_in_run(&m, &[1, 7, 3, 4]), Summaries::of(&m));
     }
 
     #[test]
@@ -406,19 +245,19 @@ mod tests {
             "func @a() -> i64 {\nentry:\n  ret 1\n}\nfunc @b() -> i64 {\nentry:\n  ret 2\n}\n";
         let mut m = ir::parse_module(text, "t.ir").unwrap().0;
         let mut changed = vec![7];
-        let (any, reported) = tracked(&mut changed, &[], &[], || {
+        let (any, reported) = tracked(&mut changed, &[], || {
             each_function_detached(&mut m, |_, func| func.name == "b")
         });
         assert!(any);
         assert_eq!((reported, changed.as_slice()), (true, &[1][..]));
         // Reported, none changed.
-        let (any, reported) = tracked(&mut changed, &[], &[], || {
+        let (any, reported) = tracked(&mut changed, &[], || {
             each_function_detached(&mut m, |_, _| false)
         });
         assert!(!any);
         assert_eq!((reported, changed.as_slice()), (true, &[][..]));
         // A function the manager says the pass leaves unchanged is not visited.
-        let (any, _) = tracked(&mut changed, &[true, false], &[], || {
+        let (any, _) = tracked(&mut changed, &[true, false], || {
             each_function_detached(&mut m, |_, func| {
                 assert_eq!(func.name, "b");
                 true
@@ -428,29 +267,29 @@ mod tests {
         assert_eq!(changed, [1]);
         assert!(!skipped(0), "only inside `tracked`");
         // A function reported at the pass's fixed point is told the manager.
-        tracked(&mut changed, &[], &[], || {
+        tracked(&mut changed, &[], || {
             report_changed(1);
             report_at_fixed_point(1);
         });
         assert!(at_fixed_point_reported(1) && !at_fixed_point_reported(0));
-        tracked(&mut changed, &[], &[], || ());
+        tracked(&mut changed, &[], || ());
         assert!(!at_fixed_point_reported(1), "cleared at the next pass");
         // A pass that reports nothing: unknown.
-        let (_, reported) = tracked(&mut changed, &[], &[], || true);
+        let (_, reported) = tracked(&mut changed, &[], || true);
         assert!(!reported);
         // Repeats are merged, and nothing is recorded outside `tracked`.
-        let (_, reported) = tracked(&mut changed, &[], &[], || {
+        let (_, reported) = tracked(&mut changed, &[], || {
             report_changed(1);
             report_changed(0);
             report_changed(1);
         });
         assert_eq!((reported, changed.as_slice()), (true, &[0, 1][..]));
         report_changed(0);
-        let (_, reported) = tracked(&mut changed, &[], &[], || ());
+        let (_, reported) = tracked(&mut changed, &[], || ());
         assert_eq!((reported, changed.as_slice()), (false, &[][..]));
         // A pass that panics ends its report.
         let caught = std::panic::catch_unwind(|| {
-            tracked(&mut Vec::new(), &[], &[], || {
+            tracked(&mut Vec::new(), &[], || {
                 report_changed(0);
                 panic!("a pass bug")
             })
