@@ -59,14 +59,14 @@ pub struct ValidInputs<'a> {
 
 /// The initial arena and parameter words of an input spec. They depend
 /// only on the spec (borrowed by its [`ValidInputs`], so unchanged) and on
-/// the size of the globals block, which is kept and compared on reuse.
-/// Building allocates the spec's objects in order, each within the budget:
-/// it succeeds exactly when the whole image fits, so an image is reused
-/// only under a budget it fits, and otherwise the run builds (and traps) as
-/// before.
+/// the layout, which is the one the inputs were validated against: a run
+/// under another layout validates again, with a proof of its own
+/// ([`Program::run_valid_observed`]). Building allocates the spec's objects
+/// in order, each within the budget: it succeeds exactly when the whole
+/// image fits, so an image is reused only under a budget it fits, and
+/// otherwise the run builds (and traps) as before.
 #[derive(Clone, Debug)]
 struct InitialImage {
-    globals: usize,
     words: Vec<u64>,
     params: Vec<u64>,
 }
@@ -329,14 +329,18 @@ impl<'m> Program<'m> {
         observer: &mut O,
     ) -> Result<Execution, InputError> {
         let lf = self.lowered(func)?;
-        let inputs = valid.spec;
-        // What validation read: any difference and it is done again here.
-        // (A layout shared with the validating program is the same one.)
+        // What validation read: any difference and it is done again here,
+        // with a proof of this program's own (whose image is built for its
+        // layout). A layout shared with the validating program is the same one.
         let layout = &self.env_info.layout;
         let same_layout = std::ptr::eq(valid.layout, layout) || valid.layout == layout;
-        if valid.params != lf.param_types.as_slice() || !same_layout {
-            validate_inputs(self.module, &lf.param_types, inputs)?;
-        }
+        let revalidated;
+        let valid = if valid.params != lf.param_types.as_slice() || !same_layout {
+            revalidated = self.validate(func, valid.spec)?;
+            &revalidated
+        } else {
+            valid
+        };
         let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {
             let exec = self.run_in(func, valid, config, observer, bufs);
             if bufs.heap.capacity() > KEEP_ARENA_WORDS {
@@ -360,9 +364,8 @@ impl<'m> Program<'m> {
         let lf = &self.funcs[func.index()];
         let layout = &self.env_info.layout;
         let mut words = std::mem::take(&mut bufs.heap);
-        let globals = layout.globals.len();
         let built = match valid.image.get() {
-            Some(img) if img.globals == globals && img.words.len() <= config.heap_words => {
+            Some(img) if img.words.len() <= config.heap_words => {
                 words.clear();
                 words.extend_from_slice(&img.words);
                 bufs.params.clear();
@@ -383,7 +386,6 @@ impl<'m> Program<'m> {
             .inspect(|heap| {
                 if valid.image.get().is_none() {
                     let _ = valid.image.set(InitialImage {
-                        globals,
                         words: heap.words.clone(),
                         params: bufs.params.clone(),
                     });

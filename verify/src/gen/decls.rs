@@ -199,11 +199,11 @@ impl Decls {
 
     /// The integer fields of struct `s` (`Node.val`, `Node.aux`; `Pair.a`, `Pair.b`).
     pub fn int_fields_of(&self, s: StructId) -> [FieldRef; 2] {
-        let [a, b, c] = [0, 1, 2].map(|k| self.fields_of(s)[k]);
+        let f = self.fields_of(s);
         if s == self.node {
-            [a, c]
+            [f[0], f[2]]
         } else {
-            [a, b]
+            [f[0], f[1]]
         }
     }
 }
