@@ -44,6 +44,15 @@ pub trait AccessObserver {
     /// `stack` is the chain of active instructions, outermost first: the call
     /// instructions of every caller, then the instruction making the access.
     fn access(&mut self, stack: &[Site], kind: AccessKind, loc: AccessLoc);
+
+    /// Every access of `accesses`, in order, all made by `stack` (an
+    /// environment step's log): [`AccessObserver::access`] on each, unless the
+    /// observer knows a shorter way to the same result.
+    fn access_all(&mut self, stack: &[Site], accesses: &[(AccessKind, AccessLoc)]) {
+        for &(kind, loc) in accesses {
+            self.access(stack, kind, loc);
+        }
+    }
 }
 
 /// The observer that records nothing.

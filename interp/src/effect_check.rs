@@ -305,6 +305,29 @@ impl<F: FnMut(&Module, FuncId, Inst) -> Effects> AccessObserver for EffectChecke
             }
         }
     }
+
+    fn access_all(&mut self, stack: &[Site], accesses: &[(AccessKind, AccessLoc)]) {
+        // A step caused by instructions that may touch anything (the usual
+        // extern call or volatile access) cannot violate: nothing to check.
+        let module = self.module;
+        let unchecked = self.table.is_some_and(|t| {
+            stack
+                .iter()
+                .all(|&site| t.get(module, site).is_some_and(allows_everything))
+        });
+        if unchecked {
+            return;
+        }
+        for &(kind, loc) in accesses {
+            self.access(stack, kind, loc);
+        }
+    }
+}
+
+/// Whether `eff` allows every access (reads and writes `World`: volatile
+/// steps, externs without declared effects, calls of functions making them).
+fn allows_everything(eff: &Effects) -> bool {
+    eff.reads.contains(&HeapNode::World) && eff.writes.contains(&HeapNode::World)
 }
 
 /// The declared effects of IR.md §8 for an instruction of `module` (a

@@ -239,11 +239,16 @@ struct StepScratch {
     /// Per arena word: the reach number of the object whose header is there,
     /// or [`UNREACHED`]; reset after every step.
     number: Vec<u32>,
-    /// `(header, reach number)` of every reached object, sorted: the
-    /// candidates of one header are a contiguous run in reach order.
-    by_header: Vec<(u64, u32)>,
+    /// The header of every reached object, in reach order.
+    headers: Vec<u64>,
+    /// Reach numbers of the candidates of the headers picked so far (see [`Picker`]).
+    candidates: Vec<u32>,
+    /// Per header picked so far: where its candidates start in `candidates`, how many.
+    runs: Vec<(u64, u32, u32)>,
     /// Per (flat slot, kind): the last step that logged it (see [`Log`]).
     logged: Vec<u32>,
+    /// The (kind, element type) of every element access this step logged.
+    logged_elems: Vec<(AccessKind, Type)>,
     /// The number of the current step, for `logged`.
     stamp: u32,
 }
@@ -254,31 +259,33 @@ struct Log<'a> {
     on: bool,
     out: &'a mut Vec<(AccessKind, AccessLoc)>,
     logged: &'a mut [u32],
+    /// Element accesses logged this step (few: one per array type in reach).
+    logged_elems: &'a mut Vec<(AccessKind, Type)>,
     stamp: u32,
 }
 
 impl Log<'_> {
-    /// Log an access to `loc`, whose flat slot (field, then global) is `slot`
-    /// (`None` for elements), unless this step already logged it.
-    fn note(&mut self, kind: AccessKind, slot: Option<usize>, loc: impl FnOnce() -> AccessLoc) {
+    /// Log an access to `loc`, whose flat slot (field, then global) is `slot`,
+    /// unless this step already logged it.
+    fn note(&mut self, kind: AccessKind, slot: usize, loc: impl FnOnce() -> AccessLoc) {
         if !self.on {
             return;
         }
-        match slot {
-            Some(i) => {
-                let seen = &mut self.logged[2 * i + kind as usize];
-                if std::mem::replace(seen, self.stamp) == self.stamp {
-                    return;
-                }
-                self.out.push((kind, loc()));
-            }
-            None => {
-                let a = (kind, loc());
-                if !self.out.contains(&a) {
-                    self.out.push(a);
-                }
-            }
+        let seen = &mut self.logged[2 * slot + kind as usize];
+        if std::mem::replace(seen, self.stamp) != self.stamp {
+            self.out.push((kind, loc()));
         }
+    }
+
+    /// Log an access to the elements of `[elem]` arrays, unless this step
+    /// already logged it.
+    fn note_elements(&mut self, kind: AccessKind, elem: Type) {
+        if !self.on || self.logged_elems.contains(&(kind, elem)) {
+            return;
+        }
+        self.logged_elems.push((kind, elem));
+        self.out
+            .push((kind, AccessLoc::Heap(EffectLoc::Elements(elem))));
     }
 }
 
@@ -323,37 +330,48 @@ fn canon(number: &[u32], word: u64, is_ref: bool) -> u64 {
 /// Picks reached objects of a type by hash (or `null`).
 struct Picker<'a> {
     order: &'a [u64],
-    by_header: &'a [(u64, u32)],
+    headers: &'a [u64],
+    /// The candidates of each header picked so far, in reach order (most
+    /// steps pick objects of one or two types, if any).
+    candidates: &'a mut Vec<u32>,
+    runs: &'a mut Vec<(u64, u32, u32)>,
 }
 
 impl Picker<'_> {
     /// A reached object of type `ty` (in reach order), or `null`, chosen by `h`.
-    fn pick(&self, h: u64, ty: Type) -> u64 {
-        let (lo, n) = match header_of_type(ty) {
-            Some(hd) => {
-                let lo = self.by_header.partition_point(|&(x, _)| x < hd);
-                let hi = self.by_header.partition_point(|&(x, _)| x <= hd);
-                (lo, hi - lo)
-            }
+    fn pick(&mut self, h: u64, ty: Type) -> u64 {
+        let (start, n) = match header_of_type(ty) {
+            Some(hd) => self.run_of(hd),
             None => (0, 0),
         };
         let i = (h % (n as u64 + 1)) as usize;
         if i < n {
-            self.order[self.by_header[lo + i].1 as usize]
+            self.order[self.candidates[start + i] as usize]
         } else {
             0
         }
     }
+
+    /// Where the candidates of header `hd` start in `candidates`, and how
+    /// many there are (gathered at the header's first pick).
+    fn run_of(&mut self, hd: u64) -> (usize, usize) {
+        if let Some(&(_, start, n)) = self.runs.iter().find(|r| r.0 == hd) {
+            return (start as usize, n as usize);
+        }
+        let start = self.candidates.len();
+        let found = self.headers.iter().enumerate().filter(|&(_, &x)| x == hd);
+        self.candidates.extend(found.map(|(n, _)| n as u32));
+        let n = self.candidates.len() - start;
+        self.runs.push((hd, start as u32, n as u32));
+        (start, n)
+    }
 }
 
-fn slot_loc(shape: Shape, k: usize) -> AccessLoc {
-    AccessLoc::Heap(match shape {
-        Shape::Struct(s) => EffectLoc::Field(FieldRef {
-            ty: StructId(s.0),
-            index: k as u32,
-        }),
-        Shape::Array(e) => EffectLoc::Elements(e),
-    })
+fn field_loc(st: StructId, k: usize) -> AccessLoc {
+    AccessLoc::Heap(EffectLoc::Field(FieldRef {
+        ty: st,
+        index: k as u32,
+    }))
 }
 
 fn global_loc(g: usize) -> AccessLoc {
@@ -412,8 +430,10 @@ fn step_with(
         on: ctx.log_enabled,
         out: &mut ctx.accesses,
         logged: &mut [],
+        logged_elems: &mut scratch.logged_elems,
         stamp: 0,
     };
+    log.logged_elems.clear();
     if log.on {
         let want = 2 * (nf + layout.globals.len());
         scratch.stamp = scratch.stamp.wrapping_add(1);
@@ -426,7 +446,7 @@ fn step_with(
         log.stamp = scratch.stamp;
     }
     // The flat slot of global `g` (field `k` of a struct is `field_base + k`).
-    let global_slot = |g: usize| Some(nf + g);
+    let global_slot = |g: usize| nf + g;
 
     // Reach: roots in fixed order, then breadth-first over readable reference slots.
     scratch.order.clear();
@@ -464,7 +484,7 @@ fn step_with(
                 let fb = layout.field_base[st.index()];
                 for (k, ty) in layout.fields[st.index()].iter().enumerate() {
                     if ty.is_ref() && reads.field(fb, k) {
-                        log.note(AccessKind::Read, Some(fb + k), || slot_loc(shape, k));
+                        log.note(AccessKind::Read, fb + k, || field_loc(st, k));
                         reach.visit(heap[first + k]);
                     }
                 }
@@ -472,7 +492,7 @@ fn step_with(
             // Every element has one type and one permission.
             Shape::Array(e) => {
                 if n > 0 && e.is_ref() && reads.slot(layout, shape, 0) {
-                    log.note(AccessKind::Read, None, || slot_loc(shape, 0));
+                    log.note_elements(AccessKind::Read, e);
                     for &w in &heap[first..first + n] {
                         reach.visit(w);
                     }
@@ -508,7 +528,7 @@ fn step_with(
                 let fb = layout.field_base[st.index()];
                 for (k, ty) in layout.fields[st.index()].iter().enumerate() {
                     if reads.field(fb, k) {
-                        log.note(AccessKind::Read, Some(fb + k), || slot_loc(shape, k));
+                        log.note(AccessKind::Read, fb + k, || field_loc(st, k));
                         result = mix(
                             mix(result, k as u64),
                             canon(number, heap[first + k], ty.is_ref()),
@@ -519,7 +539,7 @@ fn step_with(
             Shape::Array(e) => {
                 result = mix(result, len as u64);
                 if len > 0 && reads.slot(layout, shape, 0) {
-                    log.note(AccessKind::Read, None, || slot_loc(shape, 0));
+                    log.note_elements(AccessKind::Read, e);
                     let slots = heap[first..first + len].iter().enumerate();
                     if e.is_ref() {
                         for (k, &w) in slots {
@@ -536,21 +556,21 @@ fn step_with(
     }
 
     // Candidates for reference slots and results: reached objects by header.
-    scratch.by_header.clear();
-    scratch.by_header.extend(
-        order
-            .iter()
-            .enumerate()
-            .map(|(n, &obj)| (heap[obj as usize], n as u32)),
-    );
-    scratch.by_header.sort_unstable();
-    let picker = Picker {
+    scratch.headers.clear();
+    scratch
+        .headers
+        .extend(order.iter().map(|&obj| heap[obj as usize]));
+    scratch.candidates.clear();
+    scratch.runs.clear();
+    let mut picker = Picker {
         order,
-        by_header: &scratch.by_header,
+        headers: &scratch.headers,
+        candidates: &mut scratch.candidates,
+        runs: &mut scratch.runs,
     };
     // Rewrite one slot; whether it changed (and so is a logged write).
     // `obj_seed` is `mix(seed, object number)`, computed once per object.
-    let rewrite = |word: &mut u64, ty: Type, obj_seed: u64, k: usize| -> bool {
+    let mut rewrite = |word: &mut u64, ty: Type, obj_seed: u64, k: usize| -> bool {
         let c = mix(obj_seed, k as u64);
         if ty.is_ref() {
             if c.is_multiple_of(4) {
@@ -585,7 +605,7 @@ fn step_with(
                 let fb = layout.field_base[st.index()];
                 for (k, &ty) in layout.fields[st.index()].iter().enumerate() {
                     if writes.field(fb, k) && rewrite(&mut heap[first + k], ty, obj_seed, k) {
-                        log.note(AccessKind::Write, Some(fb + k), || slot_loc(shape, k));
+                        log.note(AccessKind::Write, fb + k, || field_loc(st, k));
                     }
                 }
             }
@@ -598,7 +618,7 @@ fn step_with(
                     changed |= rewrite(&mut heap[first + k], e, obj_seed, k);
                 }
                 if changed {
-                    log.note(AccessKind::Write, None, || slot_loc(shape, 0));
+                    log.note_elements(AccessKind::Write, e);
                 }
             }
         }

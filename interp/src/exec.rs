@@ -574,9 +574,8 @@ impl<'p, 'o, O: AccessObserver> Machine<'p, 'o, O> {
             // order of first access: what `report` would pass on, without
             // de-duplicating again.
             self.fill_stack(cur, pc);
-            for &(kind, loc) in &self.env.accesses {
-                self.observer.access(&self.bufs.sites, kind, loc);
-            }
+            self.observer
+                .access_all(&self.bufs.sites, &self.env.accesses);
         }
         r
     }
