@@ -382,6 +382,11 @@ impl Walk<'_> {
                     ops.file(self.func, inst, |v| read(repl, v));
                 }
             }
+            // What `inst` writes matters only to the loads numbered: with
+            // none, nothing is clobbered or kept across a call.
+            if loads.is_empty() {
+                continue;
+            }
             // Nothing edited `inst` since it was classified: its effects stand.
             let eff = eff.unwrap_or_else(|| self.calls.inst_effects(self.module, self.func, inst));
             if !eff.writes_nothing() {
