@@ -445,9 +445,6 @@ impl<'a> Lowerer<'a> {
     /// Emit the parallel copy of the phis of `to` along the edge `from → to`,
     /// sequentialised, as moves attributed to `inst`.
     fn emit_phi_moves(&mut self, from: Block, to: Block, inst: Inst, remaining: u32) {
-        if !self.has_phis(to) {
-            return;
-        }
         let mut pending = std::mem::take(&mut self.pending_moves);
         let mut moves = std::mem::take(&mut self.moves);
         pending.clear();
@@ -625,7 +622,9 @@ impl<'a> Lowerer<'a> {
                     i: self.slot(*x),
                 },
                 InstKind::Jmp(t) => {
-                    self.emit_phi_moves(b, *t, i, rem);
+                    if self.has_phis(*t) {
+                        self.emit_phi_moves(b, *t, i, rem);
+                    }
                     let pc = self.emit(Op::Jmp { t: 0 }, i, rem, None);
                     self.fixups.push((pc, [Some(Label::Block(*t)), None]));
                     terminated = Some(k);
