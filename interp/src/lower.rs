@@ -829,8 +829,10 @@ fn lower_in_frame(
 ) -> Result<LoweredFunc, usize> {
     let scratch = slots as u32;
     let frame_size = slots + 1;
-    // Roughly one op per instruction (phis become moves, terminators may add some).
-    let ops = f.insts.len() + 2;
+    // Roughly one op per instruction, and room for the moves of phis (on
+    // every edge into their block) and trampolines: reallocating the code
+    // midway costs more than the unused room.
+    let ops = f.insts.len() + f.insts.len() / 2 + 4;
     let mut l = Lowerer {
         m,
         f,

@@ -348,10 +348,12 @@ impl Walk<'_> {
             if !self.merged.is_empty() {
                 rewrite(&mut self.func.insts[inst.index()].kind, &self.repl);
             }
-            let is_phi = self.func.insts[inst.index()].kind.is_phi();
             let mark = self.table.arena_mark();
             let (class, eff) =
                 classify_with_effects(self.module, self.func, inst, self.table.arena_mut());
+            // A (placed) phi is always numbered in the table.
+            let is_phi = matches!(class, Class::Scoped(_))
+                && self.func.insts[inst.index()].kind.is_phi();
             match class {
                 Class::Skip => {}
                 Class::Scoped(key) => {
