@@ -509,11 +509,7 @@ impl<'a> Lowerer<'a> {
                     let shape = self.tables.array_shape(*elem);
                     let len = self.slot(*len);
                     self.emit(
-                        Op::NewArray {
-                            d,
-                            len,
-                            shape,
-                        },
+                        Op::NewArray { d, len, shape },
                         i,
                         rem,
                         Some((AccessKind::Write, AccessLoc::Alloc)),
@@ -605,10 +601,7 @@ impl<'a> Lowerer<'a> {
                     let is_ref = self.f.value_type(*v).is_ref();
                     let v = self.slot(*v);
                     self.emit(
-                        Op::Escape {
-                            v,
-                            is_ref,
-                        },
+                        Op::Escape { v, is_ref },
                         i,
                         rem,
                         Some((AccessKind::Write, AccessLoc::Output)),
@@ -641,16 +634,7 @@ impl<'a> Lowerer<'a> {
                     };
                     let (lt, le) = (label(*t, tramps), label(*e, tramps));
                     let c = self.slot(*c);
-                    let pc = self.emit(
-                        Op::Br {
-                            c,
-                            t: 0,
-                            e: 0,
-                        },
-                        i,
-                        rem,
-                        None,
-                    );
+                    let pc = self.emit(Op::Br { c, t: 0, e: 0 }, i, rem, None);
                     self.fixups.push((pc, [Some(lt), Some(le)]));
                     terminated = Some(k);
                     break;
@@ -947,7 +931,37 @@ thread_local! {
 
 #[cfg(test)]
 mod tests {
-    use super::sequentialize;
+    use super::{lower_function, sequentialize, Op, Tables};
+    use ir::{Function, InstKind, Module, Type, UnOp, Value};
+
+    /// A function `i64 f(i64 p)` whose entry block copies `named` and
+    /// returns `p`, then (ill-formed) copies `after` past its terminator.
+    fn copies(named: Value, after: Value) -> Function {
+        let mut f = Function::new("f", Some(Type::I64));
+        let p = f.add_param(None, Type::I64);
+        let b = f.add_block("entry");
+        f.append_inst(b, InstKind::Unary(UnOp::Copy, named), Some(Type::I64));
+        f.append_inst(b, InstKind::Ret(Some(p)), None);
+        f.append_inst(b, InstKind::Unary(UnOp::Copy, after), Some(Type::I64));
+        f
+    }
+
+    #[test]
+    fn the_frame_holds_every_value_an_instruction_names() {
+        let m = Module::default();
+        // Well formed but for the copy after the `ret`: the frame is the
+        // value arena (3 values) and the scratch slot.
+        let p = Value::new(0);
+        let l = lower_function(&m, &copies(p, p), &mut Tables::default());
+        assert_eq!((l.frame_size, l.template.len()), (4, 4));
+        // A value beyond the arena, named by a lowered instruction or by one
+        // after the terminator: the frame grows to hold it.
+        for (named, after) in [(Value::new(9), p), (p, Value::new(9))] {
+            let l = lower_function(&m, &copies(named, after), &mut Tables::default());
+            assert_eq!((l.frame_size, l.template.len()), (11, 11));
+            assert!(l.code.contains(&Op::Ret { v: 0 }));
+        }
+    }
 
     fn run(moves: &[(u32, u32)], init: &[u64]) -> Vec<u64> {
         let mut regs = init.to_vec();

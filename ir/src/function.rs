@@ -19,9 +19,8 @@ pub enum ValueDef {
 }
 
 /// An SSA value's definition and type (its source name, if any, is in
-/// [`Function::value_name`]). `Copy`: a function's values clone as one
-/// block of memory.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+/// [`Function::value_name`]).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct ValueData {
     /// Where it comes from.
     pub def: ValueDef,

@@ -346,14 +346,14 @@ impl Walk<'_> {
         for pos in 0..self.func.blocks[b.index()].insts.len() {
             let inst = self.func.blocks[b.index()].insts[pos];
             if !self.merged.is_empty() {
-                rewrite(&mut self.func.insts[inst.index()].kind, &self.repl);
+                rewrite(&mut self.func.insts[inst.index()].kind, self.repl);
             }
             let mark = self.table.arena_mark();
             let (class, eff) =
                 classify_with_effects(self.module, self.func, inst, self.table.arena_mut());
             // A (placed) phi is always numbered in the table.
-            let is_phi = matches!(class, Class::Scoped(_))
-                && self.func.insts[inst.index()].kind.is_phi();
+            let is_phi =
+                matches!(class, Class::Scoped(_)) && self.func.insts[inst.index()].kind.is_phi();
             match class {
                 Class::Skip => {}
                 Class::Scoped(key) => {
@@ -440,7 +440,7 @@ impl Walk<'_> {
             module: self.module,
             func: self.func,
             dom,
-            repl: &self.repl,
+            repl: self.repl,
         };
         let congruence = self.congruence.get_or_insert_with(Default::default);
         congruence.find(&cx, b, &mut self.budget, &mut pairs);
@@ -475,7 +475,7 @@ impl Walk<'_> {
         if !self.merged.is_empty() {
             for &b in &self.func.layout {
                 for &i in &self.func.blocks[b.index()].insts {
-                    rewrite(&mut self.func.insts[i.index()].kind, &self.repl);
+                    rewrite(&mut self.func.insts[i.index()].kind, self.repl);
                 }
             }
         }
@@ -489,14 +489,14 @@ impl Walk<'_> {
     fn rewrite_the_rest(&mut self, dom: Option<&DomTree>) {
         let func = &mut *self.func;
         for &phi in self.phis.iter() {
-            rewrite(&mut func.insts[phi.index()].kind, &self.repl);
+            rewrite(&mut func.insts[phi.index()].kind, self.repl);
         }
         if self.walked < func.layout.len() {
             let entry = func.entry();
             for &b in &func.layout {
                 if !dom.map_or(b == entry, |d| d.is_reachable(b)) {
                     for &i in &func.blocks[b.index()].insts {
-                        rewrite(&mut func.insts[i.index()].kind, &self.repl);
+                        rewrite(&mut func.insts[i.index()].kind, self.repl);
                     }
                 }
             }
