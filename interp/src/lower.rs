@@ -346,6 +346,10 @@ struct Lowerer<'a> {
     arg_pool: Vec<u32>,
     fixups: Vec<(usize, [Option<Label>; 2])>,
     scratch: u32,
+    /// One past the highest value index any placed instruction names (as an
+    /// operand or its result), raised by [`Lowerer::slot`] and
+    /// [`Lowerer::note`]: the frame must hold that many slots.
+    top: usize,
     /// Scratch of [`Lowerer::emit_phi_moves`]: the parallel copy, then its sequence.
     pending_moves: Vec<(u32, u32)>,
     moves: Vec<(u32, u32)>,
@@ -356,6 +360,39 @@ fn slot(v: ir::Value) -> u32 {
 }
 
 impl<'a> Lowerer<'a> {
+    /// The slot of operand or result `v`, noted as named.
+    #[inline]
+    fn slot(&mut self, v: ir::Value) -> u32 {
+        self.note(v);
+        v.0
+    }
+
+    /// Note that a placed instruction names `v` (see [`Lowerer::top`]).
+    #[inline]
+    fn note(&mut self, v: ir::Value) {
+        self.top = self.top.max(v.index() + 1);
+    }
+
+    /// Note every value instruction `i` names, operands and result (for
+    /// the instructions lowering reads only in part, or not at all).
+    fn note_all(&mut self, i: Inst) {
+        let data = self.f.inst(i);
+        let mut top = self.top;
+        data.kind.for_each_operand(|v| top = top.max(v.index() + 1));
+        if let Some(r) = data.result {
+            top = top.max(r.index() + 1);
+        }
+        self.top = top;
+    }
+
+    /// Whether block `to` starts with a phi (an edge into it may need copies).
+    #[inline]
+    fn has_phis(&self, to: Block) -> bool {
+        self.f.blocks[to.index()]
+            .insts
+            .first()
+            .is_some_and(|&i| self.f.inst(i).kind.is_phi())
+    }
     fn emit(
         &mut self,
         op: Op,
@@ -402,7 +439,7 @@ impl<'a> Lowerer<'a> {
 
     /// Whether the edge `from → to` needs any phi copy.
     fn has_phi_moves(&self, from: Block, to: Block) -> bool {
-        self.edge_copies(from, to).next().is_some()
+        self.has_phis(to) && self.edge_copies(from, to).next().is_some()
     }
 
     /// Emit the parallel copy of the phis of `to` along the edge `from → to`,
@@ -421,21 +458,27 @@ impl<'a> Lowerer<'a> {
     }
 
     fn lower_block(&mut self, b: Block, tramps: &mut Vec<(Block, Block, Inst)>) {
-        let insts = &self.f.blocks[b.index()].insts;
+        let f = self.f;
+        let insts = &f.blocks[b.index()].insts;
         let n = insts.len() as u32;
-        let mut terminated = false;
+        // The position of the terminator lowering stopped at.
+        let mut terminated = None;
         for (k, &i) in insts.iter().enumerate() {
             let rem = n - 1 - k as u32;
-            let data = self.f.inst(i);
-            let d = data.result.map_or(NONE, slot);
+            let data = f.inst(i);
+            let d = data.result.map_or(NONE, |r| self.slot(r));
             let op = match &data.kind {
-                InstKind::Phi(_) => continue,
+                InstKind::Phi(_) => {
+                    // Its entries are read on the edges into `b`.
+                    self.note_all(i);
+                    continue;
+                }
                 InstKind::Binary(op, a, bb) => {
-                    let (a, b2) = (slot(*a), slot(*bb));
+                    let (a, b2) = (self.slot(*a), self.slot(*bb));
                     bin_op(*op, d, a, b2)
                 }
                 InstKind::Unary(op, a) => {
-                    let a = slot(*a);
+                    let a = self.slot(*a);
                     match op {
                         UnOp::Neg => Op::Neg { d, a },
                         UnOp::Not => Op::Not { d, a },
@@ -444,9 +487,9 @@ impl<'a> Lowerer<'a> {
                 }
                 InstKind::Select(c, a, bb) => Op::Select {
                     d,
-                    c: slot(*c),
-                    a: slot(*a),
-                    b: slot(*bb),
+                    c: self.slot(*c),
+                    a: self.slot(*a),
+                    b: self.slot(*bb),
                 },
                 InstKind::New(s) => {
                     let n = self.m.structs.get(s.index()).map_or(0, |s| s.fields.len());
@@ -464,12 +507,9 @@ impl<'a> Lowerer<'a> {
                 }
                 InstKind::NewArray { elem, len } => {
                     let shape = self.tables.array_shape(*elem);
+                    let len = self.slot(*len);
                     self.emit(
-                        Op::NewArray {
-                            d,
-                            len: slot(*len),
-                            shape,
-                        },
+                        Op::NewArray { d, len, shape },
                         i,
                         rem,
                         Some((AccessKind::Write, AccessLoc::Alloc)),
@@ -477,6 +517,7 @@ impl<'a> Lowerer<'a> {
                     continue;
                 }
                 InstKind::Load { addr, volatile } => {
+                    self.note_addr(addr);
                     if *volatile {
                         self.emit_volatile(addr, None, i, rem);
                     }
@@ -505,11 +546,12 @@ impl<'a> Lowerer<'a> {
                     value,
                     volatile,
                 } => {
+                    self.note_addr(addr);
                     if *volatile {
                         self.emit_volatile(addr, Some(*value), i, rem);
                     }
                     let acc = Some((AccessKind::Write, self.addr_loc(addr)));
-                    let v = slot(*value);
+                    let v = self.slot(*value);
                     let op = match *addr {
                         Addr::Field { base, field } => Op::StoreField {
                             o: slot(base),
@@ -529,10 +571,16 @@ impl<'a> Lowerer<'a> {
                     self.emit(op, i, rem, acc);
                     continue;
                 }
-                InstKind::Len(a) => Op::Len { d, a: slot(*a) },
+                InstKind::Len(a) => Op::Len {
+                    d,
+                    a: self.slot(*a),
+                },
                 InstKind::Call { callee, args } => {
                     let start = self.arg_pool.len() as u32;
-                    self.arg_pool.extend(args.iter().map(|&v| slot(v)));
+                    for &v in args {
+                        let s = self.slot(v);
+                        self.arg_pool.push(s);
+                    }
                     let n = args.len() as u32;
                     match callee {
                         Callee::Func(f) => Op::Call {
@@ -551,28 +599,28 @@ impl<'a> Lowerer<'a> {
                 }
                 InstKind::Escape(v) => {
                     let is_ref = self.f.value_type(*v).is_ref();
+                    let v = self.slot(*v);
                     self.emit(
-                        Op::Escape {
-                            v: slot(*v),
-                            is_ref,
-                        },
+                        Op::Escape { v, is_ref },
                         i,
                         rem,
                         Some((AccessKind::Write, AccessLoc::Output)),
                     );
                     continue;
                 }
-                InstKind::Guard(c) => Op::Guard { c: slot(*c) },
-                InstKind::NullCheck(a) => Op::NullCheck { a: slot(*a) },
+                InstKind::Guard(c) => Op::Guard { c: self.slot(*c) },
+                InstKind::NullCheck(a) => Op::NullCheck { a: self.slot(*a) },
                 InstKind::BoundsCheck(a, x) => Op::BoundsCheck {
-                    a: slot(*a),
-                    i: slot(*x),
+                    a: self.slot(*a),
+                    i: self.slot(*x),
                 },
                 InstKind::Jmp(t) => {
-                    self.emit_phi_moves(b, *t, i, rem);
+                    if self.has_phis(*t) {
+                        self.emit_phi_moves(b, *t, i, rem);
+                    }
                     let pc = self.emit(Op::Jmp { t: 0 }, i, rem, None);
                     self.fixups.push((pc, [Some(Label::Block(*t)), None]));
-                    terminated = true;
+                    terminated = Some(k);
                     break;
                 }
                 InstKind::Br(c, t, e) => {
@@ -585,40 +633,53 @@ impl<'a> Lowerer<'a> {
                         }
                     };
                     let (lt, le) = (label(*t, tramps), label(*e, tramps));
-                    let pc = self.emit(
-                        Op::Br {
-                            c: slot(*c),
-                            t: 0,
-                            e: 0,
-                        },
-                        i,
-                        rem,
-                        None,
-                    );
+                    let c = self.slot(*c);
+                    let pc = self.emit(Op::Br { c, t: 0, e: 0 }, i, rem, None);
                     self.fixups.push((pc, [Some(lt), Some(le)]));
-                    terminated = true;
+                    terminated = Some(k);
                     break;
                 }
                 InstKind::Ret(v) => {
                     let op = match v {
-                        Some(v) => Op::Ret { v: slot(*v) },
+                        Some(v) => Op::Ret { v: self.slot(*v) },
                         None => Op::RetVoid,
                     };
                     self.emit(op, i, rem, None);
-                    terminated = true;
+                    terminated = Some(k);
                     break;
                 }
                 InstKind::Unreachable => {
                     self.emit(Op::Unreachable, i, rem, None);
-                    terminated = true;
+                    terminated = Some(k);
                     break;
                 }
             };
             self.emit(op, i, rem, None);
         }
-        if !terminated {
+        match terminated {
+            // Instructions after the terminator (ill-formed) are never run,
+            // but the frame still holds what they name.
+            Some(k) => {
+                for &i in &insts[k + 1..] {
+                    self.note_all(i);
+                }
+            }
             // An ill-formed block without a terminator: never fall through.
-            self.emit(Op::Unreachable, Inst::new(0), 0, None);
+            None => {
+                self.emit(Op::Unreachable, Inst::new(0), 0, None);
+            }
+        }
+    }
+
+    /// Note the values address `addr` names.
+    fn note_addr(&mut self, addr: &Addr) {
+        match *addr {
+            Addr::Field { base, .. } => self.note(base),
+            Addr::Elem { base, index } => {
+                self.note(base);
+                self.note(index);
+            }
+            Addr::Global(_) => {}
         }
     }
 
@@ -727,26 +788,35 @@ pub fn lower_function_with(
     tables: &mut Tables,
     sc: &mut LowerScratch,
 ) -> LoweredFunc {
-    // Every slot named by a placed instruction must lie inside the frame.
+    // Every slot named by a placed instruction must lie inside the frame:
+    // lowered first with a frame of the value arena (where a well-formed
+    // function's values all are), again with a bigger one when an
+    // instruction names a value beyond it.
     let mut slots = f.values.len();
-    for i in f.inst_iter() {
-        let data = f.inst(i);
-        data.kind
-            .for_each_operand(|v| slots = slots.max(v.index() + 1));
-        if let Some(r) = data.result {
-            slots = slots.max(r.index() + 1);
+    loop {
+        match lower_in_frame(m, f, tables, sc, slots) {
+            Ok(lowered) => return lowered,
+            Err(named) => slots = named,
         }
     }
+}
+
+/// Lower `f` with `slots` value slots in its frame (and one scratch slot
+/// after them); `Err` with the slots its placed instructions name when
+/// that is more.
+fn lower_in_frame(
+    m: &Module,
+    f: &Function,
+    tables: &mut Tables,
+    sc: &mut LowerScratch,
+    slots: usize,
+) -> Result<LoweredFunc, usize> {
     let scratch = slots as u32;
     let frame_size = slots + 1;
-    let mut template = vec![0u64; frame_size];
-    for (i, v) in f.values.iter().enumerate() {
-        if let ValueDef::Const(c) = v.def {
-            template[i] = c as u64;
-        }
-    }
-    // Roughly one op per instruction (phis become moves, terminators may add some).
-    let ops = f.insts.len() + 2;
+    // Roughly one op per instruction, and room for the moves of phis (on
+    // every edge into their block) and trampolines: reallocating the code
+    // midway costs more than the unused room.
+    let ops = f.insts.len() + f.insts.len() / 2 + 4;
     let mut l = Lowerer {
         m,
         f,
@@ -756,6 +826,7 @@ pub fn lower_function_with(
         arg_pool: Vec::new(),
         fixups: std::mem::take(&mut sc.fixups),
         scratch,
+        top: slots,
         pending_moves: std::mem::take(&mut sc.pending_moves),
         moves: std::mem::take(&mut sc.moves),
     };
@@ -811,8 +882,17 @@ pub fn lower_function_with(
     sc.fixups = fixups;
     sc.pending_moves = l.pending_moves;
     sc.moves = l.moves;
+    if l.top > slots {
+        return Err(l.top);
+    }
+    let mut template = vec![0u64; frame_size];
+    for (i, v) in f.values.iter().enumerate() {
+        if let ValueDef::Const(c) = v.def {
+            template[i] = c as u64;
+        }
+    }
     let param_types: Vec<Type> = f.params.iter().map(|&p| f.value_type(p)).collect();
-    LoweredFunc {
+    Ok(LoweredFunc {
         code: l.code,
         frame_size,
         template,
@@ -822,7 +902,7 @@ pub fn lower_function_with(
         entry_steps,
         meta: l.meta,
         returns_ref: f.ret.is_some_and(|t| t.is_ref()),
-    }
+    })
 }
 
 /// Lower every function of `m`.
@@ -832,18 +912,56 @@ pub fn lower_module(m: &Module) -> (Vec<LoweredFunc>, Tables) {
         array_elems: Vec::new(),
         extern_ref_masks: m.externs.iter().map(|e| ref_mask(&e.params)).collect(),
     };
-    let mut scratch = LowerScratch::default();
+    // The buffers of the last module lowered on this thread (taken, so a
+    // lowering that unwinds leaves fresh ones behind).
+    let mut scratch = SCRATCH.with(|s| s.take());
     let funcs = m
         .funcs
         .iter()
         .map(|f| lower_function_with(m, f, &mut tables, &mut scratch))
         .collect();
+    SCRATCH.with(|s| s.replace(scratch));
     (funcs, tables)
+}
+
+thread_local! {
+    /// The buffers [`lower_module`] reuses from one module to the next.
+    static SCRATCH: std::cell::Cell<LowerScratch> = std::cell::Cell::new(LowerScratch::default());
 }
 
 #[cfg(test)]
 mod tests {
-    use super::sequentialize;
+    use super::{lower_function, sequentialize, Op, Tables};
+    use ir::{Function, InstKind, Module, Type, UnOp, Value};
+
+    /// A function `i64 f(i64 p)` whose entry block copies `named` and
+    /// returns `p`, then (ill-formed) copies `after` past its terminator.
+    fn copies(named: Value, after: Value) -> Function {
+        let mut f = Function::new("f", Some(Type::I64));
+        let p = f.add_param(None, Type::I64);
+        let b = f.add_block("entry");
+        f.append_inst(b, InstKind::Unary(UnOp::Copy, named), Some(Type::I64));
+        f.append_inst(b, InstKind::Ret(Some(p)), None);
+        f.append_inst(b, InstKind::Unary(UnOp::Copy, after), Some(Type::I64));
+        f
+    }
+
+    #[test]
+    fn the_frame_holds_every_value_an_instruction_names() {
+        let m = Module::default();
+        // Well formed but for the copy after the `ret`: the frame is the
+        // value arena (3 values) and the scratch slot.
+        let p = Value::new(0);
+        let l = lower_function(&m, &copies(p, p), &mut Tables::default());
+        assert_eq!((l.frame_size, l.template.len()), (4, 4));
+        // A value beyond the arena, named by a lowered instruction or by one
+        // after the terminator: the frame grows to hold it.
+        for (named, after) in [(Value::new(9), p), (p, Value::new(9))] {
+            let l = lower_function(&m, &copies(named, after), &mut Tables::default());
+            assert_eq!((l.frame_size, l.template.len()), (11, 11));
+            assert!(l.code.contains(&Op::Ret { v: 0 }));
+        }
+    }
 
     fn run(moves: &[(u32, u32)], init: &[u64]) -> Vec<u64> {
         let mut regs = init.to_vec();

@@ -104,31 +104,30 @@ struct Walk<'a> {
     /// What calls of module functions may do.
     calls: &'a Summaries,
     func: &'a mut Function,
-    alias: AliasAnalysis,
+    alias: &'a mut AliasAnalysis,
     /// Whether `alias` describes this function (computed at the first load).
     alias_ready: bool,
-    table: ScopedTable,
+    table: &'a mut ScopedTable,
     /// The loads numbered in the current block (storage reused block to block).
-    loads: Vec<(Key, Inst)>,
+    loads: &'a mut Vec<(Key, Inst)>,
     /// Per value: the value a merge replaced it by, or [`NONE`]. All
     /// [`NONE`] between runs (a run resets what it set).
-    repl: Vec<u32>,
+    repl: &'a mut Vec<u32>,
     /// The values replaced so far, in merge order.
-    merged: Vec<Value>,
+    merged: &'a mut Vec<Value>,
     /// The phis walked and kept (their entries may name values merged later).
-    phis: Vec<Inst>,
+    phis: &'a mut Vec<Inst>,
     /// How many blocks the walk entered.
     walked: usize,
     counts: Counts,
-    /// Made at the first header looked at (boxed: the scratch moves in and
-    /// out of its thread-local every run).
-    congruence: Option<Box<Congruence>>,
+    /// Made at the first header looked at (boxed: it is rarely needed).
+    congruence: &'a mut Option<Box<Congruence>>,
     /// The congruent phis of one header, with their leaders.
-    pairs: Vec<(Inst, Inst)>,
+    pairs: &'a mut Vec<(Inst, Inst)>,
     /// What [`Congruence::find`] may still spend in this run.
     budget: usize,
     /// The phis of operations walked so far (made at the first one).
-    phi_ops: Option<Box<PhiOps>>,
+    phi_ops: &'a mut Option<Box<PhiOps>>,
 }
 
 /// One step of the dominator-tree walk.
@@ -137,9 +136,12 @@ enum Visit {
     Exit,
 }
 
-/// Storage GVN reuses from run to run.
+/// Storage GVN reuses from run to run, borrowed in place by each run.
 #[derive(Default)]
 struct Scratch {
+    /// Whether a run is using it: still set at the start of a run, it is
+    /// what a run that unwound midway left behind (thrown away).
+    busy: bool,
     alias: AliasAnalysis,
     table: ScopedTable,
     loads: Vec<(Key, Inst)>,
@@ -188,11 +190,45 @@ fn run_walk(
     stats: &mut Stats,
     dom: Option<&DomTree>,
 ) -> bool {
-    let mut scratch = SCRATCH.with(|s| s.take());
-    scratch.table.reset(func.values.len());
-    scratch.merged.clear();
-    scratch.phis.clear();
-    if let Some(ops) = &mut scratch.phi_ops {
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let scratch = &mut *guard;
+        if scratch.busy {
+            *scratch = Scratch::default();
+        }
+        scratch.busy = true;
+        let changed = walk_with(scratch, module, calls, func, stats, dom);
+        scratch.busy = false;
+        changed
+    })
+}
+
+/// [`run_walk`] with the thread's scratch.
+fn walk_with(
+    scratch: &mut Scratch,
+    module: &Module,
+    calls: &Summaries,
+    func: &mut Function,
+    stats: &mut Stats,
+    dom: Option<&DomTree>,
+) -> bool {
+    let Scratch {
+        busy: _,
+        alias,
+        table,
+        loads,
+        repl,
+        merged,
+        phis,
+        stack,
+        congruence,
+        pairs,
+        phi_ops,
+    } = scratch;
+    table.reset(func.values.len());
+    merged.clear();
+    phis.clear();
+    if let Some(ops) = phi_ops {
         ops.clear();
     }
     // The congruence search reads at most about twice the function.
@@ -200,29 +236,28 @@ fn run_walk(
     let mut w = Walk {
         module,
         calls,
-        alias: scratch.alias,
+        alias,
         alias_ready: false,
-        table: scratch.table,
-        loads: scratch.loads,
-        repl: scratch.repl,
-        merged: scratch.merged,
-        phis: scratch.phis,
+        table,
+        loads,
+        repl,
+        merged,
+        phis,
         walked: 0,
         func,
         counts: Counts::default(),
-        congruence: scratch.congruence,
-        pairs: scratch.pairs,
+        congruence,
+        pairs,
         budget,
-        phi_ops: scratch.phi_ops,
+        phi_ops,
     };
-    let mut stack = scratch.stack;
     stack.clear();
     stack.push(Visit::Enter(w.func.entry()));
-    w.walk(dom, &mut stack);
+    w.walk(dom, stack);
     if !w.merged.is_empty() {
         w.rewrite_the_rest(dom);
     }
-    for &v in &w.merged {
+    for &v in w.merged.iter() {
         w.repl[v.index()] = NONE;
     }
     let c = &w.counts;
@@ -240,20 +275,6 @@ fn run_walk(
             stats.add("gvn", rule, n);
         }
     }
-    SCRATCH.with(|s| {
-        *s.borrow_mut() = Scratch {
-            alias: w.alias,
-            table: w.table,
-            loads: w.loads,
-            repl: w.repl,
-            merged: w.merged,
-            phis: w.phis,
-            stack,
-            congruence: w.congruence,
-            pairs: w.pairs,
-            phi_ops: w.phi_ops,
-        }
-    });
     total > 0
 }
 
@@ -306,7 +327,7 @@ impl Walk<'_> {
     /// block cost the oracle's small functions 1.6 % of GVN).
     #[inline(always)]
     fn block(&mut self, b: Block, dom: Option<&DomTree>) {
-        let mut loads = std::mem::take(&mut self.loads);
+        let mut loads = std::mem::take(self.loads);
         loads.clear();
         if let Some(dom) = dom {
             let insts = &self.func.blocks[b.index()].insts;
@@ -325,12 +346,14 @@ impl Walk<'_> {
         for pos in 0..self.func.blocks[b.index()].insts.len() {
             let inst = self.func.blocks[b.index()].insts[pos];
             if !self.merged.is_empty() {
-                rewrite(&mut self.func.insts[inst.index()].kind, &self.repl);
+                rewrite(&mut self.func.insts[inst.index()].kind, self.repl);
             }
-            let is_phi = self.func.insts[inst.index()].kind.is_phi();
             let mark = self.table.arena_mark();
             let (class, eff) =
                 classify_with_effects(self.module, self.func, inst, self.table.arena_mut());
+            // A (placed) phi is always numbered in the table.
+            let is_phi =
+                matches!(class, Class::Scoped(_)) && self.func.insts[inst.index()].kind.is_phi();
             match class {
                 Class::Skip => {}
                 Class::Scoped(key) => {
@@ -382,6 +405,11 @@ impl Walk<'_> {
                     ops.file(self.func, inst, |v| read(repl, v));
                 }
             }
+            // What `inst` writes matters only to the loads numbered: with
+            // none, nothing is clobbered or kept across a call.
+            if loads.is_empty() {
+                continue;
+            }
             // Nothing edited `inst` since it was classified: its effects stand.
             let eff = eff.unwrap_or_else(|| self.calls.inst_effects(self.module, self.func, inst));
             if !eff.writes_nothing() {
@@ -391,7 +419,7 @@ impl Walk<'_> {
                 self.counts.kept_across_calls += loads.len() as u64;
             }
         }
-        self.loads = loads;
+        *self.loads = loads;
         if self.counts.total() > merged_before {
             let insts = &self.func.insts;
             self.func.blocks[b.index()]
@@ -406,13 +434,13 @@ impl Walk<'_> {
     /// the end. A leader is its class's first phi, which the walk keeps (a
     /// phi with the same key as it would be in its class).
     fn congruent_phis(&mut self, b: Block, dom: &DomTree) {
-        let mut pairs = std::mem::take(&mut self.pairs);
+        let mut pairs = std::mem::take(self.pairs);
         pairs.clear();
         let cx = congruent::Ctx {
             module: self.module,
             func: self.func,
             dom,
-            repl: &self.repl,
+            repl: self.repl,
         };
         let congruence = self.congruence.get_or_insert_with(Default::default);
         congruence.find(&cx, b, &mut self.budget, &mut pairs);
@@ -429,7 +457,7 @@ impl Walk<'_> {
                 .insts
                 .retain(|i| insts[i.index()].block.is_some());
         }
-        self.pairs = pairs;
+        *self.pairs = pairs;
     }
 
     /// The phi of operations binary operation `inst` equals ([`phi_ops`]),
@@ -447,7 +475,7 @@ impl Walk<'_> {
         if !self.merged.is_empty() {
             for &b in &self.func.layout {
                 for &i in &self.func.blocks[b.index()].insts {
-                    rewrite(&mut self.func.insts[i.index()].kind, &self.repl);
+                    rewrite(&mut self.func.insts[i.index()].kind, self.repl);
                 }
             }
         }
@@ -460,15 +488,15 @@ impl Walk<'_> {
     /// walked) and the instructions of blocks the walk never entered.
     fn rewrite_the_rest(&mut self, dom: Option<&DomTree>) {
         let func = &mut *self.func;
-        for &phi in &self.phis {
-            rewrite(&mut func.insts[phi.index()].kind, &self.repl);
+        for &phi in self.phis.iter() {
+            rewrite(&mut func.insts[phi.index()].kind, self.repl);
         }
         if self.walked < func.layout.len() {
             let entry = func.entry();
             for &b in &func.layout {
                 if !dom.map_or(b == entry, |d| d.is_reachable(b)) {
                     for &i in &func.blocks[b.index()].insts {
-                        rewrite(&mut func.insts[i.index()].kind, &self.repl);
+                        rewrite(&mut func.insts[i.index()].kind, self.repl);
                     }
                 }
             }
