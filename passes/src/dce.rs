@@ -362,7 +362,8 @@ fn remove_dead_insts(
         }
         placed += 1;
         let data = func.inst(inst);
-        any_check |= crate::checks::null_test(func, &data.kind).is_some();
+        // Checks and null tests are asked about only on the first run.
+        any_check = any_check || (first && crate::checks::null_test(func, &data.kind).is_some());
         let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
