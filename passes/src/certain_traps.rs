@@ -31,6 +31,7 @@ use crate::stats::Stats;
 use ir::effects::{certain_trap, CertainTrap};
 use ir::summaries::Summaries;
 use ir::{Block, Function, Inst, InstKind, Value};
+use smallvec::SmallVec;
 
 /// Cut each block that certainly traps on its first visit (module header).
 /// Whether anything changed.
@@ -52,7 +53,7 @@ pub(crate) fn fold_first_visit_traps(
         let InstKind::Phi(entries) = &func.inst(first).kind else {
             continue;
         };
-        let preds: Vec<Block> = entries.iter().map(|&(p, _)| p).collect();
+        let preds: SmallVec<[Block; 4]> = entries.iter().map(|&(p, _)| p).collect();
         for &p in preds.iter().take(2) {
             if p == b || preds.iter().filter(|&&q| q == p).count() > 1 {
                 continue;
@@ -91,22 +92,25 @@ fn trap_with_values_from(func: &mut Function, b: Block, p: Block) -> Option<(Ins
     };
     for k in 0..func.blocks[b.index()].insts.len().saturating_sub(1) {
         let i = func.blocks[b.index()].insts[k];
-        let old = func.inst(i).kind.clone();
-        if matches!(old, InstKind::Phi(_)) {
+        // Only an instruction with a phi of `b` (that has a value from `p`)
+        // among its operands reads something else on that visit.
+        let data = func.inst(i);
+        if data.kind.is_phi() {
             continue;
         }
-        let mut kind = old.clone();
-        let mut replaced = false;
+        let mut reads_a_phi = false;
+        data.kind
+            .for_each_operand(|v| reads_a_phi |= value_from_p(func, v).is_some());
+        if !reads_a_phi {
+            continue;
+        }
+        let mut kind = data.kind.clone();
         kind.for_each_operand_mut(|v| {
             if let Some(x) = value_from_p(func, *v) {
                 *v = x;
-                replaced = true;
             }
         });
-        if !replaced {
-            continue;
-        }
-        func.insts[i.index()].kind = kind;
+        let old = std::mem::replace(&mut func.insts[i.index()].kind, kind);
         let traps = certain_trap(func, i).is_some();
         let kind = std::mem::replace(&mut func.insts[i.index()].kind, old);
         if traps {

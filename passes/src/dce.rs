@@ -98,6 +98,7 @@ struct FunctionRun<'a> {
 impl FunctionRun<'_> {
     /// Run DCE's folds and removals on the function; returns whether it changed.
     fn run(&mut self) -> bool {
+        self.scratch.opened = false;
         let folded = self.fold();
         let removed = self.remove_all_dead_insts();
         if self.delete_a_dead_loop() || folded {
@@ -107,7 +108,7 @@ impl FunctionRun<'_> {
             // Removing dead code can give the folds something to find (a
             // loop that runs once folds only when no value of it is used
             // after it), so they look once more.
-            if self.fold() {
+            if self.fold_again() {
                 self.remove_all_dead_insts();
                 self.delete_a_dead_loop();
                 return true;
@@ -132,6 +133,29 @@ impl FunctionRun<'_> {
         edited | remove_unreachable_blocks(func, stats, self.scratch)
     }
 
+    /// [`Self::fold`] again on a function the folds left unchanged, after
+    /// [`Self::remove_all_dead_insts`] removed dead code; returns whether
+    /// it changed the function. Unless the removal decided a null test or
+    /// removed a phi ([`Scratch::opened`]), only the decided branches are
+    /// looked at: the removal took away instructions that neither trap nor
+    /// teach a value on an edge, made unused loads their checks (certain
+    /// traps exactly when the loads were) and dropped checks whose facts
+    /// were known, so the other folds, which found nothing before it, find
+    /// nothing now (same terminators, so no block became unreachable).
+    /// A decided branch may now fold: a loop that runs once folds only when
+    /// no value of it is used after it.
+    fn fold_again(&mut self) -> bool {
+        if self.scratch.opened {
+            return self.fold();
+        }
+        let func = &mut self.module.funcs[self.i];
+        if !crate::decided_branches::fold_decided_branches(func, self.stats) {
+            return false;
+        }
+        remove_unreachable_blocks(func, self.stats, self.scratch);
+        true
+    }
+
     /// Delete one loop whose work is never observed ([`crate::dead_loops`]),
     /// then what that leaves unreachable or dead; returns whether it did. It
     /// runs once dead code is gone, so that a loop whose values only dead
@@ -148,15 +172,16 @@ impl FunctionRun<'_> {
     }
 
     /// Removes dead instructions until no check goes: removing checks may
-    /// leave what only they used dead. The checks that stayed stay
-    /// (removing code adds no fact); only loads made checks then are asked
-    /// about. Returns whether anything changed.
+    /// leave what only they used dead (unless each value they used is the
+    /// result of a [`Mark::ROOT`], live whatever uses it). The checks that
+    /// stayed stay (removing code adds no fact); only loads made checks
+    /// then are asked about. Returns whether anything changed.
     fn remove_all_dead_insts(&mut self) -> bool {
         let fid = FuncId::new(self.i);
         let mut edited = false;
         let mut first = true;
         loop {
-            let (insts_edited, checks_went) = remove_dead_insts(
+            let (insts_edited, again) = remove_dead_insts(
                 self.module,
                 fid,
                 self.calls,
@@ -165,7 +190,7 @@ impl FunctionRun<'_> {
                 first,
             );
             edited |= insts_edited;
-            if !checks_went {
+            if !again {
                 return edited;
             }
             first = false;
@@ -192,6 +217,11 @@ struct Scratch {
     loops: crate::dead_loops::Scratch,
     /// The call summaries of the last run.
     calls: Option<Summaries>,
+    /// Whether, since the current function's run began, removing dead code
+    /// decided a null test (made it a `copy` of a constant) or removed a
+    /// phi (the first phi of a block says which predecessors
+    /// [`crate::certain_traps`] tries): what every fold must look at again.
+    opened: bool,
 }
 
 /// Liveness marks of an instruction during [`remove_dead_insts`].
@@ -204,6 +234,9 @@ impl Mark {
     const PLACED: u8 = 1;
     /// Live (placed, or used by a live instruction).
     const LIVE: u8 = 2;
+    /// Live for its own sake (its effects keep it, or it is a terminator):
+    /// live whatever uses it.
+    const ROOT: u8 = 4;
     /// Kept for its trap so far ([`trap_only`]): its operands are live; it
     /// becomes its check unless a live instruction uses its result.
     const TRAP: u8 = 3;
@@ -301,7 +334,8 @@ fn remove_unreachable_blocks(
 
 /// Mark live from the roots, then remove everything unmarked, turn what is
 /// kept only for its trap into checks and remove the redundant checks.
-/// Whether the function changed, and whether checks went. Checks already
+/// Whether the function changed, and whether checks or null tests went
+/// that may leave something dead ([`remove_known_checks`]). Checks already
 /// there are asked about only on the `first` run over the function.
 fn remove_dead_insts(
     module: &mut Module,
@@ -328,7 +362,8 @@ fn remove_dead_insts(
         }
         placed += 1;
         let data = func.inst(inst);
-        any_check |= crate::checks::null_test(func, &data.kind).is_some();
+        // Checks and null tests are asked about only on the first run.
+        any_check = any_check || (first && crate::checks::null_test(func, &data.kind).is_some());
         let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
@@ -338,7 +373,7 @@ fn remove_dead_insts(
             }
             _ => {
                 any_check |= is_check(&data.kind);
-                live[inst.index()] = Mark::LIVE;
+                live[inst.index()] = Mark::ROOT;
                 placed_live += 1;
                 work.push(inst);
             }
@@ -348,7 +383,7 @@ fn remove_dead_insts(
         func.inst(inst).kind.for_each_operand(|v| {
             if let Some(def) = func.def_inst(v) {
                 let mark = &mut live[def.index()];
-                if *mark != Mark::LIVE {
+                if *mark != Mark::LIVE && *mark != Mark::ROOT {
                     placed_live += usize::from(*mark != Mark::UNSEEN);
                     *mark = Mark::LIVE;
                     work.push(def);
@@ -357,8 +392,10 @@ fn remove_dead_insts(
         });
     }
     if placed_live == placed {
-        let went = first && any_check && remove_known_checks(module, fid, scratch, 0, stats);
-        return (went, went);
+        if !(first && any_check) {
+            return (false, false);
+        }
+        return remove_known_checks(module, fid, scratch, 0, stats);
     }
     // Unlink the dead (nothing changes when everything is live).
     let Function {
@@ -372,7 +409,7 @@ fn remove_dead_insts(
         blocks[b.index()].insts.retain(|&i| {
             let data = &mut insts[i.index()];
             match live[i.index()] {
-                Mark::LIVE => true,
+                Mark::LIVE | Mark::ROOT => true,
                 Mark::TRAP => {
                     if let Some(c) = checked_by(&data.kind) {
                         data.kind = c.check();
@@ -391,28 +428,35 @@ fn remove_dead_insts(
             }
         });
     }
+    scratch.opened |= phis > 0;
     if removed > 0 {
         stats.add("dce", "insts_removed", removed - phis);
         // Unused calls of functions whose summary has no effects.
         stats.add("dce", "calls_without_effects_removed", calls);
         stats.add("dce", "phis_removed", phis);
     }
-    let went = ((first && any_check) || converted > 0)
-        && remove_known_checks(module, fid, scratch, converted, stats);
-    (true, went)
+    if !((first && any_check) || converted > 0) {
+        return (true, false);
+    }
+    let (_, again) = remove_known_checks(module, fid, scratch, converted, stats);
+    (true, again)
 }
 
 /// Remove the checks of function `fid` that [`crate::checks`] finds
 /// redundant, and make each null test it decides a `copy` of its value;
 /// `converted` of the checks were made of unused loads by this run
-/// (marked [`Mark::TRAP`] in `scratch.live`). Whether anything changed.
+/// (marked [`Mark::TRAP`] in `scratch.live`). Whether anything changed,
+/// and whether something that went used a value whose instruction may now
+/// be dead: one not marked [`Mark::ROOT`] in `scratch.live`, the marks of
+/// this run (else marking again finds everything live, no load newly
+/// unused).
 fn remove_known_checks(
     module: &mut Module,
     fid: FuncId,
     scratch: &mut Scratch,
     converted: usize,
     stats: &mut Stats,
-) -> bool {
+) -> (bool, bool) {
     let func = &module.funcs[fid.index()];
     let gone = crate::checks::redundant_checks(
         module,
@@ -439,13 +483,34 @@ fn remove_known_checks(
             stats.add("dce", rule, n as u64);
         }
     }
+    let tests = scratch.checks.null_tests().iter().map(|&(test, _)| test);
+    let frees = gone
+        .iter()
+        .copied()
+        .chain(tests)
+        .any(|i| uses_a_non_root(func, i, &scratch.live));
     let func = &mut module.funcs[fid.index()];
     func.remove_insts(&gone);
+    scratch.opened |= !scratch.checks.null_tests().is_empty();
     for &(test, value) in scratch.checks.null_tests() {
         let k = func.iconst(i64::from(value));
         func.insts[test.index()].kind = InstKind::Unary(UnOp::Copy, k);
     }
-    !gone.is_empty() || !scratch.checks.null_tests().is_empty()
+    let changed = !gone.is_empty() || !scratch.checks.null_tests().is_empty();
+    (changed, frees)
+}
+
+/// Whether instruction `inst` of `func` uses the result of an instruction
+/// that `live` (the marks of [`remove_dead_insts`]) does not mark
+/// [`Mark::ROOT`].
+fn uses_a_non_root(func: &Function, inst: Inst, live: &[u8]) -> bool {
+    let mut any = false;
+    func.inst(inst).kind.for_each_operand(|v| {
+        any |= func
+            .def_inst(v)
+            .is_some_and(|d| live.get(d.index()) != Some(&Mark::ROOT));
+    });
+    any
 }
 
 #[cfg(test)]
