@@ -360,7 +360,7 @@ pub fn eliminate_dead_stores(
     } = scratch;
     subst.recompute(func);
     let subst = &*subst;
-    if !cyclic && !any_candidate(func, subst, clobbers) {
+    if !any_candidate(func, subst, clobbers, cyclic) {
         return DeadStores::default();
     }
     // The dominator tree of `cfg`: the caller's when it has it, else
@@ -442,15 +442,23 @@ pub fn eliminate_dead_stores(
 /// How many plain stores [`any_candidate`] compares pairwise at most.
 const CANDIDATE_SCAN_LIMIT: usize = 32;
 
-/// Whether some plain store of `func` may be found dead when the CFG has no
-/// cycle: a location enters the walk's set only at a plain store (and, for
-/// a private location, at a return), and a store is dead only where its own
-/// location is in the set. Without a cycle no store is reached again after
-/// itself, so a store can be dead only when another plain store has the same
-/// location or its location is private. False means the walk would find
-/// nothing (it, and the analyses it asks, are skipped); past
-/// [`CANDIDATE_SCAN_LIMIT`] stores the answer is true.
-fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>) -> bool {
+/// Whether some plain store of `func` may be found dead: a location enters
+/// the walk's set only at a plain store (and, for a private location, at a
+/// return), and a store is dead only where its own location is in the set.
+/// A store's own entry never comes back around a cycle to it: the first
+/// walk lets retreating edges contribute nothing, and the second lets a
+/// loop's back edges contribute what the first found at its exits, which
+/// reach the store again only around an outer loop (whose back edges
+/// contribute what is dead at its own exits, none of which reaches the
+/// store again) or through an irreducible edge (nothing). So a store can
+/// be dead only when another plain store has the same location or its
+/// location is private. False means the walk would find nothing (it, and
+/// the analyses it asks, are skipped); past [`CANDIDATE_SCAN_LIMIT`]
+/// stores the answer is true. With `cyclic` (the CFG has a cycle) a call
+/// of a module function whose summary the walk counts at
+/// ([`DeadStores::kept_across_calls`]) makes the answer true too, so that
+/// skipping the walk changes no counter of such a function.
+fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>, cyclic: bool) -> bool {
     let mut locs: Vec<Loc> = Vec::new();
     for inst in func.inst_iter() {
         if let InstKind::Store {
@@ -465,6 +473,8 @@ fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>) -> boo
                 return true;
             }
             locs.push(loc);
+        } else if cyclic && clobbers.calls.is_summarized_call(func, inst) {
+            return true;
         }
     }
     false
@@ -760,6 +770,7 @@ mod tests {
                 alias: &alias,
                 calls: &calls,
             },
+            false,
         )
     }
 
