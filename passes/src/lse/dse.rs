@@ -649,6 +649,15 @@ fn exit_set(
     }
 }
 
+/// Step backward over a plain load of `loc`, after its entries are gone:
+/// it can read a private location the set holds only implicitly.
+fn note_private_load(set: &mut DeadSet, clobbers: &Clobbers<'_>, loc: Loc, cap: usize) {
+    if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
+        set.private_except.push(loc);
+        set.bound(cap);
+    }
+}
+
 /// Step backward over `inst`; returns whether it is a dead store.
 fn transfer(
     facts: &Facts<'_>,
@@ -659,11 +668,24 @@ fn transfer(
 ) -> Verdict {
     let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
-    if set.entries.is_empty() && !super::forward::is_plain_access(&data.kind) {
-        // Every step below but a plain load's or store's acts on the
-        // entries alone (forgets, dirties, counts them): with none, nothing
-        // changes (the private part only meets a store or a load).
-        return Verdict::Kept;
+    if set.entries.is_empty() {
+        // Every step below but a plain store's acts on the entries alone
+        // (forgets, dirties, counts them) and, for a plain load, on the
+        // private part: with no entries, nothing else changes (and how the
+        // instruction may trap does not matter).
+        match &data.kind {
+            InstKind::Store {
+                volatile: false, ..
+            } => {}
+            InstKind::Load {
+                addr,
+                volatile: false,
+            } => {
+                note_private_load(set, clobbers, Loc::of(func, subst, addr), cap);
+                return Verdict::Kept;
+            }
+            _ => return Verdict::Kept,
+        }
     }
     let TrapFacts {
         eff,
@@ -718,11 +740,7 @@ fn transfer(
             if may_trap {
                 set.at_possible_trap(clobbers, null_base);
             }
-            // A load can read a private location the set holds only implicitly.
-            if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
-                set.private_except.push(loc);
-                set.bound(cap);
-            }
+            note_private_load(set, clobbers, loc, cap);
         }
         _ => {
             set.entries
