@@ -649,8 +649,16 @@ fn exit_set(
     }
 }
 
-/// Step backward over a plain load of `loc`, after its entries are gone:
-/// it can read a private location the set holds only implicitly.
+/// Step backward over a plain store of `loc` that is not dead, once the
+/// entries of `loc` are gone: `loc` is overwritten from here on.
+fn start_entry(set: &mut DeadSet, loc: Loc, cap: usize) {
+    set.private_except.retain(|&e| e != loc);
+    set.entries.push(Dead { loc, clean: true });
+    set.bound(cap);
+}
+
+/// Step backward over a plain load of `loc`, once the entries it may read
+/// are gone: it can read a private location the set holds only implicitly.
 fn note_private_load(set: &mut DeadSet, clobbers: &Clobbers<'_>, loc: Loc, cap: usize) {
     if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
         set.private_except.push(loc);
@@ -669,14 +677,22 @@ fn transfer(
     let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
     if set.entries.is_empty() {
-        // Every step below but a plain store's acts on the entries alone
-        // (forgets, dirties, counts them) and, for a plain load, on the
-        // private part: with no entries, nothing else changes (and how the
-        // instruction may trap does not matter).
+        // Every step below acts on the entries (forgets, dirties, counts
+        // them) and, for a plain load or store, on the private part: with
+        // no entries, nothing else changes, and how the instruction may trap
+        // matters only to a store found dead.
         match &data.kind {
             InstKind::Store {
-                volatile: false, ..
-            } => {}
+                addr,
+                volatile: false,
+                ..
+            } => {
+                let loc = Loc::of(func, subst, addr);
+                if set.lookup(loc, clobbers, func).is_none() {
+                    start_entry(set, loc, cap);
+                    return Verdict::Kept;
+                }
+            }
             InstKind::Load {
                 addr,
                 volatile: false,
@@ -726,9 +742,7 @@ fn transfer(
                 set.entries.iter_mut().for_each(|d| d.clean = false);
             }
             set.entries.retain(|d| d.loc != loc);
-            set.private_except.retain(|&e| e != loc);
-            set.entries.push(Dead { loc, clean: true });
-            set.bound(cap);
+            start_entry(set, loc, cap);
         }
         InstKind::Load {
             addr,
