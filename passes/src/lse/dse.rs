@@ -791,6 +791,11 @@ mod tests {
 
     /// `any_candidate` on the only function of `text`.
     fn candidate(text: &str) -> bool {
+        candidate_in(text, false)
+    }
+
+    /// `any_candidate` on the only function of `text`, said `cyclic`.
+    fn candidate_in(text: &str, cyclic: bool) -> bool {
         let m = ir::parse_module(text, "t.ir").expect("parses").0;
         let f = &m.funcs[0];
         let alias = AliasAnalysis::new(f);
@@ -802,7 +807,7 @@ mod tests {
                 alias: &alias,
                 calls: &calls,
             },
-            false,
+            cyclic,
         )
     }
 
@@ -818,5 +823,19 @@ mod tests {
         // A store into an allocation that never escapes is dead at the return.
         let private = "  %o = new P\n  store %o.x, 1\n  ret\n}\n";
         assert!(candidate(&format!("{head}{private}")));
+    }
+
+    #[test]
+    fn a_store_alone_in_a_loop_is_no_candidate() {
+        let head = "type P { x: i64 }\nfunc @f(%p: P, %n: i64) {\nentry:\n  jmp head\n\
+            head:\n  %i = phi [entry: 0], [head: %j]\n  store %p.x, %i\n  %j = add %i, 1\n\
+            %c = slt %j, %n\n  br %c, head, exit\nexit:\n";
+        // It overwrites itself on the next trip, but the walk never finds
+        // that: its own entry does not come back around the loop.
+        let alone = format!("{head}  ret\n}}\n");
+        assert!(!candidate_in(&alone, true));
+        // Overwritten after the loop: a candidate.
+        let after = format!("{head}  store %p.x, 0\n  ret\n}}\n");
+        assert!(candidate_in(&after, true));
     }
 }
