@@ -360,7 +360,7 @@ pub fn eliminate_dead_stores(
     } = scratch;
     subst.recompute(func);
     let subst = &*subst;
-    if !cyclic && !any_candidate(func, subst, clobbers) {
+    if !any_candidate(func, subst, clobbers, cyclic) {
         return DeadStores::default();
     }
     // The dominator tree of `cfg`: the caller's when it has it, else
@@ -442,15 +442,23 @@ pub fn eliminate_dead_stores(
 /// How many plain stores [`any_candidate`] compares pairwise at most.
 const CANDIDATE_SCAN_LIMIT: usize = 32;
 
-/// Whether some plain store of `func` may be found dead when the CFG has no
-/// cycle: a location enters the walk's set only at a plain store (and, for
-/// a private location, at a return), and a store is dead only where its own
-/// location is in the set. Without a cycle no store is reached again after
-/// itself, so a store can be dead only when another plain store has the same
-/// location or its location is private. False means the walk would find
-/// nothing (it, and the analyses it asks, are skipped); past
-/// [`CANDIDATE_SCAN_LIMIT`] stores the answer is true.
-fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>) -> bool {
+/// Whether some plain store of `func` may be found dead: a location enters
+/// the walk's set only at a plain store (and, for a private location, at a
+/// return), and a store is dead only where its own location is in the set.
+/// A store's own entry never comes back around a cycle to it: the first
+/// walk lets retreating edges contribute nothing, and the second lets a
+/// loop's back edges contribute what the first found at its exits, which
+/// reach the store again only around an outer loop (whose back edges
+/// contribute what is dead at its own exits, none of which reaches the
+/// store again) or through an irreducible edge (nothing). So a store can
+/// be dead only when another plain store has the same location or its
+/// location is private. False means the walk would find nothing (it, and
+/// the analyses it asks, are skipped); past [`CANDIDATE_SCAN_LIMIT`]
+/// stores the answer is true. With `cyclic` (the CFG has a cycle) a call
+/// of a module function whose summary the walk counts at
+/// ([`DeadStores::kept_across_calls`]) makes the answer true too, so that
+/// skipping the walk changes no counter of such a function.
+fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>, cyclic: bool) -> bool {
     let mut locs: Vec<Loc> = Vec::new();
     for inst in func.inst_iter() {
         if let InstKind::Store {
@@ -465,6 +473,8 @@ fn any_candidate(func: &Function, subst: &Subst, clobbers: &Clobbers<'_>) -> boo
                 return true;
             }
             locs.push(loc);
+        } else if cyclic && clobbers.calls.is_summarized_call(func, inst) {
+            return true;
         }
     }
     false
@@ -639,6 +649,23 @@ fn exit_set(
     }
 }
 
+/// Step backward over a plain store of `loc` that is not dead, once the
+/// entries of `loc` are gone: `loc` is overwritten from here on.
+fn start_entry(set: &mut DeadSet, loc: Loc, cap: usize) {
+    set.private_except.retain(|&e| e != loc);
+    set.entries.push(Dead { loc, clean: true });
+    set.bound(cap);
+}
+
+/// Step backward over a plain load of `loc`, once the entries it may read
+/// are gone: it can read a private location the set holds only implicitly.
+fn note_private_load(set: &mut DeadSet, clobbers: &Clobbers<'_>, loc: Loc, cap: usize) {
+    if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
+        set.private_except.push(loc);
+        set.bound(cap);
+    }
+}
+
 /// Step backward over `inst`; returns whether it is a dead store.
 fn transfer(
     facts: &Facts<'_>,
@@ -649,11 +676,32 @@ fn transfer(
 ) -> Verdict {
     let (subst, clobbers) = (facts.subst, facts.clobbers);
     let data = func.inst(inst);
-    if set.entries.is_empty() && !super::forward::is_plain_access(&data.kind) {
-        // Every step below but a plain load's or store's acts on the
-        // entries alone (forgets, dirties, counts them): with none, nothing
-        // changes (the private part only meets a store or a load).
-        return Verdict::Kept;
+    if set.entries.is_empty() {
+        // Every step below acts on the entries (forgets, dirties, counts
+        // them) and, for a plain load or store, on the private part: with
+        // no entries, nothing else changes, and how the instruction may trap
+        // matters only to a store found dead.
+        match &data.kind {
+            InstKind::Store {
+                addr,
+                volatile: false,
+                ..
+            } => {
+                let loc = Loc::of(func, subst, addr);
+                if set.lookup(loc, clobbers, func).is_none() {
+                    start_entry(set, loc, cap);
+                    return Verdict::Kept;
+                }
+            }
+            InstKind::Load {
+                addr,
+                volatile: false,
+            } => {
+                note_private_load(set, clobbers, Loc::of(func, subst, addr), cap);
+                return Verdict::Kept;
+            }
+            _ => return Verdict::Kept,
+        }
     }
     let TrapFacts {
         eff,
@@ -694,9 +742,7 @@ fn transfer(
                 set.entries.iter_mut().for_each(|d| d.clean = false);
             }
             set.entries.retain(|d| d.loc != loc);
-            set.private_except.retain(|&e| e != loc);
-            set.entries.push(Dead { loc, clean: true });
-            set.bound(cap);
+            start_entry(set, loc, cap);
         }
         InstKind::Load {
             addr,
@@ -708,11 +754,7 @@ fn transfer(
             if may_trap {
                 set.at_possible_trap(clobbers, null_base);
             }
-            // A load can read a private location the set holds only implicitly.
-            if clobbers.is_private(loc) && !set.private_except.contains(&loc) {
-                set.private_except.push(loc);
-                set.bound(cap);
-            }
+            note_private_load(set, clobbers, loc, cap);
         }
         _ => {
             set.entries
@@ -749,6 +791,11 @@ mod tests {
 
     /// `any_candidate` on the only function of `text`.
     fn candidate(text: &str) -> bool {
+        candidate_in(text, false)
+    }
+
+    /// `any_candidate` on the only function of `text`, said `cyclic`.
+    fn candidate_in(text: &str, cyclic: bool) -> bool {
         let m = ir::parse_module(text, "t.ir").expect("parses").0;
         let f = &m.funcs[0];
         let alias = AliasAnalysis::new(f);
@@ -760,6 +807,7 @@ mod tests {
                 alias: &alias,
                 calls: &calls,
             },
+            cyclic,
         )
     }
 
@@ -775,5 +823,19 @@ mod tests {
         // A store into an allocation that never escapes is dead at the return.
         let private = "  %o = new P\n  store %o.x, 1\n  ret\n}\n";
         assert!(candidate(&format!("{head}{private}")));
+    }
+
+    #[test]
+    fn a_store_alone_in_a_loop_is_no_candidate() {
+        let head = "type P { x: i64 }\nfunc @f(%p: P, %n: i64) {\nentry:\n  jmp head\n\
+            head:\n  %i = phi [entry: 0], [head: %j]\n  store %p.x, %i\n  %j = add %i, 1\n\
+            %c = slt %j, %n\n  br %c, head, exit\nexit:\n";
+        // It overwrites itself on the next trip, but the walk never finds
+        // that: its own entry does not come back around the loop.
+        let alone = format!("{head}  ret\n}}\n");
+        assert!(!candidate_in(&alone, true));
+        // Overwritten after the loop: a candidate.
+        let after = format!("{head}  store %p.x, 0\n  ret\n}}\n");
+        assert!(candidate_in(&after, true));
     }
 }

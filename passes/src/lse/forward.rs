@@ -41,7 +41,7 @@
 
 use super::arena::BlockSlices;
 use super::clobber::Clobbers;
-use super::known::{lookup, Entry, Evicted, Known, Origin};
+use super::known::{lookup, lookup_near, Entry, Evicted, Known, Origin};
 use super::loc::{Loc, Subst};
 use super::writers::LoopWriters;
 use crate::alias::AliasResult;
@@ -573,6 +573,15 @@ impl Forward<'_> {
             return;
         }
         let header_of = self.loop_with_header(b);
+        if let ([pred], None) = (preds, header_of) {
+            // One way in, not a loop header: the merge below would keep
+            // every entry of the predecessor as it is (a state names each
+            // location once), so take them without looking each one up.
+            if let Some(entries) = self.out.get(*pred) {
+                self.state.extend_from_slice(entries);
+            }
+            return;
+        }
         // The predecessors on entry edges (not back edges), in order.
         let mut forward = preds
             .iter()
@@ -588,17 +597,16 @@ impl Forward<'_> {
             return;
         }
         let has_latches = preds.iter().any(|&p| self.is_latch_edge(header_of, p));
-        let num_first = self.out.get(first_pred).map_or(0, <[Entry]>::len);
+        let first = self.out.get(first_pred).unwrap_or_default();
         let mut values = std::mem::take(&mut self.values);
-        for k in 0..num_first {
-            let e = self.out.get(first_pred).expect("visited")[k];
+        for (k, &e) in first.iter().enumerate() {
             values.clear();
             let mut all_known = true;
             for &p in preds {
                 if self.is_latch_edge(header_of, p) {
                     continue;
                 }
-                match self.out.get(p).and_then(|s| lookup(s, e.loc)) {
+                match self.out.get(p).and_then(|s| lookup_near(s, e.loc, k)) {
                     Some(x) => values.push(x.value),
                     None => {
                         all_known = false;

@@ -147,6 +147,12 @@ impl Known {
         self.entries.clear();
     }
 
+    /// Append copies of `entries` (locations not yet known, each named
+    /// once, within the cap): a state built from another point's.
+    pub fn extend_from_slice(&mut self, entries: &[Entry]) {
+        self.entries.extend_from_slice(entries);
+    }
+
     /// Append an entry for a location not yet known, within the cap (for
     /// building a state entry by entry, as [`Known::from_entries`] does).
     pub fn push(&mut self, entry: Entry) {
@@ -157,6 +163,16 @@ impl Known {
 /// The entry for `loc` among `entries` (a stored state), if any.
 pub fn lookup(entries: &[Entry], loc: Loc) -> Option<&Entry> {
     entries.iter().find(|e| e.loc == loc)
+}
+
+/// [`lookup`], trying position `hint` first: states that flowed from a
+/// common one hold its entries at the same positions, and a state names
+/// each location at most once, so a match there is the only one.
+pub fn lookup_near(entries: &[Entry], loc: Loc, hint: usize) -> Option<&Entry> {
+    match entries.get(hint) {
+        Some(e) if e.loc == loc => Some(e),
+        _ => lookup(entries, loc),
+    }
 }
 
 #[cfg(test)]

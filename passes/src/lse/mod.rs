@@ -47,7 +47,10 @@ struct Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    /// Boxed, and `None` while a run holds it: taking it out and putting it
+    /// back moves a pointer, not the whole storage (nor makes and drops an
+    /// empty one in its place).
+    static SCRATCH: RefCell<Option<Box<Scratch>>> = const { RefCell::new(None) };
     /// The call summaries of the last run (see
     /// [`crate::per_function::callee_summaries`]).
     static CALLS: RefCell<Option<Summaries>> = const { RefCell::new(None) };
@@ -128,6 +131,7 @@ impl Lse {
             return false;
         }
         with_reused(&SCRATCH, |scratch| {
+            let scratch = scratch.get_or_insert_with(Box::default);
             self.run_with(module, calls, func, counts, scratch)
         })
     }
