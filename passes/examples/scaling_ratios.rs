@@ -12,6 +12,9 @@
 //! never-inlined function (`count_parse_verify`, `count_lse`, ...), so that
 //! `callgrind_annotate --inclusive=yes` gives the instruction count of every
 //! column: a load-independent measure of the work (see the README).
+//! `--runs K` runs each column K times (the first run on fresh buffers,
+//! the later ones reusing them, as the timed runs do; subtract a `--runs 1`
+//! count to get one warm run's).
 //! `--passes lse,peeps` runs only those columns (parsing always runs), so
 //! `valgrind --tool=callgrind --cache-sim=yes --toggle-collect='*PassManager::run'`
 //! counts one pass's instructions and cache misses without the module's
@@ -252,9 +255,14 @@ fn main() {
             ("dce", count_dce),
             ("pipeline", count_pipeline),
         ];
+        // `--runs K` runs each column K times: the first on fresh buffers,
+        // the others reusing them, as the timed runs do.
+        let runs: usize = arg(&args, "--runs")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
         for (name, count) in counts {
             if wanted(name) {
-                count(&m);
+                (0..runs).for_each(|_| count(&m));
             }
         }
         return;

@@ -78,12 +78,19 @@ impl Worklist {
     }
 
     /// Empty the list and restart it as [`Worklist::new`] would, keeping
-    /// the storage.
+    /// the storage. Only the positions of the instructions still waiting
+    /// are cleared (the others are clear already: at 100k instructions,
+    /// clearing them all wrote 400 kB), and the positions are never
+    /// shortened, so that a bigger function after a smaller one does not
+    /// clear them again.
     pub fn reset(&mut self, num_insts: usize, seed: u64) {
-        self.items.clear();
+        for inst in self.items.drain(..) {
+            self.pos[inst.index()] = NOT_ON_LIST;
+        }
         self.items.reserve(num_insts);
-        self.pos.clear();
-        self.pos.resize(num_insts, NOT_ON_LIST);
+        if self.pos.len() < num_insts {
+            self.pos.resize(num_insts, NOT_ON_LIST);
+        }
         self.rng = SplitMix64::new(seed);
     }
 
