@@ -400,3 +400,50 @@ fn the_entries_for_a_double_edge_must_agree() {
         "{ms:?}"
     );
 }
+
+/// entry: %x = add %p, %p / %y = mul %x, %p / %z = sub %y, %x / ret %z,
+/// with `%x` then recorded as defined by the `mul` (which defines `%y`), or
+/// the `mul` given `%x` as its result instead. An operand is sound only when the
+/// instruction its value names has it as its result and is placed; a value
+/// two instructions claim is defined where its record says.
+#[test]
+fn an_operand_is_defined_where_its_record_says() {
+    let m = Module::new();
+    let build = || {
+        let mut fb = Fb::new(&m, "f", Some(Type::I64));
+        let p = fb.param("p", Type::I64);
+        fb.at("entry");
+        let x = fb.binary(BinOp::Add, p, p);
+        fb.named(x, "x");
+        let y = fb.binary(BinOp::Mul, x, p);
+        fb.named(y, "y");
+        let z = fb.binary(BinOp::Sub, y, x);
+        fb.named(z, "z");
+        fb.ret(Some(z));
+        (fb.finish(), x, y)
+    };
+    let (mut f, x, y) = build();
+    let mul = f.def_inst(y).unwrap();
+    f.values[x.index()].def = ir::ValueDef::Inst(mul);
+    assert_eq!(
+        messages(&m, f),
+        vec![
+            "@f, block 'entry': %x = add %p, %p: result %x is not recorded as defined by this instruction",
+            "@f, block 'entry': %y = mul %x, %p: %x claims to be defined by an instruction that does not define it",
+            "@f, block 'entry': %z = sub %y, %x: %x claims to be defined by an instruction that does not define it",
+            "@f, block 'entry': %y = mul %x, %p: use of %x before its definition in the same block",
+        ]
+    );
+    let (mut f, x, y) = build();
+    let mul = f.def_inst(y).unwrap();
+    f.insts[mul.index()].result = Some(x);
+    f.values[x.index()].def = ir::ValueDef::Inst(mul);
+    assert_eq!(
+        messages(&m, f),
+        vec![
+            "@f, block 'entry': %x = add %p, %p: result %x is not recorded as defined by this instruction",
+            "@f, block 'entry': %z = sub %y, %x: %y claims to be defined by an instruction that does not define it",
+            "@f, block 'entry': %x = mul %x, %p: use of %x before its definition in the same block",
+        ]
+    );
+}

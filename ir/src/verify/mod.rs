@@ -103,12 +103,15 @@ fn with_thread_verifier<R>(run: impl FnOnce(&mut Verifier) -> R) -> R {
 /// buffers have grown. [`verify_module`] and [`verify_function`] use one per thread.
 #[derive(Default)]
 pub struct Verifier {
-    placed: Vec<Option<(Block, u32)>>,
+    placed: Vec<Site>,
+    value_site: Vec<Site>,
     in_layout: Vec<bool>,
     layout_blocks: Vec<Block>,
     cfg: Cfg,
     /// The immediate dominators of `cfg`, computed when a query needs them.
     idoms: RefCell<Idoms>,
+    /// The buffers of the dominance queries answered by a search.
+    searches: RefCell<ssa::SearchBuffers>,
 }
 
 impl Verifier {
@@ -132,13 +135,14 @@ impl Verifier {
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
             ssa::prepare(&cx, &mut self.cfg);
-            cx.dom = Some(ssa::Dominance::new(&self.cfg, &self.idoms));
-            let dominance = typing::check(&mut cx);
+            cx.dom = Some(ssa::Dominance::new(&self.cfg, &self.idoms, &self.searches));
+            let dominance = typing::check(&mut cx, sound);
             ssa::check(&mut cx, &self.cfg, dominance);
         } else {
-            typing::check(&mut cx);
+            typing::check(&mut cx, sound);
         }
         self.placed = cx.placed;
+        self.value_site = cx.value_site;
         self.in_layout = cx.in_layout;
         if cx.errors.is_empty() {
             Ok(())
@@ -164,6 +168,36 @@ impl Verifier {
     }
 }
 
+/// Where a placed instruction is: its block and position, packed in one word
+/// (zero for none) so that the per-function tables of sites are cleared by a
+/// memset and compared in one instruction.
+#[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
+pub(crate) struct Site(u64);
+
+impl Site {
+    /// Not placed.
+    const NONE: Site = Site(0);
+
+    /// Position `pos` of block `b`.
+    #[inline]
+    fn new(b: Block, pos: u32) -> Site {
+        Site((u64::from(b.0) + 1) << 32 | u64::from(pos))
+    }
+
+    /// The block and position, if placed.
+    #[inline]
+    fn get(self) -> Option<(Block, u32)> {
+        let block = (self.0 >> 32) as u32;
+        (block != 0).then(|| (Block(block - 1), self.0 as u32))
+    }
+
+    /// Whether this is a site at all.
+    #[inline]
+    fn is_placed(self) -> bool {
+        self != Site::NONE
+    }
+}
+
 /// Shared state of the checks of one function.
 pub(crate) struct FnCtx<'a> {
     m: &'a Module,
@@ -171,7 +205,11 @@ pub(crate) struct FnCtx<'a> {
     f: &'a Function,
     errors: Vec<VerifyError>,
     /// For every instruction in the arena: the layout block listing it and its position.
-    placed: Vec<Option<(Block, u32)>>,
+    placed: Vec<Site>,
+    /// For every value in the arena: the block and position of its
+    /// definition, when that is a placed instruction which has the value as
+    /// its result (filled by the structure check, read for each operand).
+    value_site: Vec<Site>,
     /// For every block in the arena: whether it is in the layout.
     in_layout: Vec<bool>,
     /// Whether some block has a phi after a non-phi (reported by the
@@ -194,12 +232,15 @@ pub(crate) struct FnCtx<'a> {
 }
 
 impl<'a> FnCtx<'a> {
-    /// The context for checking `f`, taking over the verifier's `placed` and
-    /// `in_layout` buffers (cleared and sized for `f`).
+    /// The context for checking `f`, taking over the verifier's `placed`,
+    /// `value_site` and `in_layout` buffers (cleared and sized for `f`).
     fn new(m: &'a Module, fid: FuncId, f: &'a Function, v: &mut Verifier) -> Self {
         let mut placed = std::mem::take(&mut v.placed);
         placed.clear();
-        placed.resize(f.insts.len(), None);
+        placed.resize(f.insts.len(), Site::NONE);
+        let mut value_site = std::mem::take(&mut v.value_site);
+        value_site.clear();
+        value_site.resize(f.values.len(), Site::NONE);
         let mut in_layout = std::mem::take(&mut v.in_layout);
         in_layout.clear();
         in_layout.resize(f.blocks.len(), false);
@@ -209,6 +250,7 @@ impl<'a> FnCtx<'a> {
             f,
             errors: Vec::new(),
             placed,
+            value_site,
             in_layout,
             misplaced_phis: false,
             dom: None,

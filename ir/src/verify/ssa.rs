@@ -50,27 +50,55 @@ pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &Cfg, mut dominance: Vec<super::Ver
     cx.errors.append(&mut dominance);
 }
 
-/// Dominance between the blocks of the CFG, from its immediate dominators,
-/// which are computed (into a reused buffer) only when a query needs them: a
-/// block dominates itself, and the entry every reachable block, without them.
+/// Dominance between the blocks of the CFG. A block dominates itself, and
+/// the entry every reachable block; other queries follow single incoming
+/// edges up, then search backwards for a path from the entry that avoids the
+/// would-be dominator (the first few such queries of a function), then ask
+/// the immediate dominators, which are computed (into a reused buffer) only
+/// when a query needs them.
 pub(super) struct Dominance<'c> {
     pub(super) cfg: &'c Cfg,
     idoms: &'c RefCell<Idoms>,
     /// Whether `idoms` holds the immediate dominators of `cfg`.
     ready: Cell<bool>,
+    searches: &'c RefCell<SearchBuffers>,
+    /// How many queries of this function were answered by a search.
+    searched: Cell<u32>,
 }
 
 /// How far [`Dominance`] follows single incoming edges up from a block
-/// before it asks the immediate dominators.
+/// before it searches or asks the immediate dominators.
 const SINGLE_PRED_STEPS: usize = 8;
 
+/// How many queries of a function [`Dominance`] answers by a backward search
+/// (each up to a walk of the CFG) before it computes the immediate
+/// dominators (a few walks, after which a query is a walk up the tree).
+const SEARCHES_BEFORE_IDOMS: u32 = 4;
+
+/// The buffers of [`Dominance`]'s backward searches, reused from one
+/// function to the next.
+#[derive(Default)]
+pub(super) struct SearchBuffers {
+    /// For each block slot: the number of the last search that reached it.
+    seen: Vec<u32>,
+    /// The blocks reached whose predecessors are still to be visited.
+    stack: Vec<Block>,
+}
+
 impl<'c> Dominance<'c> {
-    /// Dominance in `cfg`, with `idoms` the buffer for its immediate dominators.
-    pub(super) fn new(cfg: &'c Cfg, idoms: &'c RefCell<Idoms>) -> Self {
+    /// Dominance in `cfg`, with `idoms` the buffer for its immediate
+    /// dominators and `searches` that of the backward searches.
+    pub(super) fn new(
+        cfg: &'c Cfg,
+        idoms: &'c RefCell<Idoms>,
+        searches: &'c RefCell<SearchBuffers>,
+    ) -> Self {
         Dominance {
             cfg,
             idoms,
             ready: Cell::new(false),
+            searches,
+            searched: Cell::new(0),
         }
     }
 
@@ -98,10 +126,47 @@ impl<'c> Dominance<'c> {
             }
         }
         if !self.ready.get() {
+            let searched = self.searched.get();
+            if searched < SEARCHES_BEFORE_IDOMS {
+                self.searched.set(searched + 1);
+                // Every path to `b` goes through `up`.
+                return !self.path_avoiding(a, up, searched == 0);
+            }
             self.idoms.borrow_mut().recompute(self.cfg);
             self.ready.set(true);
         }
         self.idoms.borrow().dominates(self.cfg, a, b)
+    }
+
+    /// Whether some path from the entry reaches the reachable block `to`
+    /// without passing through `a` (`a != to`): exactly when `a` does not
+    /// dominate `to`. A search backwards along the edges of reachable
+    /// blocks; `first` when it is the function's first (its buffers are
+    /// then sized for the CFG).
+    fn path_avoiding(&self, a: Block, to: Block, first: bool) -> bool {
+        let mut buffers = self.searches.borrow_mut();
+        let SearchBuffers { seen, stack } = &mut *buffers;
+        if first {
+            seen.clear();
+            seen.resize(self.cfg.num_block_slots(), 0);
+        }
+        // Searches are numbered from 1 within the function; 0 is "never".
+        let mark = self.searched.get();
+        stack.clear();
+        stack.push(to);
+        seen[to.index()] = mark;
+        while let Some(x) = stack.pop() {
+            if Some(x) == self.cfg.entry() {
+                return true;
+            }
+            for &p in self.cfg.preds(x) {
+                if p != a && self.cfg.is_reachable(p) && seen[p.index()] != mark {
+                    seen[p.index()] = mark;
+                    stack.push(p);
+                }
+            }
+        }
+        false
     }
 
     pub(super) fn strictly_dominates(&self, a: Block, b: Block) -> bool {
@@ -268,7 +333,87 @@ fn def_block(cx: &FnCtx<'_>, v: Value) -> Option<Block> {
 #[inline]
 fn def_site(cx: &FnCtx<'_>, v: Value) -> Option<(Block, u32)> {
     match cx.f.values.get(v.index())?.def {
-        ValueDef::Inst(d) => cx.placed.get(d.index()).copied().flatten(),
+        ValueDef::Inst(d) => cx.placed.get(d.index()).and_then(|s| s.get()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dom::DomTree;
+    use crate::parse::parse_module;
+
+    /// The text of a function whose block `k` branches to `succs[k]`.
+    fn cfg_text(succs: &[Vec<usize>]) -> String {
+        let mut text = String::from("func @f(%c: i64) {\n");
+        for (k, s) in succs.iter().enumerate() {
+            text.push_str(&format!("b{k}:\n"));
+            text.push_str(&match s[..] {
+                [] => "  ret\n".to_string(),
+                [t] => format!("  jmp b{t}\n"),
+                [t, e, ..] => format!("  br %c, b{t}, b{e}\n"),
+            });
+        }
+        text.push_str("}\n");
+        text
+    }
+
+    /// Pseudo-random CFGs of `n` blocks with 0-2 successors each.
+    fn random_cfgs(n: usize, count: usize) -> Vec<Vec<Vec<usize>>> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ n as u64;
+        let mut next = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        (0..count)
+            .map(|_| {
+                (0..n)
+                    .map(|_| (0..next(3)).map(|_| next(n)).collect())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Every way [`Dominance`] answers (following single edges, by a backward
+    /// search, from the immediate dominators) agrees with the dominator tree
+    /// on every pair of blocks, reachable or not.
+    #[test]
+    fn dominance_agrees_with_the_dominator_tree() {
+        let mut shapes: Vec<Vec<Vec<usize>>> = (1..=10).flat_map(|n| random_cfgs(n, 60)).collect();
+        // Longer than the single-edge walk: a chain with edges back.
+        let long = 70;
+        shapes.push((0..long).map(|k| vec![(k + 1) % long, k / 2]).collect());
+        for succs in shapes {
+            let (m, _) = parse_module(&cfg_text(&succs), "cfg").expect("parses");
+            let f = &m.funcs[0];
+            let cfg = Cfg::new(f);
+            let tree = DomTree::new(f, &cfg);
+            // Lazily (searches, then the immediate dominators), searching
+            // for every query, and from the immediate dominators.
+            for mode in ["lazy", "search", "idoms"] {
+                let (idoms, searches) = (RefCell::default(), RefCell::default());
+                let dom = Dominance::new(&cfg, &idoms, &searches);
+                if mode == "idoms" {
+                    idoms.borrow_mut().recompute(&cfg);
+                    dom.ready.set(true);
+                }
+                for a in 0..succs.len() {
+                    for b in 0..succs.len() {
+                        let (a, b) = (Block::new(a), Block::new(b));
+                        if mode == "search" {
+                            dom.searched.set(0);
+                        }
+                        assert_eq!(
+                            dom.dominates(a, b),
+                            tree.dominates(a, b),
+                            "{a:?} dom {b:?} ({mode}) in {succs:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

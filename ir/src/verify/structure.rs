@@ -1,10 +1,11 @@
 //! Structural checks: the layout, terminators, phi placement and the agreement
 //! of `InstData.block` with the blocks' instruction lists.
 
-use super::FnCtx;
-use crate::entities::{Block, Inst};
+use super::{FnCtx, Site};
+use crate::entities::{Block, Inst, Value};
+use crate::function::ValueDef;
 
-/// Check the structure and fill `cx.placed` / `cx.in_layout` (`blocks` is a
+/// Check the structure and fill `cx.placed` / `cx.value_site` / `cx.in_layout` (`blocks` is a
 /// reusable buffer). Returns whether the arenas are sound enough (no bad ids,
 /// nothing listed twice) for the CFG and dominance checks to be meaningful.
 pub(super) fn check(cx: &mut FnCtx<'_>, blocks: &mut Vec<Block>) -> bool {
@@ -66,7 +67,7 @@ fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
             sound = false;
             continue;
         };
-        if let Some((other, _)) = cx.placed[i.index()] {
+        if let Some((other, _)) = cx.placed[i.index()].get() {
             let where_ = cx.label(other);
             cx.report(
                 Some(b),
@@ -76,7 +77,10 @@ fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
             sound = false;
             continue;
         }
-        cx.placed[i.index()] = Some((b, pos as u32));
+        cx.placed[i.index()] = Site::new(b, pos as u32);
+        if let Some(r) = data.result {
+            note_result(cx, i, r, Site::new(b, pos as u32));
+        }
         if data.block != Some(b) {
             let claimed = match data.block {
                 Some(c) => format!("block {}", cx.label(c)),
@@ -113,6 +117,15 @@ fn check_block(cx: &mut FnCtx<'_>, b: Block) -> bool {
     sound
 }
 
+/// Record `site`, where placed instruction `i` is, as the definition site
+/// of its result `r` when `r` exists and is recorded as defined by `i`.
+#[inline]
+fn note_result(cx: &mut FnCtx<'_>, i: Inst, r: Value, site: Site) {
+    if cx.f.values.get(r.index()).map(|d| d.def) == Some(ValueDef::Inst(i)) {
+        cx.value_site[r.index()] = site;
+    }
+}
+
 /// Instructions whose `InstData.block` names a block that does not list them.
 fn check_claimed_blocks(cx: &mut FnCtx<'_>) {
     let f = cx.f;
@@ -124,7 +137,7 @@ fn check_claimed_blocks(cx: &mut FnCtx<'_>) {
     while let Some(k) = cx.placed[from..]
         .iter()
         .zip(&f.insts[from..])
-        .position(|(p, d)| p.is_none() && d.block.is_some())
+        .position(|(p, d)| !p.is_placed() && d.block.is_some())
     {
         let idx = from + k;
         from = idx + 1;

@@ -4,9 +4,9 @@
 //! result is recorded with the type the instruction produces.
 
 use super::describe::callee_name;
-use super::{ssa, FnCtx, VerifyError};
+use super::{ssa, FnCtx, Site, VerifyError};
 use crate::entities::{Block, Inst, Value};
-use crate::function::{Function, ValueDef};
+use crate::function::{Function, InstData, ValueDef};
 use crate::inst::{Addr, Callee, InstKind, UnOp};
 use crate::module::{Extern, Module};
 use crate::types::{Base, Type};
@@ -22,14 +22,16 @@ enum Expect {
     Unknown,
 }
 
-/// Check every placed instruction, plus the function's signature. With
+/// Check every placed instruction, plus the function's signature (`sound`:
+/// the structure check found every listed instruction placed where it is
+/// listed, so the walk need not look each one up in `cx.placed`). With
 /// `cx.dom` (a sound structure), each instruction of a reachable block also
 /// gets its dominance check in the same walk: a non-phi instruction's
 /// operands are tested where [`operand`] looks them up, and only an
 /// instruction with a failing or broken operand (and every phi) goes through
 /// [`ssa::check_dominance`]. Those errors are returned apart, for
 /// [`ssa::check`] to report after the other CFG checks.
-pub(super) fn check(cx: &mut FnCtx<'_>) -> Vec<VerifyError> {
+pub(super) fn check(cx: &mut FnCtx<'_>, sound: bool) -> Vec<VerifyError> {
     check_signature(cx);
     let mut dominance = Vec::new();
     // In layout order; each instruction once, where the structure check placed it.
@@ -40,25 +42,30 @@ pub(super) fn check(cx: &mut FnCtx<'_>) -> Vec<VerifyError> {
         };
         let reachable = cx.dom.as_ref().is_some_and(|d| d.cfg.is_reachable(b));
         for (pos, &i) in bd.insts.iter().enumerate() {
-            if cx.placed.get(i.index()).copied().flatten() != Some((b, pos as u32)) {
+            if !sound && cx.placed.get(i.index()) != Some(&Site::new(b, pos as u32)) {
                 continue;
             }
-            let phi = f.insts[i.index()].kind.is_phi();
-            if reachable && !phi {
+            let data = &f.insts[i.index()];
+            let phi = data.kind.is_phi();
+            let tests_uses = reachable && !phi;
+            if tests_uses {
                 cx.use_at = Some((b, pos as u32));
                 cx.use_suspect = false;
-                cx.uses_seen = 0;
+                if cfg!(debug_assertions) {
+                    cx.uses_seen = 0;
+                }
             }
-            let expect = check_inst(cx, b, i);
-            if cx.use_at.take().is_some() {
+            let expect = check_inst(cx, b, i, data);
+            if tests_uses {
+                cx.use_at = None;
                 debug_assert_eq!(
                     cx.uses_seen,
-                    count_operands(&f.insts[i.index()].kind),
+                    count_operands(&data.kind),
                     "the typing check of {:?} skipped an operand",
-                    f.insts[i.index()].kind
+                    data.kind
                 );
             }
-            check_result(cx, b, i, expect);
+            check_result(cx, b, i, data.result, expect);
             if reachable && (phi || cx.use_suspect) {
                 let before = cx.errors.len();
                 if let Some(dom) = cx.dom.take() {
@@ -133,7 +140,9 @@ pub(super) fn valid_type(m: &Module, t: Type) -> bool {
 }
 
 /// Check an operand exists and is placed; returns its type when it exists.
-#[inline]
+/// (Inlined at every use: the checks of a sound operand are a few loads and
+/// compares, cheaper than a call.)
+#[inline(always)]
 fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
     let f = cx.f;
     if cfg!(debug_assertions) {
@@ -141,12 +150,8 @@ fn operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Type> {
     }
     if let Some(d) = f.values.get(v.index()) {
         let sound = match d.def {
-            ValueDef::Inst(def) => {
-                let site = f
-                    .insts
-                    .get(def.index())
-                    .filter(|x| x.result == Some(v))
-                    .and_then(|_| cx.placed[def.index()]);
+            ValueDef::Inst(_) => {
+                let site = cx.value_site[v.index()].get();
                 if let (Some((db, dp)), Some((ub, up))) = (site, cx.use_at) {
                     let available = if db == ub {
                         dp < up
@@ -201,7 +206,7 @@ fn report_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Typ
                         cx.val(v)
                     ),
                 );
-            } else if cx.placed[def.index()].is_none() {
+            } else if !cx.placed[def.index()].is_placed() {
                 cx.report(
                     Some(b),
                     Some(i),
@@ -244,7 +249,7 @@ fn report_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value) -> Option<Typ
 }
 
 /// An operand that must be i64.
-#[inline]
+#[inline(always)]
 fn int_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, v: Value, what: &str) {
     if let Some(t) = operand(cx, b, i, v) {
         if t != Type::I64 {
@@ -282,7 +287,7 @@ fn array_operand(cx: &mut FnCtx<'_>, b: Block, i: Inst, a: Value, mn: &str) {
 }
 
 /// An operand that must fit `expected`.
-#[inline]
+#[inline(always)]
 fn fitting_operand(
     cx: &mut FnCtx<'_>,
     b: Block,
@@ -323,24 +328,31 @@ fn report_misfit(
 }
 
 /// A branch target must exist and be in the layout.
+#[inline]
 fn label(cx: &mut FnCtx<'_>, b: Block, i: Inst, target: Block) {
     if !cx.block_in_layout(target) {
-        cx.report(
-            Some(b),
-            Some(i),
-            format!(
-                "branch to block #{} ({}), which is not in the function",
-                target.0,
-                cx.label(target)
-            ),
-        );
+        report_label(cx, b, i, target);
     }
 }
 
-/// Check operands of `i` and say what result it must have.
-fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
-    let f = cx.f;
-    match f.insts[i.index()].kind {
+/// [`label`] for a target that is not in the layout.
+#[cold]
+#[inline(never)]
+fn report_label(cx: &mut FnCtx<'_>, b: Block, i: Inst, target: Block) {
+    cx.report(
+        Some(b),
+        Some(i),
+        format!(
+            "branch to block #{} ({}), which is not in the function",
+            target.0,
+            cx.label(target)
+        ),
+    );
+}
+
+/// Check operands of `i` (whose data is `data`) and say what result it must have.
+fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst, data: &InstData) -> Expect {
+    match data.kind {
         InstKind::Binary(op, x, y) => {
             if op.accepts_refs() {
                 let (tx, ty) = (operand(cx, b, i, x), operand(cx, b, i, y));
@@ -461,9 +473,9 @@ fn check_inst(cx: &mut FnCtx<'_>, b: Block, i: Inst) -> Expect {
             Expect::Nothing
         }
         InstKind::Phi(ref entries) => {
-            let rt = f.insts[i.index()]
+            let rt = data
                 .result
-                .and_then(|r| f.values.get(r.index()))
+                .and_then(|r| cx.f.values.get(r.index()))
                 .map(|d| d.ty);
             for &(_, v) in entries {
                 match rt {
@@ -678,10 +690,9 @@ impl<'m> Signature<'m> {
     }
 }
 
-/// The result value must be present exactly when expected, be defined by `i`,
-/// and be recorded with the produced type.
-fn check_result(cx: &mut FnCtx<'_>, b: Block, i: Inst, expect: Expect) {
-    let result = cx.f.insts[i.index()].result;
+/// The result value of `i`, `result`, must be present exactly when expected,
+/// be defined by `i`, and be recorded with the produced type.
+fn check_result(cx: &mut FnCtx<'_>, b: Block, i: Inst, result: Option<Value>, expect: Expect) {
     let Some(r) = result else {
         if matches!(expect, Expect::Ty(_)) {
             cx.report(
