@@ -12,6 +12,9 @@
 # is always counted) to lse,gvn,dce,pipeline; SHAPES (comma-separated) to
 # every shape. BIN overrides the example binary. Each shape and size is one
 # `scaling_ratios --count SHAPE N --passes COLUMNS` run under callgrind.
+# WARM=1 counts a pass column's second run instead (a `--runs 2` count less
+# a `--runs 1` one: buffers already grown, as in the timed runs; twice the
+# callgrind time); parse + verify is always one fresh run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${BIN:-target/release/examples/scaling_ratios}
@@ -29,21 +32,38 @@ counts() {
         tr -d ,
 }
 
+# The counts of one `--count SHAPE N --runs RUNS` run under callgrind.
+profile() {
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/p.cg" \
+        "$bin" --count "$1" "$2" --passes "$cols" --runs "$3" >/dev/null 2>&1
+    counts "$tmp/p.cg"
+}
+
+# The second run's counts from a one-run and a two-run profile (parse +
+# verify, run once in both, kept as it is).
+warm() {
+    awk 'NR == FNR { one[$1] = $2; next }
+        { print $1, ($1 == "parse_verify" ? $2 : $2 - one[$1]) }' "$1" "$2"
+}
+
 header="| shape | parse+verify"
 rule="| --- | ---"
 for c in ${cols//,/ }; do
     header+=" | $c"
     rule+=" | ---"
 done
-echo "Ir at N = $n → 10N (ratio; 10 = linear), callgrind, $bin"
+echo "Ir at N = $n → 10N (ratio; 10 = linear), callgrind, $bin${WARM:+, WARM=$WARM}"
 echo
 echo "$header |"
 echo "$rule |"
 for shape in ${shapes//,/ }; do
     for size in "$n" $((10 * n)); do
-        valgrind --tool=callgrind --callgrind-out-file="$tmp/$size.cg" \
-            "$bin" --count "$shape" "$size" --passes "$cols" >/dev/null 2>&1
-        counts "$tmp/$size.cg" >"$tmp/$size.txt"
+        profile "$shape" "$size" 1 >"$tmp/$size.txt"
+        if [ "${WARM:-0}" = 1 ]; then
+            profile "$shape" "$size" 2 >"$tmp/$size.2.txt"
+            warm "$tmp/$size.txt" "$tmp/$size.2.txt" >"$tmp/$size.w.txt"
+            mv "$tmp/$size.w.txt" "$tmp/$size.txt"
+        fi
     done
     row="| $shape"
     for c in parse_verify ${cols//,/ }; do

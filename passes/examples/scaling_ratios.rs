@@ -33,8 +33,8 @@
 //! early once a 10N run takes longer than `--limit` seconds. The load
 //! average is printed before and after the table. A ratio of 10 is linear.
 //!
-//! `--rounds R` (default 5, about 2.5 minutes for the whole table on a quiet
-//! machine) measures the whole table R times, round after round (every cell
+//! `--rounds R` (default 5; one round is about 32 s of CPU time on a quiet
+//! machine, 38 s at load average 14, so about 3 minutes) measures the whole table R times, round after round (every cell
 //! once per round, so a noisy spell of the machine reaches a few cells of
 //! one round, not every run of one cell), and prints per cell the medians of
 //! the rounds' best times, the median of the rounds' ratios and the range of
