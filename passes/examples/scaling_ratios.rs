@@ -2,7 +2,7 @@
 //! table in the README's Benchmarks section), or writes one shape's module.
 //!
 //! ```text
-//! cargo run --release -p passes --example scaling_ratios [-- --n 10000] [--shapes a,b] [--passes lse,gvn]
+//! cargo run --release -p passes --example scaling_ratios [-- --n 10000] [--rounds 5] [--shapes a,b] [--passes lse,gvn]
 //! cargo run --release -p passes --example scaling_ratios -- --write huge_block 1000000 > big.ir
 //! valgrind --tool=callgrind target/release/examples/scaling_ratios --count huge_block 10000
 //! ```
@@ -32,6 +32,18 @@
 //! runs without (as many at each size, see [`best_pair`]). A cell stops
 //! early once a 10N run takes longer than `--limit` seconds. The load
 //! average is printed before and after the table. A ratio of 10 is linear.
+//!
+//! `--rounds R` (default 5; one round is about 32 s of CPU time on a quiet
+//! machine, 38 s at load average 14, so about 3 minutes) measures the whole table R times, round after round (every cell
+//! once per round, so a noisy spell of the machine reaches a few cells of
+//! one round, not every run of one cell), and prints per cell the medians of
+//! the rounds' best times, the median of the rounds' ratios and the range of
+//! those ratios: `2.6 ms → 26.2 ms (×10.4, 10.1–10.9)`. A cell is then
+//! above 11 only if most rounds put it there. `--rounds 1` is the old
+//! single-round table.
+//!
+//! The load-independent view, the ratio of instruction counts of every
+//! cell, is `passes/benches/ir_ratios.sh` (callgrind over `--count`).
 
 // The allocator and options of the `loadstar` binary (loadstar_alloc).
 loadstar_alloc::install!();
@@ -286,6 +298,10 @@ fn main() {
     let reps: usize = arg(&args, "--reps")
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
+    let rounds: usize = arg(&args, "--rounds")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(ROUNDS_DEFAULT)
+        .max(1);
     let limit = Duration::from_secs_f64(
         arg(&args, "--limit")
             .and_then(|s| s.parse().ok())
@@ -298,56 +314,160 @@ fn main() {
         .copied()
         .filter(|c| only_cols.as_ref().is_none_or(|o| o.contains(c)))
         .collect();
+    let shapes: Vec<&shapes::Shape> = shapes::SHAPES
+        .iter()
+        .filter(|s| only_shapes.as_ref().is_none_or(|o| o.contains(&s.name)))
+        .collect();
     println!(
         "N = {n}: time at N → time at 10N (ratio; 10 = linear), thread CPU time, \
          best of the same number (at least {reps}) of runs at each size, \
-         unpreempted runs when both sizes have some"
+         unpreempted runs when both sizes have some; {rounds} round(s) of the \
+         whole table, each cell: the medians over the rounds of the best \
+         times and of the ratios, then the ratios' min–max"
     );
     println!("load average (1, 5, 15 min) before: {}", load_average());
     println!();
-    print!("| shape |");
-    for c in &cols {
-        print!(" {c} |");
-    }
-    println!();
-    print!("| --- |");
-    for _ in &cols {
-        print!(" --- |");
-    }
-    println!();
-    for shape in shapes::SHAPES {
-        if only_shapes
-            .as_ref()
-            .is_some_and(|o| !o.contains(&shape.name))
-        {
-            continue;
+    let texts: Vec<(String, String)> = shapes
+        .iter()
+        .map(|s| ((s.build)(n), (s.build)(10 * n)))
+        .collect();
+    // pairs[shape][column]: one (best at N, best at 10N) per round.
+    let mut pairs = vec![vec![Vec::with_capacity(rounds); cols.len()]; shapes.len()];
+    for round in 0..rounds {
+        for (texts, row) in texts.iter().zip(&mut pairs) {
+            let (mut ms, mut ml) = (None, None);
+            for (c, runs) in cols.iter().zip(row.iter_mut()) {
+                let (small, large) = (texts.0.as_str(), texts.1.as_str());
+                runs.push(cell(c, (small, large), (&mut ms, &mut ml), reps, limit));
+            }
         }
-        let small = (shape.build)(n);
-        let large = (shape.build)(10 * n);
-        let (mut ms, mut ml) = (None, None);
-        print!("| {} |", shape.name);
-        for c in &cols {
-            let (a, b) = cell(c, (&small, &large), (&mut ms, &mut ml), reps, limit);
-            print!(
-                " {} → {} (×{:.1}) |",
-                fmt(a),
-                fmt(b),
-                b.as_secs_f64() / a.as_secs_f64()
-            );
-            use std::io::Write;
-            std::io::stdout().flush().ok();
-        }
-        println!();
+        eprintln!("round {}/{rounds} done", round + 1);
     }
+    print_table(&shapes, &cols, &pairs);
     println!();
     println!("load average (1, 5, 15 min) after: {}", load_average());
 }
 
-fn fmt(d: Duration) -> String {
-    let s = d.as_secs_f64();
+/// Rounds of the whole table by default: five keep the table within about
+/// three minutes on a quiet machine and let no single noisy round decide a
+/// cell (a median of five needs three rounds off the same way).
+const ROUNDS_DEFAULT: usize = 5;
+
+/// Prints the table of `pairs[shape][column]` (one pair of best times per
+/// round), each cell summarized by [`summarize`].
+fn print_table(shapes: &[&shapes::Shape], cols: &[&str], pairs: &[Vec<Vec<(Duration, Duration)>>]) {
+    print!("| shape |");
+    for c in cols {
+        print!(" {c} |");
+    }
+    println!();
+    print!("| --- |");
+    for _ in cols {
+        print!(" --- |");
+    }
+    println!();
+    for (shape, row) in shapes.iter().zip(pairs) {
+        print!("| {} |", shape.name);
+        for runs in row {
+            print!(" {} |", summarize(runs));
+        }
+        println!();
+    }
+}
+
+/// One cell from its rounds' pairs of best times: `a → b (×r)` for one
+/// round, `a → b (×r, lo–hi)` for several, `a` and `b` the medians of the
+/// rounds' times at N and at 10N, `r` the median of the rounds' ratios and
+/// `lo–hi` their range.
+fn summarize(runs: &[(Duration, Duration)]) -> String {
+    let secs = |f: fn(&(Duration, Duration)) -> Duration| -> Vec<f64> {
+        runs.iter().map(|p| f(p).as_secs_f64()).collect()
+    };
+    let ratios: Vec<f64> = runs
+        .iter()
+        .map(|(a, b)| b.as_secs_f64() / a.as_secs_f64())
+        .collect();
+    let (Some(a), Some(b), Some(r)) = (
+        median_spread(&secs(|p| p.0)),
+        median_spread(&secs(|p| p.1)),
+        median_spread(&ratios),
+    ) else {
+        return "–".to_string();
+    };
+    let times = format!("{} → {}", fmt_secs(a.median), fmt_secs(b.median));
+    if runs.len() == 1 {
+        format!("{times} (×{:.1})", r.median)
+    } else {
+        format!("{times} (×{:.1}, {:.1}–{:.1})", r.median, r.min, r.max)
+    }
+}
+
+/// The median of some values and their range.
+#[derive(Debug, PartialEq)]
+struct Spread {
+    /// The middle value (the mean of the two middle ones for an even count).
+    median: f64,
+    /// The smallest value.
+    min: f64,
+    /// The largest value.
+    max: f64,
+}
+
+/// The median and range of `xs`, `None` if it is empty. NaNs sort last.
+fn median_spread(xs: &[f64]) -> Option<Spread> {
+    let mut v = xs.to_vec();
+    v.sort_by(|x, y| x.total_cmp(y));
+    let (&min, &max) = (v.first()?, v.last()?);
+    let mid = v.len() / 2;
+    let median = if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    };
+    Some(Spread { median, min, max })
+}
+
+/// A time in seconds as the table prints it (ms below a second).
+fn fmt_secs(s: f64) -> String {
     if s >= 1.0 {
         format!("{s:.2} s")
     } else {
         format!("{:.1} ms", s * 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_spread_of_odd_and_even_counts() {
+        let odd = median_spread(&[11.2, 17.4, 10.1, 9.8, 10.4]).unwrap();
+        assert_eq!(
+            odd,
+            Spread {
+                median: 10.4,
+                min: 9.8,
+                max: 17.4
+            }
+        );
+        let even = median_spread(&[12.0, 10.0, 11.0, 13.0]).unwrap();
+        assert_eq!(
+            even,
+            Spread {
+                median: 11.5,
+                min: 10.0,
+                max: 13.0
+            }
+        );
+        assert_eq!(median_spread(&[]), None);
+    }
+
+    #[test]
+    fn one_outlier_round_does_not_decide_a_cell() {
+        let ms = Duration::from_millis;
+        let runs = [(ms(10), ms(101)), (ms(10), ms(174)), (ms(10), ms(103))];
+        assert_eq!(summarize(&runs), "10.0 ms → 103.0 ms (×10.3, 10.1–17.4)");
+        assert_eq!(summarize(&runs[..1]), "10.0 ms → 101.0 ms (×10.1)");
     }
 }
