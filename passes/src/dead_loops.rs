@@ -26,6 +26,11 @@
 //!   step): every run that enters it is inconclusive, so its stores are
 //!   never observed and go.
 //!
+//! A run holding a `br` on a constant (or a `copy` of one: a null test the
+//! same DCE run just decided) is left alone until peeps folds that branch:
+//! the edge it never takes may be the run's only exit, and deleting a loop
+//! that never ends would make what follows it reachable.
+//!
 //! Cost: one look at each block's terminator finds the runs; the first
 //! run that passes every test but the known checks is the only one looked
 //! at further, and the known-checked analysis runs only for its accesses

@@ -152,7 +152,12 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
 /// the range where the comparison has its known result (`x == k` from `eq
 /// x, k` true or `ne x, k` false; `x >= 1` from `slt x, 1` false; a
 /// reference is only ever known `null`).
-fn edge_ranges(func: &Function, c: Value, nonzero: bool, out: &mut SmallVec<[(Value, i64, i64); 4]>) {
+fn edge_ranges(
+    func: &Function,
+    c: Value,
+    nonzero: bool,
+    out: &mut SmallVec<[(Value, i64, i64); 4]>,
+) {
     let variable = |v: Value| matches!(func.value_def(v), ValueDef::Inst(_) | ValueDef::Param(_));
     implied_facts(func, c, nonzero, IMPLIED_DEPTH, &mut |v, nz| {
         if !nz && variable(v) {
@@ -334,7 +339,11 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
         if !ranges {
             return None;
         }
-        if is_br && taught.range_at(v, at).is_some_and(|(lo, hi)| lo > 0 || hi < 0) {
+        if is_br
+            && taught
+                .range_at(v, at)
+                .is_some_and(|(lo, hi)| lo > 0 || hi < 0)
+        {
             return Some((1, true));
         }
         let (x, op, k) = compared_with_constant(func, v)?;
