@@ -26,6 +26,11 @@
 //!   step): every run that enters it is inconclusive, so its stores are
 //!   never observed and go.
 //!
+//! A run holding a `br` on a constant (or a `copy` of one: a null test the
+//! same DCE run just decided) is left alone until peeps folds that branch:
+//! the edge it never takes may be the run's only exit, and deleting a loop
+//! that never ends would make what follows it reachable.
+//!
 //! Cost: one look at each block's terminator finds the runs; the first
 //! run that passes every test but the known checks is the only one looked
 //! at further, and the known-checked analysis runs only for its accesses
@@ -34,7 +39,7 @@
 use crate::checks;
 use crate::stats::Stats;
 use ir::effects::{checked_by, inst_effects, HeapNode, Traps};
-use ir::{Block, FuncId, Function, Inst, InstKind, Module, Value};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, UnOp, Value};
 
 /// Storage reused from function to function.
 #[derive(Default)]
@@ -181,6 +186,10 @@ fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> Opti
                 | InstKind::Load { volatile: true, .. }
                 | InstKind::Store { volatile: true, .. } => return None,
                 InstKind::Store { .. } => stores = true,
+                // A branch on a constant (a null test DCE just decided is a
+                // `copy` of one): peeps folds it first, and then the run may
+                // have no way out at all.
+                InstKind::Br(c, ..) if constant_through_copy(f, *c) => return None,
                 InstKind::Jmp(_) | InstKind::Br(..) => {
                     for x in kind.successors().filter(|&x| outside(x)) {
                         if exit.is_some_and(|e| e != x) {
@@ -208,6 +217,15 @@ fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> Opti
         return None;
     }
     Some(exit)
+}
+
+/// Whether `v` is a constant or a `copy` of one.
+fn constant_through_copy(f: &Function, v: Value) -> bool {
+    let v = match f.def_inst(v).map(|d| &f.inst(d).kind) {
+        Some(&InstKind::Unary(UnOp::Copy, x)) => x,
+        _ => v,
+    };
+    f.as_const(v).is_some()
 }
 
 /// The plan for the run `blocks` (marked in `inside`) leaving for `exit`,

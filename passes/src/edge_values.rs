@@ -12,15 +12,25 @@
 //! run right after), and so a loop whose latch only a null reference
 //! reaches runs at most once.
 //!
+//! An edge on a comparison of an integer with a constant teaches a range
+//! too (`slt %x, 1` not taken: `%x >= 1`; `ult %x, 8` taken: `0 <= %x <=
+//! 7`; LLVM's correlated value propagation does the same). Where the
+//! ranges of every dominating edge that teaches one about `%x` decide a
+//! comparison of `%x` with a constant (`eq %x, 0` is false for `%x >= 1`)
+//! or exclude 0 for a `br %x`, that use reads the constant it always is
+//! (`dce.uses_decided_by_edge_ranges`).
+//!
 //! Cost: one look at each block's terminator; only when some edge teaches
 //! a value, one walk over the instructions' operands, each looked up in a
 //! dense table and each candidate asked one O(1) dominance question per
-//! edge that teaches its value (at most [`MAX_EDGES`]). Counter:
-//! `dce.values_known_from_edges` (operands replaced).
+//! edge that teaches its value (at most [`MAX_EDGES`]). Counters:
+//! `dce.values_known_from_edges` (operands replaced by a value's
+//! constant), `dce.uses_decided_by_edge_ranges` (by a decided comparison
+//! or branch condition).
 
 use crate::edge_facts::{implied_facts, IMPLIED_DEPTH};
 use crate::stats::Stats;
-use ir::{BinOp, Block, Cfg, Function, InstKind, Value, ValueDef};
+use ir::{BinOp, Block, Cfg, Function, Inst, InstKind, Value, ValueDef};
 use smallvec::SmallVec;
 use std::cell::RefCell;
 
@@ -30,11 +40,24 @@ const MAX_EDGES: usize = 4;
 /// No fact (in [`Scratch::slot`]).
 const NONE: u32 = u32::MAX;
 
-/// The edges that teach one value: each target, with the constant the
-/// value equals in every block that target dominates (as a number, and as
-/// a value of the function once one is needed: the value itself until
-/// then, so that a run that replaces nothing adds no constant).
-type Edges = SmallVec<[(Block, i64, Value); 2]>;
+/// What one edge teaches about a value: the edge's target, and the signed
+/// range `lo..=hi` the value lies in wherever the target dominates (one
+/// number: the value's constant).
+#[derive(Clone, Copy)]
+struct EdgeFact {
+    target: Block,
+    lo: i64,
+    hi: i64,
+}
+
+/// The edges that teach one value.
+type Edges = SmallVec<[EdgeFact; 2]>;
+
+/// One operand to replace: its instruction, its position among the
+/// instruction's operands (`InstKind::for_each_operand` order), the
+/// constant it reads and whether that is a range's decision (else a
+/// value's constant).
+type Replacement = (Inst, u32, i64, bool);
 
 /// Storage reused from function to function.
 #[derive(Default)]
@@ -43,6 +66,10 @@ struct Scratch {
     slot: Vec<u32>,
     /// Per value taught: the value and the edges that teach it.
     facts: Vec<(Value, Edges)>,
+    /// Whether some edge teaches a range of more than one number.
+    ranges: bool,
+    /// The operands found to replace.
+    found: Vec<Replacement>,
 }
 
 thread_local! {
@@ -58,20 +85,22 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
     crate::analyses::with_analyses_mut(func, |a, func| {
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
-            let n = collect(func, a.cfg(), s);
-            let replaced = if n > 0 && replace_dominated_uses(func, a.dom(func), s, true) > 0 {
-                make_constants(func, s);
-                replace_dominated_uses(func, a.dom(func), s, false)
-            } else {
-                0
-            };
+            s.found.clear();
+            s.ranges = false;
+            if collect(func, a.cfg(), s) > 0 {
+                find_dominated_uses(func, a.dom(func), s);
+            }
             for (v, _) in s.facts.drain(..) {
                 s.slot[v.index()] = NONE;
             }
-            if replaced > 0 {
-                stats.add("dce", "values_known_from_edges", replaced);
+            let (values, decided) = replace(func, &s.found);
+            if values > 0 {
+                stats.add("dce", "values_known_from_edges", values);
             }
-            replaced > 0
+            if decided > 0 {
+                stats.add("dce", "uses_decided_by_edge_ranges", decided);
+            }
+            values + decided > 0
         })
     })
 }
@@ -82,7 +111,7 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
     if s.slot.len() < func.values.len() {
         s.slot.resize(func.values.len(), NONE);
     }
-    let mut taught: SmallVec<[(Value, i64); 4]> = SmallVec::new();
+    let mut taught: SmallVec<[(Value, i64, i64); 4]> = SmallVec::new();
     for k in 0..func.layout.len() {
         let b = func.layout[k];
         let Some(term) = func.terminator(b) else {
@@ -99,8 +128,8 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
                 continue;
             }
             taught.clear();
-            edge_constants(func, c, nonzero, &mut taught);
-            for &(v, k) in &taught {
+            edge_ranges(func, c, nonzero, &mut taught);
+            for &(v, lo, hi) in &taught {
                 let slot = &mut s.slot[v.index()];
                 if *slot == NONE {
                     *slot = s.facts.len() as u32;
@@ -108,7 +137,8 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
                 }
                 let edges = &mut s.facts[*slot as usize].1;
                 if edges.len() < MAX_EDGES {
-                    edges.push((t, k, v));
+                    edges.push(EdgeFact { target: t, lo, hi });
+                    s.ranges |= lo != hi;
                 }
             }
         }
@@ -116,97 +146,274 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
     s.facts.len()
 }
 
-/// The (value, constant) equalities `c` being non-zero (`nonzero`) or zero
-/// implies, for values that are not constants themselves: those
-/// [`implied_facts`] finds zero, and `x == k` from `eq x, k` true or `ne
-/// x, k` false (`k` a constant; a reference only equals `null`).
-fn edge_constants(func: &Function, c: Value, nonzero: bool, out: &mut SmallVec<[(Value, i64); 4]>) {
+/// The (value, range) facts `c` being non-zero (`nonzero`) or zero
+/// implies, for values that are not constants themselves: zero for those
+/// [`implied_facts`] finds zero, and for `x` compared with a constant `k`
+/// the range where the comparison has its known result (`x == k` from `eq
+/// x, k` true or `ne x, k` false; `x >= 1` from `slt x, 1` false; a
+/// reference is only ever known `null`).
+fn edge_ranges(
+    func: &Function,
+    c: Value,
+    nonzero: bool,
+    out: &mut SmallVec<[(Value, i64, i64); 4]>,
+) {
     let variable = |v: Value| matches!(func.value_def(v), ValueDef::Inst(_) | ValueDef::Param(_));
     implied_facts(func, c, nonzero, IMPLIED_DEPTH, &mut |v, nz| {
         if !nz && variable(v) {
-            out.push((v, 0));
+            out.push((v, 0, 0));
+        }
+        if let Some((x, op, k)) = compared_with_constant(func, v) {
+            match range_where(op, k, nz) {
+                Some((lo, hi)) if variable(x) && (lo, hi) != (i64::MIN, i64::MAX) => {
+                    out.push((x, lo, hi));
+                }
+                _ => {}
+            }
         }
     });
-    let Some(d) = func.def_inst(c) else {
-        return;
-    };
+}
+
+/// The integer `x`, comparison `op` and constant `k` when `v` is the
+/// result of a placed `op x, k` (or of `k` compared with `x`, the
+/// comparison then mirrored).
+fn compared_with_constant(func: &Function, v: Value) -> Option<(Value, BinOp, i64)> {
+    let d = func.def_inst(v)?;
     let data = func.inst(d);
-    if data.block.is_none() {
-        return;
+    let InstKind::Binary(op, a, b) = data.kind else {
+        return None;
+    };
+    data.block?;
+    negated(op)?;
+    let (x, op, k) = match (func.as_const(a), func.as_const(b)) {
+        (None, Some(k)) => (a, op, k),
+        (Some(k), None) => (b, mirrored(op)?, k),
+        _ => return None,
+    };
+    (!func.value_type(x).is_ref()).then_some((x, op, k))
+}
+
+/// The comparison `op` with its operands swapped (`k < x` is `x > k`);
+/// `None` for an operation that is not a comparison.
+fn mirrored(op: BinOp) -> Option<BinOp> {
+    Some(match op {
+        BinOp::Eq | BinOp::Ne => op,
+        BinOp::Slt => BinOp::Sgt,
+        BinOp::Sle => BinOp::Sge,
+        BinOp::Sgt => BinOp::Slt,
+        BinOp::Sge => BinOp::Sle,
+        BinOp::Ult => BinOp::Ugt,
+        BinOp::Ule => BinOp::Uge,
+        BinOp::Ugt => BinOp::Ult,
+        BinOp::Uge => BinOp::Ule,
+        _ => return None,
+    })
+}
+
+/// The comparison true exactly when `op` is false (`None` for an
+/// operation that is not a comparison).
+fn negated(op: BinOp) -> Option<BinOp> {
+    Some(match op {
+        BinOp::Eq => BinOp::Ne,
+        BinOp::Ne => BinOp::Eq,
+        BinOp::Slt => BinOp::Sge,
+        BinOp::Sle => BinOp::Sgt,
+        BinOp::Sgt => BinOp::Sle,
+        BinOp::Sge => BinOp::Slt,
+        BinOp::Ult => BinOp::Uge,
+        BinOp::Ule => BinOp::Ugt,
+        BinOp::Ugt => BinOp::Ule,
+        BinOp::Uge => BinOp::Ult,
+        _ => return None,
+    })
+}
+
+/// The signed range `lo..=hi` of the `x` for which `op x, k` is `holds`,
+/// when it is one non-empty range (`ult x, 8`: `0..=7`; `ugt x, -3`:
+/// `-2..=-1`; `ne x, k` and `ult x, 0` are not).
+fn range_where(op: BinOp, k: i64, holds: bool) -> Option<(i64, i64)> {
+    let op = if holds { op } else { negated(op)? };
+    let (min, max) = (i64::MIN, i64::MAX);
+    match op {
+        BinOp::Eq => Some((k, k)),
+        BinOp::Slt => (k != min).then(|| (min, k - 1)),
+        BinOp::Sle => Some((min, k)),
+        BinOp::Sgt => (k != max).then(|| (k + 1, max)),
+        BinOp::Sge => Some((k, max)),
+        BinOp::Ult => (k > 0).then(|| (0, k - 1)),
+        BinOp::Ule => (k >= 0).then_some((0, k)),
+        BinOp::Ugt => (k < -1).then(|| (k + 1, -1)),
+        BinOp::Uge => (k < 0).then_some((k, -1)),
+        _ => None,
     }
-    if let InstKind::Binary(op @ (BinOp::Eq | BinOp::Ne), x, y) = data.kind {
-        let equal = (op == BinOp::Eq) == nonzero;
-        match func.as_const(y) {
-            Some(k) if k != 0 && equal && variable(x) && !func.value_type(x).is_ref() => {
-                out.push((x, k));
+}
+
+/// The result of `op x, k` for every `x` in `lo..=hi`, when they all agree.
+/// Within the negative and within the non-negative numbers the signed and
+/// unsigned orders agree, and a comparison other than `eq`/`ne` is
+/// monotone in `x` in its order: it is decided on each such part when its
+/// two ends agree.
+fn decide(op: BinOp, lo: i64, hi: i64, k: i64) -> Option<bool> {
+    match op {
+        BinOp::Eq | BinOp::Ne => {
+            let equal = if lo == k && hi == k {
+                true
+            } else if k < lo || k > hi {
+                false
+            } else {
+                return None;
+            };
+            Some(equal == (op == BinOp::Eq))
+        }
+        _ => {
+            let mut ends: SmallVec<[i64; 4]> = SmallVec::new();
+            if lo < 0 {
+                ends.extend([lo, hi.min(-1)]);
             }
-            _ => {}
+            if hi >= 0 {
+                ends.extend([lo.max(0), hi]);
+            }
+            let first = op.eval(ends[0], k)?;
+            ends.iter()
+                .all(|&x| op.eval(x, k) == Some(first))
+                .then_some(first != 0)
         }
     }
 }
 
-/// Make the constant of each edge of `s.facts` (`null` for a reference).
-fn make_constants(func: &mut Function, s: &mut Scratch) {
-    for (v, edges) in &mut s.facts {
-        let is_ref = func.value_type(*v).is_ref();
-        for (_, k, constant) in edges.iter_mut() {
-            *constant = if is_ref { func.null() } else { func.iconst(*k) };
+/// The facts of one run, asked at a block.
+struct Taught<'a> {
+    dom: &'a ir::DomTree,
+    slot: &'a [u32],
+    facts: &'a [(Value, Edges)],
+}
+
+impl Taught<'_> {
+    /// The edges that teach `v` something.
+    fn edges(&self, v: Value) -> &[EdgeFact] {
+        match self.slot.get(v.index()) {
+            Some(&slot) if slot != NONE => &self.facts[slot as usize].1,
+            _ => &[],
         }
+    }
+
+    /// The constant `v` equals at block `at`, by the first dominating edge
+    /// that teaches one.
+    fn constant_at(&self, v: Value, at: Block) -> Option<i64> {
+        self.edges(v)
+            .iter()
+            .find(|e| e.lo == e.hi && self.dom.dominates(e.target, at))
+            .map(|e| e.lo)
+    }
+
+    /// The range every dominating edge that teaches `v` one allows at block
+    /// `at` (`None`: none teaches one, or they leave no number at all).
+    fn range_at(&self, v: Value, at: Block) -> Option<(i64, i64)> {
+        let (lo, hi) = self
+            .edges(v)
+            .iter()
+            .filter(|e| self.dom.dominates(e.target, at))
+            .fold((i64::MIN, i64::MAX), |(lo, hi), e| {
+                (lo.max(e.lo), hi.min(e.hi))
+            });
+        (lo <= hi && (lo, hi) != (i64::MIN, i64::MAX)).then_some((lo, hi))
     }
 }
 
-/// Replace each use of a taught value that a teaching edge's target
-/// dominates by its constant; returns how many operands were replaced.
-/// With `dry`, replaces nothing and stops at the first such use (whether
-/// there is one).
-fn replace_dominated_uses(func: &mut Function, dom: &ir::DomTree, s: &Scratch, dry: bool) -> u64 {
-    let known = |v: Value, at: Block| -> Option<Value> {
-        let slot = *s.slot.get(v.index())?;
-        if slot == NONE {
+/// Fill `s.found` with every use of a value that a dominating edge gives a
+/// constant, and, where some edge teaches a range, every comparison and
+/// branch condition those ranges decide (module header).
+fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
+    let Scratch {
+        slot,
+        facts,
+        ranges,
+        found,
+    } = s;
+    let taught = Taught { dom, slot, facts };
+    let ranges = *ranges;
+    let known = |v: Value, at: Block, is_br: bool| -> Option<(i64, bool)> {
+        if let Some(k) = taught.constant_at(v, at) {
+            return Some((k, false));
+        }
+        if !ranges {
             return None;
         }
-        let (_, edges) = &s.facts[slot as usize];
-        edges
-            .iter()
-            .find(|&&(t, ..)| dom.dominates(t, at))
-            .map(|&(.., k)| k)
+        if is_br
+            && taught
+                .range_at(v, at)
+                .is_some_and(|(lo, hi)| lo > 0 || hi < 0)
+        {
+            return Some((1, true));
+        }
+        let (x, op, k) = compared_with_constant(func, v)?;
+        let (lo, hi) = taught.range_at(x, at)?;
+        decide(op, lo, hi, k).map(|d| (i64::from(d), true))
     };
-    let mut replaced = 0;
-    let Function {
-        layout,
-        blocks,
-        insts,
-        ..
-    } = func;
-    for &b in layout.iter() {
-        for &i in &blocks[b.index()].insts {
-            if insts[i.index()].block.is_none() {
+    for &b in &func.layout {
+        for &i in &func.blocks[b.index()].insts {
+            let data = func.inst(i);
+            if data.block.is_none() {
                 continue;
             }
-            match &mut insts[i.index()].kind {
-                InstKind::Phi(entries) => {
-                    for (q, v) in entries.iter_mut() {
-                        if let Some(k) = known(*v, *q) {
-                            if !dry {
-                                *v = k;
-                            }
-                            replaced += 1;
-                        }
+            if let InstKind::Phi(entries) = &data.kind {
+                for (pos, &(q, v)) in entries.iter().enumerate() {
+                    if let Some((k, decided)) = known(v, q, false) {
+                        found.push((i, pos as u32, k, decided));
                     }
                 }
-                kind => kind.for_each_operand_mut(|v| {
-                    if let Some(k) = known(*v, b) {
-                        if !dry {
-                            *v = k;
-                        }
-                        replaced += 1;
-                    }
-                }),
+                continue;
             }
-            if dry && replaced > 0 {
-                return replaced;
-            }
+            let is_br = matches!(data.kind, InstKind::Br(..));
+            let mut pos = 0;
+            data.kind.for_each_operand(|v| {
+                if let Some((k, decided)) = known(v, b, is_br) {
+                    found.push((i, pos, k, decided));
+                }
+                pos += 1;
+            });
         }
     }
-    replaced
+}
+
+/// Make each replacement of `found` (a value's constant is `null` for a
+/// reference); returns how many operands read a value's constant and how
+/// many a decision.
+fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
+    let (mut values, mut decided) = (0, 0);
+    for &(i, pos, k, by_range) in found {
+        let Some(old) = nth_operand(&func.inst(i).kind, pos) else {
+            continue;
+        };
+        let new = if !by_range && func.value_type(old).is_ref() {
+            func.null()
+        } else {
+            func.iconst(k)
+        };
+        let mut n = 0;
+        func.insts[i.index()].kind.for_each_operand_mut(|v| {
+            if n == pos {
+                *v = new;
+            }
+            n += 1;
+        });
+        if by_range {
+            decided += 1;
+        } else {
+            values += 1;
+        }
+    }
+    (values, decided)
+}
+
+/// The operand of `kind` at position `pos` (`InstKind::for_each_operand` order).
+fn nth_operand(kind: &InstKind, pos: u32) -> Option<Value> {
+    let (mut n, mut found) = (0, None);
+    kind.for_each_operand(|v| {
+        if n == pos {
+            found = Some(v);
+        }
+        n += 1;
+    });
+    found
 }

@@ -367,10 +367,10 @@ pub fn eliminate_dead_stores(
     // computed here only if something asks.
     if nonnull.reset(func, subst) {
         match shared {
-            Some((d, _)) => nonnull.compute(func, d),
+            Some((d, _)) => nonnull.compute(func, d, Some((cfg, subst))),
             None => {
                 dom.recompute(func, cfg);
-                nonnull.compute(func, dom);
+                nonnull.compute(func, dom, Some((cfg, subst)));
             }
         }
     }

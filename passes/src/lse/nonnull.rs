@@ -12,9 +12,11 @@
 //! is accessed by two instructions, so that nothing can be found.
 
 use super::loc::Subst;
+use crate::edge_facts::{entry_fact, implied_facts, IMPLIED_DEPTH};
+use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::effects::{null_checked, traps_only_on_null};
-use ir::{Block, Function, Inst, Value};
+use ir::{Block, Function, Inst, InstKind, Value};
 
 /// Storage reused from run to run, and the result of the last run.
 #[derive(Default)]
@@ -37,7 +39,8 @@ pub struct NonNull {
 impl NonNull {
     /// Forget the last run's result; whether [`NonNull::compute`] can find
     /// anything in `func`: some base is checked or trapped on by two
-    /// instructions (an instruction is only ever made safe by another one).
+    /// instructions, or by one and a branch's null test (an instruction is
+    /// only ever made safe by another one or by a branch edge).
     pub fn reset(&mut self, func: &Function, subst: &Subst) -> bool {
         self.safe.clear();
         let (bases, base_of) = (&mut self.bases, &mut self.base_of);
@@ -50,6 +53,13 @@ impl NonNull {
                 let base = subst.resolve(func, base);
                 bases.push(base);
                 base_of[inst.index()] = Some(base);
+            } else if let InstKind::Br(c, ..) = func.inst(inst).kind {
+                let mut tested = |v: Value, _| {
+                    if func.value_type(v).is_ref() {
+                        bases.push(subst.resolve(func, v));
+                    }
+                };
+                implied_facts(func, c, true, IMPLIED_DEPTH, &mut tested);
             }
         }
         bases.sort_unstable();
@@ -58,7 +68,9 @@ impl NonNull {
 
     /// Find the instructions of `func` that cannot trap on a `null` base
     /// (worth calling when [`NonNull::reset`] says so, with the same `func`).
-    pub fn compute(&mut self, func: &Function, dom: &DomTree) {
+    /// With `edges` (the CFG `dom` is of, and the copy table `reset` was
+    /// given), branch edges that say a reference is non-null count too.
+    pub fn compute(&mut self, func: &Function, dom: &DomTree, edges: Option<(&Cfg, &Subst)>) {
         let NonNull {
             safe,
             checked,
@@ -77,6 +89,9 @@ impl NonNull {
             return;
         };
         let mut enter = |b: Block, checked: &mut Vec<u32>, counted: &mut Vec<Value>| {
+            if let Some((cfg, subst)) = edges.filter(|_| b != entry) {
+                edge_checks(func, cfg, subst, b, checked, counted);
+            }
             enter_block(func, base_of, b, safe, checked, counted)
         };
         enter(entry, checked, counted);
@@ -101,6 +116,28 @@ impl NonNull {
     pub fn cannot_trap_on_null(&self, inst: Inst) -> bool {
         self.safe.get(inst.index()).copied().unwrap_or(false)
     }
+}
+
+/// Count up the references the one edge into block `b` (not the entry)
+/// says are non-null, if it is entered by one edge of a `br` alone.
+fn edge_checks(
+    func: &Function,
+    cfg: &Cfg,
+    subst: &Subst,
+    b: Block,
+    checked: &mut [u32],
+    counted: &mut Vec<Value>,
+) {
+    let Some((root, nonzero)) = entry_fact(func, cfg, b) else {
+        return;
+    };
+    implied_facts(func, root, nonzero, IMPLIED_DEPTH, &mut |v, nonzero| {
+        if nonzero && func.value_type(v).is_ref() {
+            let base = subst.resolve(func, v);
+            checked[base.index()] += 1;
+            counted.push(base);
+        }
+    });
 }
 
 /// Visit block `b`: mark its null-only traps that an enclosing check rules

@@ -324,7 +324,7 @@ fn analyse(
     }
     if !scratch.nonnull_ready {
         if scratch.nonnull.reset(func, subst) {
-            scratch.nonnull.compute(func, dom);
+            scratch.nonnull.compute(func, dom, None);
         }
         scratch.nonnull_ready = true;
     }

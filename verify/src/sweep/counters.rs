@@ -35,6 +35,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "null_tests_known"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
+    ("dce", "uses_decided_by_edge_ranges"),
     ("dce", "values_known_from_edges"),
     ("gvn", "congruent_phis"),
     ("gvn", "guards_merged"),
