@@ -1,6 +1,7 @@
 //! What the CFG cleanup needs to know of the block graph, and no more: which
-//! layout blocks the entry reaches, and each block's predecessor edges
-//! (counted, with the first one in layout order). It reads the CFG exactly
+//! layout blocks the entry reaches, which have an edge from a block it does
+//! not reach, and each block's predecessor edges (counted, with the xor of
+//! their sources: the source itself when there is one). It reads the CFG exactly
 //! as `ir::cfg::Cfg` does (edges to blocks outside the layout dropped, each
 //! layout block's terminator read once) but builds no predecessor lists, no
 //! order and no numbering, so a cleanup round of a small function costs a
@@ -11,6 +12,7 @@ use ir::{Block, Function};
 const IN_LAYOUT: u8 = 1;
 const SUCCS_DONE: u8 = 2;
 const REACHED: u8 = 4;
+const DEAD_PRED: u8 = 8;
 
 /// The edges of one block slot, kept together so that a recompute clears
 /// one array for them (the flags stay apart, dense: the walks test them for
@@ -20,9 +22,10 @@ struct Node {
     /// Its successors in the layout (the first `succ_count`).
     succs: [Block; 2],
     succ_count: u8,
-    /// How many predecessor edges it has, and the first in layout order.
+    /// How many predecessor edges it has, and the xor of their sources'
+    /// indices (so that an edge can be taken away again).
     pred_count: u32,
-    first_pred: Block,
+    pred_xor: u32,
 }
 
 /// Per block slot of one function: flags, successors and predecessor edges.
@@ -42,7 +45,7 @@ impl BlockEdges {
             succs: [entry; 2],
             succ_count: 0,
             pred_count: 0,
-            first_pred: entry,
+            pred_xor: 0,
         };
         let (flags, nodes) = (&mut self.flags, &mut self.nodes);
         flags.clear();
@@ -72,10 +75,8 @@ impl BlockEdges {
                     node.succs[node.succ_count as usize] = s;
                     node.succ_count += 1;
                     let target = &mut nodes[s.index()];
-                    if target.pred_count == 0 {
-                        target.first_pred = b;
-                    }
                     target.pred_count += 1;
+                    target.pred_xor ^= b.index() as u32;
                 }
             }
         }
@@ -95,6 +96,46 @@ impl BlockEdges {
                 }
             }
         }
+        self.mark_dead_preds(func);
+    }
+
+    /// Flag the blocks with an edge from a layout block the entry does not
+    /// reach.
+    fn mark_dead_preds(&mut self, func: &Function) {
+        let (flags, nodes) = (&mut self.flags, &self.nodes);
+        for &b in &func.layout {
+            if flags.get(b.index()).is_some_and(|f| f & REACHED == 0) {
+                let node = &nodes[b.index()];
+                for &s in &node.succs[..node.succ_count as usize] {
+                    flags[s.index()] |= DEAD_PRED;
+                }
+            }
+        }
+    }
+
+    /// The blocks `dead`, which the entry does not reach, left the layout:
+    /// take their edges away (as a recompute would, without reading the
+    /// function again).
+    pub(crate) fn forget_edges_of(&mut self, dead: &[Block]) {
+        for &d in dead {
+            let Some(node) = self.nodes.get_mut(d.index()) else {
+                continue;
+            };
+            let succs = node.succs;
+            let count = std::mem::take(&mut node.succ_count);
+            for &s in &succs[..count as usize] {
+                let target = &mut self.nodes[s.index()];
+                target.pred_count -= 1;
+                target.pred_xor ^= d.index() as u32;
+            }
+        }
+    }
+
+    /// Whether `b` has an edge from a layout block the entry does not reach.
+    pub(crate) fn has_dead_pred(&self, b: Block) -> bool {
+        self.flags
+            .get(b.index())
+            .is_some_and(|f| f & DEAD_PRED != 0)
     }
 
     /// Whether the entry reaches `b`.
@@ -105,7 +146,7 @@ impl BlockEdges {
     /// The only predecessor edge of `b`, if it has exactly one.
     pub(crate) fn single_pred(&self, b: Block) -> Option<Block> {
         let node = self.nodes.get(b.index())?;
-        (node.pred_count == 1).then_some(node.first_pred)
+        (node.pred_count == 1).then(|| Block::new(node.pred_xor as usize))
     }
 }
 
@@ -133,5 +174,16 @@ mod tests {
             assert_eq!(e.single_pred(b), single, "{b:?}");
         }
         assert!(f.layout.iter().any(|&b| !e.is_reachable(b)));
+        let dead: Vec<Block> = f
+            .layout
+            .iter()
+            .copied()
+            .filter(|&b| !e.is_reachable(b))
+            .collect();
+        let a = f.layout[1];
+        assert!(e.has_dead_pred(a) && !e.has_dead_pred(f.layout[0]));
+        assert_eq!(e.single_pred(a), None);
+        e.forget_edges_of(&dead);
+        assert_eq!(e.single_pred(a), Some(f.layout[0]));
     }
 }

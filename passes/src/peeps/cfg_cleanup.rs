@@ -13,9 +13,10 @@ impl Engine<'_> {
     pub(crate) fn cleanup_cfg(&mut self) -> bool {
         let removed = self.remove_unreachable();
         let lost_a_last = self.compact();
-        // The CFG `remove_unreachable` computed is still right unless it
-        // removed something.
-        let merged = self.merge_blocks(removed || lost_a_last);
+        // The CFG `remove_unreachable` computed (and took the removed
+        // blocks' edges out of) is still right unless a block lost its
+        // terminator.
+        let merged = self.merge_blocks(lost_a_last);
         removed || merged
     }
 
@@ -47,6 +48,10 @@ impl Engine<'_> {
         self.func.layout.retain(|&b| is_reachable(b));
         for k in 0..self.func.layout.len() {
             let b = self.func.layout[k];
+            // Only an edge from a removed block leaves a phi entry to drop.
+            if !cfg.has_dead_pred(b) {
+                continue;
+            }
             let phis = self.take_phis_of(b);
             for &p in &phis {
                 let mut changed = false;
@@ -62,6 +67,7 @@ impl Engine<'_> {
             self.s.bufs.phis = phis;
         }
         self.report.blocks_removed += dead.len() as u64;
+        cfg.forget_edges_of(&dead);
         self.s.bufs.dead = dead;
         self.s.bufs.cfg = cfg;
         true

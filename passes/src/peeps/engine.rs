@@ -8,16 +8,13 @@
 //! buffers reused from run to run ([`super::scratch`]).
 
 use super::cfg_state::CfgState;
+use super::deps::InstLists;
 use super::rule::{Change, MatchCtx, Opnd};
 use super::rules::{rules, rules_for};
-use super::scratch::{self, reset_lists, Scratch};
+use super::scratch::{self, Scratch};
 use super::worklist::UNIFORM_UP_TO;
-use smallvec::SmallVec;
-
-/// Users or dependents of one value or instruction: usually a few, kept inline
-/// so that building the engine does not allocate per value.
-pub(crate) type InstList = SmallVec<[Inst; 4]>;
 use ir::{Function, Inst, InstKind, UnOp, Value};
+use smallvec::SmallVec;
 
 /// When the fixed-point invariant is checked.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -141,18 +138,20 @@ impl<'f> Engine<'f> {
         s.bufs.gone.resize(func.insts.len().div_ceil(64), 0);
         let mut stale = false;
         s.work.reset(func.insts.len(), opts.seed);
-        let mut has_phis = false;
+        s.bufs.all_phis.clear();
         // A function too big for the cache gets its user lists in this same
         // walk over the instructions, not in a second one at the first edit
         // (at 100k instructions each walk missed the cache on most of them).
         let eager = func.insts.len() > UNIFORM_UP_TO;
         if eager {
-            reset_lists(&mut s.users, func.values.len());
+            s.users.reset(func.values.len());
         }
-        let users = &mut s.users;
+        let (users, phis) = (&mut s.users, &mut s.bufs.all_phis);
         let look = |&inst: &Inst| {
             let data = &func.insts[inst.index()];
-            has_phis |= data.kind.is_phi();
+            if data.kind.is_phi() {
+                phis.push(inst);
+            }
             stale |= data.block.is_none();
             if eager {
                 note_operands(users, &data.kind, inst);
@@ -172,13 +171,14 @@ impl<'f> Engine<'f> {
                     .inspect(look),
             );
             s.work.filled_last_first();
+            s.bufs.all_phis.reverse();
         } else {
             s.work.fill(func.inst_iter().inspect(look));
             s.work.pull_in_push_order();
         }
         Engine {
             func,
-            cfgs: CfgState::new(has_phis),
+            cfgs: CfgState::new(!s.bufs.all_phis.is_empty()),
             s,
             report: EngineReport {
                 fired: vec![0; rules().len()],
@@ -201,7 +201,7 @@ impl<'f> Engine<'f> {
         }
         self.users_built = true;
         let (func, users) = (&*self.func, &mut self.s.users);
-        reset_lists(users, func.values.len());
+        users.reset(func.values.len());
         for inst in func.inst_iter() {
             note_operands(users, &func.insts[inst.index()].kind, inst);
         }
@@ -376,7 +376,7 @@ impl<'f> Engine<'f> {
             // which keeps the first occurrence, so the order is the same as
             // with a deduplicated list) and bounded by the visits made; only
             // back-to-back repeats are skipped, so each push is O(1).
-            self.s.deps.push(distant, dependent);
+            self.s.deps.push(distant.index(), dependent);
         }
         self.s.bufs.match_deps = deps;
         match found {
@@ -398,13 +398,8 @@ impl<'f> Engine<'f> {
 
     fn note_use(&mut self, v: Value, user: Inst) {
         debug_assert!(self.users_built, "user lists edited before they were built");
-        if v.index() >= self.s.users.len() {
-            self.s.users.resize(v.index() + 1, InstList::new());
-        }
-        let u = &mut self.s.users[v.index()];
-        if u.last() != Some(&user) {
-            u.push(user);
-        }
+        self.s.users.grow(v.index() + 1);
+        self.s.users.push(v.index(), user);
     }
 
     fn push_inputs(&mut self, inputs: &[Value]) {
@@ -420,10 +415,10 @@ impl<'f> Engine<'f> {
         debug_assert!(self.users_built, "user lists read before they were built");
         self.s.work.push(inst);
         if let Some(r) = self.func.insts[inst.index()].result {
-            if let Some(us) = self.s.users.get(r.index()) {
-                for &u in us {
-                    self.s.work.push(u);
-                }
+            let users = &self.s.users;
+            let mut cursor = users.first(r.index());
+            while let Some(u) = users.next(&mut cursor) {
+                self.s.work.push(u);
             }
         }
         self.revisit_dependents(inst);
@@ -440,14 +435,16 @@ impl<'f> Engine<'f> {
 
     fn revisit_dependents(&mut self, inst: Inst) {
         let work = &mut self.s.work;
-        self.s.deps.take(inst, |d| work.push(d));
+        self.s.deps.take_each(inst.index(), |d| work.push(d));
     }
 
     /// Make every use of `inst`'s result use `v` instead, and take `inst` out.
     pub(crate) fn replace_inst(&mut self, inst: Inst, v: Value) {
         if let Some(r) = self.func.insts[inst.index()].result {
-            let us = std::mem::take(&mut self.s.users[r.index()]);
-            for u in us {
+            // Uses of `v` noted meanwhile go to other nodes: the walk
+            // sees the list as it was.
+            let mut cursor = self.s.users.take(r.index());
+            while let Some(u) = self.s.users.next(&mut cursor) {
                 if u == inst || !self.placed(u) {
                     continue;
                 }
@@ -528,10 +525,15 @@ impl<'f> Engine<'f> {
         self.s.bufs.phis = phis;
     }
 
-    /// The placed phis of `b`, in a buffer to hand back to `bufs.phis`.
+    /// The placed phis of `b`, in a buffer to hand back to `bufs.phis`
+    /// (none, without reading the block, in a function without phis: the
+    /// engine never creates one).
     pub(crate) fn take_phis_of(&mut self, b: ir::Block) -> Vec<Inst> {
         let mut phis = std::mem::take(&mut self.s.bufs.phis);
         phis.clear();
+        if !self.cfgs.has_phis() {
+            return phis;
+        }
         phis.extend(
             self.func.blocks[b.index()]
                 .insts
@@ -590,19 +592,20 @@ impl<'f> Engine<'f> {
     /// and revisit the phis: `phi_same` is the one rule that asks the tree.
     /// With no new snapshot (no edge changed since the last) the tree is
     /// the one every phi was last visited with, and a phi whose operands
-    /// changed was pushed then, so none is revisited. A function without
-    /// phis is not walked: at 100k instructions the walk missed the cache
-    /// on most instructions.
+    /// changed was pushed then, so none is revisited. The phis are those
+    /// the function came in with that are still placed phis, in layout
+    /// order (only merges move instructions, and a merged block's phis
+    /// collapse), so the function is not walked: at 100k instructions the
+    /// walk missed the cache on most instructions.
     pub(crate) fn recompute_dom(&mut self) {
         if !self.cfgs.snapshot() || !self.cfgs.has_phis() {
             return;
         }
-        let func: &Function = self.func;
-        for b in &func.layout {
-            for &i in &func.blocks[b.index()].insts {
-                if func.insts[i.index()].kind.is_phi() {
-                    self.s.work.push(i);
-                }
+        let insts = &self.func.insts;
+        for &i in &self.s.bufs.all_phis {
+            let data = &insts[i.index()];
+            if data.block.is_some() && data.kind.is_phi() {
+                self.s.work.push(i);
             }
         }
     }
@@ -658,13 +661,8 @@ impl<'f> Engine<'f> {
 }
 
 /// Add `inst` to the user list of each operand of `kind` (once per list).
-fn note_operands(users: &mut [InstList], kind: &InstKind, inst: Inst) {
-    kind.for_each_operand(|v| {
-        let u = &mut users[v.index()];
-        if u.last() != Some(&inst) {
-            u.push(inst);
-        }
-    });
+fn note_operands(users: &mut InstLists, kind: &InstKind, inst: Inst) {
+    kind.for_each_operand(|v| users.push(v.index(), inst));
 }
 
 /// Whether `inst`, in a block's list, is still placed: asked of the

@@ -6,8 +6,7 @@
 //! per thread; a run borrows it and clears what it uses.
 
 use super::block_edges::BlockEdges;
-use super::deps::DepLists;
-use super::engine::InstList;
+use super::deps::InstLists;
 use super::worklist::Worklist;
 use ir::{Block, Inst};
 use std::cell::RefCell;
@@ -25,6 +24,9 @@ pub(crate) struct Buffers {
     pub(crate) gone: Vec<u64>,
     /// The phis of one block, collected before they are edited.
     pub(crate) phis: Vec<Inst>,
+    /// The phis of the function as it came in, in layout order (the
+    /// engine never creates one).
+    pub(crate) all_phis: Vec<Inst>,
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
     /// Predecessors and reachability for the CFG cleanup.
@@ -43,9 +45,9 @@ pub(crate) struct Buffers {
 #[derive(Default)]
 pub(crate) struct Scratch {
     /// Per value: instructions that may use it.
-    pub(crate) users: Vec<InstList>,
+    pub(crate) users: InstLists,
     /// Per instruction: instructions to revisit when it changes.
-    pub(crate) deps: DepLists,
+    pub(crate) deps: InstLists,
     /// The worklist.
     pub(crate) work: Worklist,
     /// The small temporaries.
@@ -71,13 +73,4 @@ pub(crate) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
         }
         result
     })
-}
-
-/// Make `lists` `n` empty lists, keeping the storage of those that stay.
-pub(crate) fn reset_lists(lists: &mut Vec<InstList>, n: usize) {
-    lists.truncate(n);
-    for list in lists.iter_mut() {
-        list.clear();
-    }
-    lists.resize_with(n, InstList::new);
 }
