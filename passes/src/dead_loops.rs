@@ -1,9 +1,9 @@
 //! Loops whose work is never observed (run by `dce`, issue 13).
 //!
 //! Two rules over the loops of a function, each a run of blocks `h ..= l` of
-//! the layout where `l` jumps back to `h` and every edge into the run from
-//! outside goes to `h` (so `h` dominates it: a natural loop, and anything
-//! the run holds besides), whose terminators are all `jmp`/`br` and whose
+//! the layout where `l` jumps back to `h` (a natural loop, or an irreducible
+//! one: edges from outside may enter the run at any block), whose
+//! terminators are all `jmp`/`br` and whose
 //! instructions cannot trap: each asked of
 //! [`ir::effects::inst_effects`] — a trap at most on a resource limit, or a
 //! plain (not volatile) access, `len` or check whose null or bounds check
@@ -13,8 +13,10 @@
 //! - **A loop without effects** (`dce.dead_loops_removed`): one exit block
 //!   `e`, every instruction removable when unused (no store), no value of
 //!   the loop used outside it, and `e`'s phis taking one value from outside
-//!   the loop on all its loop edges. The loop's entering edges go to `e`
-//!   (with those phi values) and the loop is left unreachable. Sound without
+//!   the loop on all its loop edges, and every block of the run entered
+//!   from outside reaching `e` inside the run (so that value is defined
+//!   before every way in). The loop's entering edges go to `e` (with those
+//!   phi values) and the loop is left unreachable. Sound without
 //!   proving that the loop ends: a run that enters it either leaves it for
 //!   `e` with the heap and trace it entered with (nothing in it writes, steps
 //!   or traps), or never leaves it and runs out of fuel, and an input whose
@@ -34,7 +36,8 @@
 //! Cost: one look at each block's terminator finds the runs; the first
 //! run that passes every test but the known checks is the only one looked
 //! at further, and the known-checked analysis runs only for its accesses
-//! (no CFG, dominator tree or loop forest otherwise).
+//! (no CFG, dominator tree or loop forest otherwise; the one-trip rule asks
+//! the function's cached dominator tree, [`crate::analyses`]).
 
 use crate::checks;
 use crate::stats::Stats;
@@ -54,10 +57,9 @@ pub(crate) struct Scratch {
 
 /// What a run that passed the structural tests is a candidate for.
 enum Plan {
-    /// Delete the run: its header, its one exit, the blocks entering it
-    /// and the value each phi of the exit takes from it.
+    /// Delete the run: its one exit, the blocks entering it and the value
+    /// each phi of the exit takes from it.
     Delete {
-        header: Block,
         exit: Block,
         entering: Vec<Block>,
         phis: Vec<(Inst, Value)>,
@@ -97,27 +99,49 @@ pub(crate) fn fold_dead_loops(
     let Some((plan, accesses)) = candidate(module, f, blocks, &s.inside, exit) else {
         return false;
     };
+    // The latches, when the loop must run once for checks that may trap.
+    let mut once = None;
     if !accesses.is_empty() {
         s.needs.clear();
         s.needs.resize(f.insts.len(), false);
         accesses.iter().for_each(|i| s.needs[i.index()] = true);
         let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], false, known);
         if safe.len() < accesses.len() {
-            return false;
+            let Plan::Delete { entering, .. } = &plan else {
+                return false;
+            };
+            safe.iter().for_each(|i| s.needs[i.index()] = false);
+            let unknown: Vec<Inst> = accesses
+                .into_iter()
+                .filter(|i| s.needs[i.index()])
+                .collect();
+            let Some(latches) = checked_on_every_trip(f, blocks, &s.inside, entering, &unknown)
+            else {
+                return false;
+            };
+            once = Some(latches);
         }
     }
+    let header = blocks[0];
     let func = &mut module.funcs[fid.index()];
-    match plan {
-        Plan::Delete {
-            header,
-            exit,
-            entering,
-            phis,
-        } => {
-            bypass(func, header, exit, &entering, &phis);
+    match (plan, once) {
+        (Plan::Delete { exit, phis, .. }, Some(latches)) => {
+            bypass(func, |x| x == header, exit, &latches, &phis);
+            drop_entries(func, header, &latches);
+            stats.add("dce", "dead_loops_run_once", 1);
+        }
+        (
+            Plan::Delete {
+                exit,
+                entering,
+                phis,
+            },
+            None,
+        ) => {
+            bypass(func, |x| s.inside[x.index()], exit, &entering, &phis);
             stats.add("dce", "dead_loops_removed", 1);
         }
-        Plan::Stores(stores) => {
+        (Plan::Stores(stores), _) => {
             func.remove_insts(&stores);
             stats.add("dce", "stores_in_loops_without_exit", stores.len() as u64);
         }
@@ -166,11 +190,11 @@ const MAX_RUN_WALKS: usize = 16;
 /// every run looked at.
 const SMALL_FUNCTION_WORK: usize = 4096;
 
-/// Whether the layout blocks `first..=last` are entered from outside only
-/// at the first, call nothing, take no step, end in `jmp`/`br` only, and
-/// either store and never leave the run (`Some(None)`), or store nothing,
-/// leave it for one block only (`Some(Some(exit))`) and define no value
-/// used outside it.
+/// Whether the layout blocks `first..=last` call nothing, take no step,
+/// end in `jmp`/`br` only, and either store and never leave the run
+/// (`Some(None)`), or store nothing, leave it for one block only
+/// (`Some(Some(exit))`) that each block entered from outside reaches
+/// inside the run, and define no value used outside it.
 fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> Option<Option<Block>> {
     let range = &f.layout[first..=last];
     let outside = |x: Block| {
@@ -207,14 +231,23 @@ fn may_hold_a_rule(f: &Function, first: usize, last: usize, pos: &[u32]) -> Opti
         (true, None) | (false, Some(_)) => {}
         _ => return None,
     }
-    // One way in, at the first block.
-    let h = range[0];
-    let entered_elsewhere = f.layout.iter().filter(|&&b| outside(b)).any(|&b| {
-        f.terminator(b)
-            .is_some_and(|t| f.inst(t).kind.successors().any(|x| x != h && !outside(x)))
-    });
-    if entered_elsewhere || (exit.is_some() && used_outside(f, |b| !outside(b))) {
-        return None;
+    if let Some(e) = exit {
+        // Every block entered from outside reaches the exit inside the run:
+        // then a value the exit's phis take from the run is defined before
+        // each way in (module header, `bypass`).
+        let reach = reaching_exit(f, range, pos, first, e);
+        let at = |x: Block| pos[x.index()] as usize - first - 1;
+        let stuck = f.layout.iter().filter(|&&b| outside(b)).any(|&b| {
+            f.terminator(b).is_some_and(|t| {
+                f.inst(t)
+                    .kind
+                    .successors()
+                    .any(|x| !outside(x) && !reach[at(x)])
+            })
+        });
+        if stuck || used_outside(f, |b| !outside(b)) {
+            return None;
+        }
     }
     Some(exit)
 }
@@ -227,6 +260,48 @@ fn constant_through_copy(f: &Function, v: Value) -> bool {
     };
     f.as_const(v).is_some()
 }
+
+/// Per block of the run `range` (at layout position `first`; `pos` as in
+/// [`find_run`]): whether a path inside the run leads from it to an edge to
+/// `exit`. Found by at most [`REACH_PASSES`] backward passes over the run;
+/// what is not settled by then counts as not reaching.
+fn reaching_exit(
+    f: &Function,
+    range: &[Block],
+    pos: &[u32],
+    first: usize,
+    exit: Block,
+) -> Vec<bool> {
+    let inside = |x: Block| {
+        let p = pos.get(x.index()).copied().unwrap_or(0) as usize;
+        p > first && p <= first + range.len()
+    };
+    let mut reach = vec![false; range.len()];
+    for _ in 0..REACH_PASSES {
+        let mut changed = false;
+        for (k, &b) in range.iter().enumerate().rev() {
+            if reach[k] {
+                continue;
+            }
+            let Some(t) = f.terminator(b) else {
+                continue;
+            };
+            let to =
+                |x: Block| x == exit || (inside(x) && reach[pos[x.index()] as usize - first - 1]);
+            if f.inst(t).kind.successors().any(to) {
+                reach[k] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    reach
+}
+
+/// How many passes [`reaching_exit`] makes over a run at most.
+const REACH_PASSES: usize = 8;
 
 /// The plan for the run `blocks` (marked in `inside`) leaving for `exit`,
 /// if its instructions pass (module header), with the accesses whose
@@ -261,9 +336,8 @@ fn candidate(
     let plan = match exit {
         None => Plan::Stores(stores),
         Some(e) => {
-            let (entering, phis) = deletable(f, blocks[0], inside, e)?;
+            let (entering, phis) = deletable(f, inside, e)?;
             Plan::Delete {
-                header: blocks[0],
                 exit: e,
                 entering,
                 phis,
@@ -273,11 +347,10 @@ fn candidate(
     Some((plan, accesses))
 }
 
-/// Whether the run (blocks `inside`, header `h`, exit `e`) can be
-/// bypassed: `e`'s phis take one value on all the run's edges, and an
+/// Whether the run (blocks `inside`, exit `e`) can be bypassed: `e`'s phis take one value on all the run's edges, and an
 /// entering block that also jumps to `e` gives that same value. The
 /// entering blocks, and each phi of `e` with its value.
-fn deletable(f: &Function, h: Block, inside: &[bool], e: Block) -> Option<Entries> {
+fn deletable(f: &Function, inside: &[bool], e: Block) -> Option<Entries> {
     let entering: Vec<Block> = f
         .layout
         .iter()
@@ -285,7 +358,7 @@ fn deletable(f: &Function, h: Block, inside: &[bool], e: Block) -> Option<Entrie
         .filter(|b| !inside[b.index()])
         .filter(|&b| {
             f.terminator(b)
-                .is_some_and(|t| f.inst(t).kind.successors().any(|x| x == h))
+                .is_some_and(|t| f.inst(t).kind.successors().any(|x| inside[x.index()]))
         })
         .collect();
     let mut phis = Vec::new();
@@ -309,16 +382,23 @@ fn deletable(f: &Function, h: Block, inside: &[bool], e: Block) -> Option<Entrie
     Some((entering, phis))
 }
 
-/// Send the entering edges of a loop (from `preds`) to its exit `e`, each
-/// with the value each phi of `e` takes from the loop (`phis`). The loop
-/// is then unreachable (its header dominates it); DCE removes it and the
-/// phi entries that name it.
-fn bypass(f: &mut Function, header: Block, e: Block, preds: &[Block], phis: &[(Inst, Value)]) {
+/// Send the edges from `preds` to the blocks `inside` selects to the
+/// exit `e` of a loop, each with the value each phi of `e` takes from the
+/// loop (`phis`). For the edges that enter the loop, it is unreachable
+/// then (DCE removes it and the phi entries that name it); for its back
+/// edges, it runs once.
+fn bypass(
+    f: &mut Function,
+    inside: impl Fn(Block) -> bool,
+    e: Block,
+    preds: &[Block],
+    phis: &[(Inst, Value)],
+) {
     for &p in preds {
         let t = f.terminator(p).expect("a predecessor ends in a terminator");
         let kind = &mut f.insts[t.index()].kind;
         kind.successors_mut()
-            .filter(|x| **x == header)
+            .filter(|x| inside(**x))
             .for_each(|x| *x = e);
         if let InstKind::Br(_, a, b) = *kind {
             if a == b {
@@ -334,6 +414,76 @@ fn bypass(f: &mut Function, header: Block, e: Block, preds: &[Block], phis: &[(I
                 }
             }
         }
+    }
+}
+
+/// The latches of the loop `blocks` (marked in `inside`, entered from the
+/// blocks `entering`) when it may run once instead of until it ends (rule
+/// `dce.dead_loops_run_once`, module header): every edge from outside
+/// enters it at its header, and each access in `unknown` (those whose
+/// checks are not known made) checks values defined outside the loop and
+/// stands in a block that dominates every latch. `None` otherwise.
+fn checked_on_every_trip(
+    f: &Function,
+    blocks: &[Block],
+    inside: &[bool],
+    entering: &[Block],
+    unknown: &[Inst],
+) -> Option<Vec<Block>> {
+    let h = blocks[0];
+    let to_h = |b: Block| {
+        f.terminator(b).is_some_and(|t| {
+            f.inst(t)
+                .kind
+                .successors()
+                .all(|x| x == h || !inside[x.index()])
+        })
+    };
+    if !entering.iter().all(|&b| to_h(b)) {
+        return None;
+    }
+    let defined_outside = |v: Value| {
+        f.def_inst(v)
+            .and_then(|d| f.inst(d).block)
+            .is_none_or(|b| !inside[b.index()])
+    };
+    let invariant = unknown.iter().all(|&i| {
+        let mut all = true;
+        f.inst(i)
+            .kind
+            .for_each_operand(|v| all &= defined_outside(v));
+        all
+    });
+    if !invariant {
+        return None;
+    }
+    let latches: Vec<Block> = blocks
+        .iter()
+        .copied()
+        .filter(|&b| {
+            f.terminator(b)
+                .is_some_and(|t| f.inst(t).kind.successors().any(|x| x == h))
+        })
+        .collect();
+    let dominant = crate::analyses::with_analyses(f, |a| {
+        let dom = a.dom(f);
+        unknown.iter().all(|&i| {
+            let b = f.inst(i).block;
+            b.is_some_and(|b| latches.iter().all(|&l| dom.dominates(b, l)))
+        })
+    });
+    dominant.then_some(latches)
+}
+
+/// Remove the entries for the blocks `preds` (no longer its predecessors)
+/// from the phis of block `b`.
+fn drop_entries(f: &mut Function, b: Block, preds: &[Block]) {
+    let phis: Vec<Inst> = f.blocks[b.index()].insts.clone();
+    for i in phis {
+        let InstKind::Phi(entries) = &mut f.insts[i.index()].kind else {
+            break;
+        };
+        entries.retain(|(p, _)| !preds.contains(p));
     }
 }
 

@@ -66,6 +66,9 @@ pub struct ForwardCounts {
     pub forwarded_loop_carried: u64,
     /// Stores of the value already known to be there.
     pub stores_redundant: u64,
+    /// Locations kept through a loop whose every store of them writes the
+    /// value they hold on entry (those stores are then redundant).
+    pub loops_storing_held: u64,
     /// ... a field of a fresh object or an element of a fresh array that
     /// nothing wrote yet.
     pub forwarded_fresh: u64,
@@ -619,7 +622,15 @@ impl Forward<'_> {
             }
             let same = values.iter().all(|&v| v == values[0]);
             let writes = match header_of {
-                Some(l) => self.loop_writes(func, l, e.loc),
+                Some(l) => match self.loop_writes(func, l, e.loc) {
+                    LoopWrites::OnlyExact
+                        if same && self.stores_only(func, l, e.loc, values[0]) =>
+                    {
+                        self.counts.loops_storing_held += 1;
+                        LoopWrites::None
+                    }
+                    w => w,
+                },
                 None => LoopWrites::None,
             };
             let entry = match (header_of, writes) {
@@ -714,6 +725,44 @@ impl Forward<'_> {
             }
         }
         result
+    }
+
+    /// Whether every store of loop `l` that writes `loc` (all of them store
+    /// exactly `loc`: [`LoopWrites::OnlyExact`]) stores `held`, the value
+    /// `loc` holds on every entry edge, or the result of a plain load of
+    /// `loc` inside the loop. Then `loc` holds `held` throughout the loop, by
+    /// induction over a run of it: it does on entry, a load of it inside
+    /// reads `held`, and each store writes `held` back (the load a store
+    /// writes back dominates it, so it ran since the loop was last entered).
+    /// Those stores are then redundant (`lse.loops_storing_held`).
+    fn stores_only(&self, func: &Function, l: LoopId, loc: Loc, held: Value) -> bool {
+        let reads_loc = |v: Value| {
+            func.def_inst(v).is_some_and(|d| {
+                let data = func.inst(d);
+                let in_loop = data.block.is_some_and(|b| self.loops.contains(l, b));
+                match &data.kind {
+                    InstKind::Load {
+                        addr,
+                        volatile: false,
+                    } => in_loop && Loc::of(func, &self.subst, addr) == loc,
+                    _ => false,
+                }
+            })
+        };
+        self.writers
+            .of(l)
+            .iter()
+            .all(|&inst| match &func.inst(inst).kind {
+                InstKind::Store {
+                    addr,
+                    value,
+                    volatile: false,
+                } if Loc::of(func, &self.subst, addr) == loc => {
+                    let v = self.subst.resolve(func, *value);
+                    v == held || reads_loc(v)
+                }
+                _ => true,
+            })
     }
 
     fn loc_type(&self, func: &Function, loc: Loc) -> Type {

@@ -291,7 +291,7 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 25] = [
+const RULES: [&str; 26] = [
     "evictions",
     "facts_kept_across_calls",
     "latch_loads_inserted",
@@ -302,6 +302,7 @@ const RULES: [&str; 25] = [
     "loads_forwarded_merge",
     "loads_forwarded_volatile",
     "loads_fresh_kept_for_trap",
+    "loops_storing_held",
     "overwritten_kept_across_calls",
     "phis_created",
     "promoted_entry_stores_sunk",
@@ -345,6 +346,7 @@ impl Counts {
             c.forwarded_merge,
             c.forwarded_volatile,
             c.fresh_kept_for_trap,
+            c.loops_storing_held,
             overwritten_kept_across_calls,
             phis_kept,
             p.entry_stores_sunk,
