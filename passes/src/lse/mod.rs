@@ -291,9 +291,10 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 25] = [
+const RULES: [&str; 26] = [
     "evictions",
     "facts_kept_across_calls",
+    "facts_kept_before_escape",
     "latch_loads_inserted",
     "loads_forwarded_fresh",
     "loads_forwarded_local",
@@ -337,6 +338,7 @@ impl Counts {
         let counts = [
             c.evictions,
             c.kept_across_calls,
+            c.kept_before_escape,
             latch_loads_kept,
             c.forwarded_fresh,
             c.forwarded_local,

@@ -45,6 +45,7 @@ const FIXED: &[(&str, &str)] = &[
     ("gvn", "pure_merged"),
     ("lse", "evictions"),
     ("lse", "facts_kept_across_calls"),
+    ("lse", "facts_kept_before_escape"),
     ("lse", "latch_loads_inserted"),
     ("lse", "loads_forwarded_fresh"),
     ("lse", "loads_forwarded_local"),
