@@ -65,11 +65,11 @@ impl EscapeInfo {
         escapes.clear();
         escapes.resize(n, false);
         local_escape.clear();
-        local_escape.resize(n, None);
         if !has_allocs {
             // Nothing to copy or to mark.
             return;
         }
+        local_escape.resize(n, None);
         if has_copies {
             // A copy is an allocation's when its copy root is the allocation.
             for inst in func.inst_iter() {

@@ -32,6 +32,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "lens_of_fresh_arrays"),
     ("dce", "loads_removed_checked"),
     ("dce", "loads_to_checks"),
+    ("dce", "loop_exit_values"),
     ("dce", "null_tests_known"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
