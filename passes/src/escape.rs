@@ -6,10 +6,13 @@
 //! anything. A non-escaping allocation is invisible to the environment
 //! (IR.md §6), cannot be returned by any load, and is no other base's object.
 //! The analysis is flow-insensitive: an allocation that escapes anywhere is
-//! treated as escaped everywhere, which only ever loses precision.
+//! treated as escaped everywhere, which only ever loses precision. The one
+//! flow-sensitive fact it keeps is where an allocation escapes when every
+//! escaping use is in its own block ([`EscapeInfo::local_escape`]): before
+//! that instruction nothing but its own SSA value reaches it.
 
 use crate::copies::CopyRoots;
-use ir::{Function, InstKind, Value, ValueDef};
+use ir::{Function, Inst, InstKind, Value, ValueDef};
 
 /// Per-value escape facts of one function.
 #[derive(Clone, Debug, Default)]
@@ -18,6 +21,9 @@ pub struct EscapeInfo {
     root: Vec<Option<Value>>,
     /// For each allocation value: whether it escapes.
     escapes: Vec<bool>,
+    /// For each escaping allocation value: its first escaping use, when all
+    /// of them are in the allocation's block.
+    local_escape: Vec<Option<Inst>>,
     /// What each value is a copy of.
     copies: CopyRoots,
 }
@@ -36,6 +42,7 @@ impl EscapeInfo {
         let EscapeInfo {
             root,
             escapes,
+            local_escape,
             copies,
         } = self;
         copies.recompute(func);
@@ -57,10 +64,12 @@ impl EscapeInfo {
         }
         escapes.clear();
         escapes.resize(n, false);
+        local_escape.clear();
         if !has_allocs {
             // Nothing to copy or to mark.
             return;
         }
+        local_escape.resize(n, None);
         if has_copies {
             // A copy is an allocation's when its copy root is the allocation.
             for inst in func.inst_iter() {
@@ -77,7 +86,15 @@ impl EscapeInfo {
             let data = func.inst(inst);
             let mut mark = |v: Value| {
                 if let Some(r) = root[v.index()] {
-                    escapes[r.index()] = true;
+                    let own_block = data.block == def_block(func, r);
+                    let i = r.index();
+                    // Layout order: the first mark in the allocation's block is its first escape there.
+                    local_escape[i] = if escapes[i] {
+                        local_escape[i].filter(|_| own_block)
+                    } else {
+                        Some(inst).filter(|_| own_block)
+                    };
+                    escapes[i] = true;
                 }
             };
             match &data.kind {
@@ -124,10 +141,24 @@ impl EscapeInfo {
             .is_some_and(|r| !self.escapes[r.index()])
     }
 
+    /// Where the escaping allocation `r` first escapes, when every escaping
+    /// use of it (or of a copy) is in the block that allocates it: in that
+    /// block, before this instruction, no one else can reach it (the
+    /// instruction itself may already hand it over). `None` for an
+    /// allocation that never escapes or escapes in another block.
+    pub fn local_escape(&self, r: Value) -> Option<Inst> {
+        self.local_escape.get(r.index()).copied().flatten()
+    }
+
     /// Whether `v` is certainly the result of an allocation (hence never null).
     pub fn is_allocation(&self, v: Value) -> bool {
         self.allocation_of(v).is_some()
     }
+}
+
+/// The block of the instruction defining `v`, if any.
+fn def_block(func: &Function, v: Value) -> Option<ir::Block> {
+    func.def_inst(v).and_then(|i| func.inst(i).block)
 }
 
 /// The value `v` stands for once `copy` chains are looked through.

@@ -18,6 +18,7 @@ pub mod effects;
 pub mod escape;
 mod fresh_lens;
 pub mod gvn;
+mod loop_exit_values;
 pub mod lse;
 pub mod manager;
 pub mod peeps;

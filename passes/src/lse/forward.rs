@@ -79,6 +79,10 @@ pub struct ForwardCounts {
     pub forwarded_volatile: u64,
     /// Tracked locations forgotten because of the cap.
     pub evictions: u64,
+    /// Known values of a fresh object that an instruction which could
+    /// otherwise write it kept, because the object escapes only later in its
+    /// block ([`crate::escape::EscapeInfo::local_escape`]).
+    pub kept_before_escape: u64,
     /// Known values of reachable objects that a call of a module function
     /// kept because its summary says it cannot write them (a call of
     /// unknown code forgets them).
@@ -151,6 +155,9 @@ struct Forward<'a> {
     out: BlockSlices<Entry>,
     /// The state of the block being visited.
     state: Known,
+    /// Scratch: the allocations of the block being visited that have not
+    /// escaped yet, with the instruction where each does.
+    young: Vec<(Value, Inst)>,
     /// Scratch: the values the forward predecessors know for one location.
     values: Vec<Value>,
     /// The constants `0` and `null`, when the function allocates objects and
@@ -213,6 +220,7 @@ pub fn forward(
         clobbers,
         out,
         state: std::mem::take(&mut scratch.state),
+        young: Vec::new(),
         values: std::mem::take(&mut scratch.values),
         zeros,
         has_loops,
@@ -343,8 +351,13 @@ impl Forward<'_> {
     /// Step `self.state` over the instructions of `b`.
     fn visit_block(&mut self, func: &Function, b: Block) {
         let mut state = std::mem::take(&mut self.state);
+        let mut young = std::mem::take(&mut self.young);
+        young.clear();
         for &inst in &func.blocks[b.index()].insts {
             let data = func.inst(inst);
+            if !young.is_empty() {
+                young.retain(|&(_, at)| at != inst);
+            }
             match &data.kind {
                 InstKind::Phi(_) => {}
                 InstKind::Load {
@@ -403,6 +416,7 @@ impl Forward<'_> {
                     let (Some(obj), Some((zero, null))) = (data.result, self.zeros) else {
                         continue;
                     };
+                    self.note_young(&mut young, obj);
                     let decl = self.module.struct_decl(*s);
                     for (index, f) in decl.fields.iter().enumerate().take(FRESH_FIELDS) {
                         let field = ir::FieldRef {
@@ -424,6 +438,7 @@ impl Forward<'_> {
                     let (Some(arr), Some((zero, null))) = (data.result, self.zeros) else {
                         continue;
                     };
+                    self.note_young(&mut young, arr);
                     let init = if elem.is_int() { zero } else { null };
                     if !insert_fresh(&mut state, whole_array(arr), init, self.cap) {
                         continue;
@@ -441,22 +456,39 @@ impl Forward<'_> {
                     }
                 }
                 InstKind::Load { .. } | InstKind::Store { .. } => {
-                    self.step_other(func, &mut state, inst)
+                    self.step_other(func, &mut state, &young, inst)
                 }
                 _ if state.entries().is_empty() => {
                     // Nothing known for it to clobber or count, and it
                     // learns nothing (only a volatile access does).
                 }
-                _ => self.step_other(func, &mut state, inst),
+                _ => self.step_other(func, &mut state, &young, inst),
             }
         }
         self.state = state;
+        self.young = young;
+    }
+
+    /// Note the allocation `obj` as young when it escapes only later in its
+    /// own block ([`crate::escape::EscapeInfo::local_escape`]).
+    fn note_young(&self, young: &mut Vec<(Value, Inst)>, obj: Value) {
+        if let Some(at) = self.clobbers.alias.escape().local_escape(obj) {
+            young.push((obj, at));
+        }
     }
 
     /// Step `state` over `inst`, which is neither a plain access nor an
     /// allocation: it forgets what the instruction may write, and a
     /// volatile access then learns its location ([`Forward::learn_volatile`]).
-    fn step_other(&mut self, func: &Function, state: &mut Known, inst: Inst) {
+    /// `young` holds the allocations of this block that have not escaped
+    /// yet: until then nothing the instruction runs can reach them.
+    fn step_other(
+        &mut self,
+        func: &Function,
+        state: &mut Known,
+        young: &[(Value, Inst)],
+        inst: Inst,
+    ) {
         let eff = self.clobbers.effects(self.module, func, inst);
         #[cfg(feature = "bug-zoo")]
         if zoo::active(Bug::LseCallNoClobber)
@@ -472,7 +504,19 @@ impl Forward<'_> {
             return;
         }
         if !eff.writes_nothing() {
-            state.clobber(|e| self.clobbers.effect_writes(func, &eff, e.loc));
+            let escape = self.clobbers.alias.escape();
+            let is_young = |loc: Loc| {
+                let root = loc.base().and_then(|b| escape.allocation_of(b));
+                root.is_some_and(|r| young.iter().any(|&(y, _)| y == r))
+            };
+            let mut kept_young = 0;
+            state.clobber(|e| {
+                let writes = self.clobbers.effect_writes(func, &eff, e.loc);
+                let keep = writes && is_young(e.loc);
+                kept_young += u64::from(keep);
+                writes && !keep
+            });
+            self.counts.kept_before_escape += kept_young;
         }
         if self.clobbers.calls.is_summarized_call(func, inst) {
             self.counts.kept_across_calls += state

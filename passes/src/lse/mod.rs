@@ -294,6 +294,7 @@ impl Lse {
 const RULES: [&str; 26] = [
     "evictions",
     "facts_kept_across_calls",
+    "facts_kept_before_escape",
     "latch_loads_inserted",
     "loads_forwarded_fresh",
     "loads_forwarded_local",
@@ -338,6 +339,7 @@ impl Counts {
         let counts = [
             c.evictions,
             c.kept_across_calls,
+            c.kept_before_escape,
             latch_loads_kept,
             c.forwarded_fresh,
             c.forwarded_local,
