@@ -291,7 +291,7 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 26] = [
+const RULES: [&str; 27] = [
     "evictions",
     "facts_kept_across_calls",
     "facts_kept_before_escape",
