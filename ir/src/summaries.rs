@@ -20,10 +20,20 @@
 //! the groups above them (`Fields`, `Elements`, `Globals`), which only
 //! over-approximates. Summaries are computed only for functions some
 //! function calls (and what those call).
+//!
+//! A summary also says what a call returns when every `ret` of the callee
+//! returns the same thing ([`Returns`]): one integer constant, `null`, or
+//! one of its parameters unchanged (looked at through `copy`). It is read
+//! off the `ret`s alone, never assuming anything of a callee (a recursive
+//! call's result is not known), so recursion needs no fixed point. And it
+//! says which parameters the body never uses: what a call passes there
+//! cannot matter.
 
 use crate::effects::{inst_effects, Effects, HeapNode, HeapSet, Traps};
 use crate::entities::FuncId;
-use crate::inst::{Callee, InstKind};
+use crate::entities::Value;
+use crate::function::ValueDef;
+use crate::inst::{Callee, InstKind, UnOp};
 use crate::module::Module;
 
 /// The most heap nodes a summary's reads (or writes) list before they are
@@ -35,6 +45,50 @@ pub const MAX_NODES: usize = 12;
 pub struct Summaries {
     /// Per function: `None` when nobody calls it (not computed).
     of: Vec<Option<Summary>>,
+    /// Whether some summary knows what its function returns, or of a
+    /// parameter it never uses.
+    any_call_facts: bool,
+}
+
+/// What a function returns whenever it returns: the same on every `ret`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Returns {
+    /// This integer constant.
+    Const(i64),
+    /// The `null` reference.
+    Null,
+    /// Its parameter at this position, unchanged.
+    Param(usize),
+}
+
+/// What the `ret`s of a function seen so far return.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum RetsSeen {
+    /// No `ret` yet.
+    None,
+    /// Each the same.
+    Same(Returns),
+    /// Not all the same, or one not known.
+    Varies,
+}
+
+impl RetsSeen {
+    /// What the `ret`s return once a `ret` of `r` (`None`: not known) is seen.
+    fn and(self, r: Option<Returns>) -> RetsSeen {
+        match (self, r) {
+            (RetsSeen::None, Some(r)) => RetsSeen::Same(r),
+            (RetsSeen::Same(a), Some(r)) if a == r => self,
+            _ => RetsSeen::Varies,
+        }
+    }
+
+    /// The one thing every `ret` returns, if there is one.
+    fn known(self) -> Option<Returns> {
+        match self {
+            RetsSeen::Same(r) => Some(r),
+            _ => None,
+        }
+    }
 }
 
 /// What a call of one function may do.
@@ -44,6 +98,10 @@ struct Summary {
     effects: Effects,
     /// Whether it has no `ret`: a call of it never comes back.
     never_returns: bool,
+    /// What every `ret` of it returns, when that is one thing.
+    returns: Option<Returns>,
+    /// Bit `k` set: its parameter `k` (of the first 64) is never used.
+    unused_params: u64,
 }
 
 /// What a function's body does by itself, before its callees are joined in.
@@ -54,6 +112,10 @@ struct Local {
     callees: Vec<FuncId>,
     /// Whether it has no `ret`.
     never_returns: bool,
+    /// What its `ret`s return.
+    rets: RetsSeen,
+    /// Bit `k` set: no instruction uses parameter `k` (of the first 64).
+    unused_params: u64,
     /// Whether it may loop (a jump back in the layout).
     loops: bool,
 }
@@ -88,7 +150,39 @@ impl Summaries {
                 }
             }
         }
-        search.map_or_else(Summaries::default, |s| Summaries { of: s.done })
+        search.map_or_else(Summaries::default, |s| {
+            let any_call_facts = s
+                .done
+                .iter()
+                .flatten()
+                .any(|s| s.returns.is_some() || s.unused_params != 0);
+            Summaries {
+                of: s.done,
+                any_call_facts,
+            }
+        })
+    }
+
+    /// What every call of `callee` that returns returns, when its summary
+    /// knows ([`Returns`]); `None` for a function without a summary.
+    pub fn returns(&self, callee: FuncId) -> Option<Returns> {
+        self.of.get(callee.index())?.as_ref()?.returns
+    }
+
+    /// The parameters of `callee` its body never uses (bit `k` for
+    /// parameter `k`, of the first 64); 0 for a function without a summary.
+    pub fn unused_params(&self, callee: FuncId) -> u64 {
+        match self.of.get(callee.index()) {
+            Some(Some(s)) => s.unused_params,
+            _ => 0,
+        }
+    }
+
+    /// Whether some summary knows what its function returns
+    /// ([`Summaries::returns`]) or of a parameter it never uses
+    /// ([`Summaries::unused_params`]).
+    pub fn any_call_facts(&self) -> bool {
+        self.any_call_facts
     }
 
     /// What a call of `callee` may do: its summary, or
@@ -262,10 +356,12 @@ impl Components {
             effects.traps = effects.traps.max(Traps::ResourceOnly);
         }
         for &w in &members {
-            let never_returns = self.local[w].take().expect("visited").never_returns;
+            let local = self.local[w].take().expect("visited");
             self.done[w] = Some(Summary {
                 effects: effects.clone(),
-                never_returns,
+                never_returns: local.never_returns,
+                returns: local.rets.known(),
+                unused_params: local.unused_params,
             });
         }
     }
@@ -284,6 +380,8 @@ fn local_of(m: &Module, g: FuncId, pos: &mut Vec<usize>) -> Local {
         effects: Effects::none(),
         callees: Vec::new(),
         never_returns: true,
+        rets: RetsSeen::None,
+        unused_params: all_params(f.params.len()),
         loops: false,
     };
     for (k, &b) in f.layout.iter().enumerate() {
@@ -296,7 +394,15 @@ fn local_of(m: &Module, g: FuncId, pos: &mut Vec<usize>) -> Local {
                 } => local.callees.push(h),
                 _ => join(&mut local.effects, &inst_effects(m, f, i)),
             }
-            local.never_returns &= !matches!(kind, InstKind::Ret(_));
+            kind.for_each_operand(|v| {
+                if let ValueDef::Param(k) = f.value_def(v) {
+                    local.unused_params &= !(1u64.checked_shl(k).unwrap_or(0));
+                }
+            });
+            if let InstKind::Ret(v) = *kind {
+                local.never_returns = false;
+                local.rets = local.rets.and(v.and_then(|v| returned(f, v)));
+            }
             // A jump back (or out of the layout) may close a loop.
             if kind
                 .successors()
@@ -307,6 +413,34 @@ fn local_of(m: &Module, g: FuncId, pos: &mut Vec<usize>) -> Local {
         }
     }
     local
+}
+
+/// The bits of the first `n` parameters (of at most 64).
+fn all_params(n: usize) -> u64 {
+    match n {
+        0 => 0,
+        1..=63 => (1u64 << n) - 1,
+        _ => u64::MAX,
+    }
+}
+
+/// What value `v` of `f` is, when it is a constant, `null` or a parameter,
+/// looked at through `copy` instructions.
+fn returned(f: &crate::Function, mut v: Value) -> Option<Returns> {
+    // A chain of copies is at most as long as the function (a cycle, only
+    // possible in unreachable code, stops there).
+    for _ in 0..=f.insts.len() {
+        match f.value_def(v) {
+            ValueDef::Const(c) => return Some(Returns::Const(c)),
+            ValueDef::Null => return Some(Returns::Null),
+            ValueDef::Param(k) => return Some(Returns::Param(k as usize)),
+            ValueDef::Inst(i) => match f.insts[i.index()].kind {
+                InstKind::Unary(UnOp::Copy, x) => v = x,
+                _ => return None,
+            },
+        }
+    }
+    None
 }
 
 /// `into` becomes the join of itself and `e`.
@@ -450,5 +584,39 @@ mod tests {
         assert!(s.never_returns(call(0)));
         assert!(!s.never_returns(call(1)));
         assert!(!s.call_effects(id(&m, "t")).removable_if_unused());
+    }
+
+    #[test]
+    fn what_every_ret_returns_is_known_and_nothing_else() {
+        let (m, s) = summaries(
+            "type T { a: i64 }\n\
+             func @c(%k: i64) -> i64 {\nentry:\n  br %k, a, b\na:\n  ret 7\nb:\n  %x = copy 7\n  ret %x\n}\n\
+             func @p(%k: i64, %t: T) -> T {\nentry:\n  %y = copy %t\n  %z = copy %y\n  ret %z\n}\n\
+             func @n(%k: i64) -> T {\nentry:\n  ret null\n}\n\
+             func @two(%k: i64) -> i64 {\nentry:\n  br %k, a, b\na:\n  ret %k\nb:\n  ret 0\n}\n\
+             func @rec(%k: i64) -> i64 {\nentry:\n  %r = call @rec(%k)\n  ret %r\n}\n\
+             func @main(%t: T) -> i64 {\nentry:\n  %a = call @c(1)\n  %b = call @p(1, %t)\n  %c = call @n(1)\n  %d = call @two(1)\n  %e = call @rec(1)\n  ret 0\n}\n",
+        );
+        assert_eq!(s.returns(id(&m, "c")), Some(Returns::Const(7)));
+        assert_eq!(s.returns(id(&m, "p")), Some(Returns::Param(1)));
+        assert_eq!(s.returns(id(&m, "n")), Some(Returns::Null));
+        for f in ["two", "rec", "main"] {
+            assert_eq!(s.returns(id(&m, f)), None, "{f}");
+        }
+        assert!(s.any_call_facts());
+    }
+
+    #[test]
+    fn parameters_no_instruction_uses_are_unused() {
+        let (m, s) = summaries(
+            "func @h(%a: i64, %b: i64, %c: i64) -> i64 {\nentry:\n  %x = add %b, 1\n  ret %x\n}\n\
+             func @main() -> i64 {\nentry:\n  %r = call @h(1, 2, 3)\n  ret %r\n}\n",
+        );
+        assert_eq!(s.unused_params(id(&m, "h")), 0b101);
+        // Not called: no summary, nothing known.
+        assert_eq!(s.unused_params(id(&m, "main")), 0);
+        assert_eq!(s.returns(id(&m, "h")), None);
+        assert_eq!(all_params(64), u64::MAX);
+        assert_eq!(all_params(0), 0);
     }
 }

@@ -24,8 +24,12 @@
 //! Two things go beyond hash-consing: phis of a loop header that are equal
 //! by an optimistic, inductive argument are merged when the walk enters the
 //! header ([`congruent`]), and an operation of two phis of one block merges
-//! into a phi of the same operations ([`phi_ops`]).
+//! into a phi of the same operations ([`phi_ops`]). Before the walk, the
+//! result of a call whose callee always returns the same constant or
+//! argument is replaced by it, and arguments the callee never uses become
+//! `0` or `null` ([`call_facts`]).
 
+pub mod call_facts;
 pub mod congruent;
 pub mod folds;
 pub mod key;
@@ -172,14 +176,17 @@ pub fn run_function(
     if func.layout.is_empty() {
         return false;
     }
+    let facts = call_facts::apply_call_facts(calls, func, stats);
     // A single block has no dominator tree to walk: skip building one.
-    if func.layout.len() == 1 {
-        return run_walk(module, calls, func, stats, None);
-    }
-    crate::analyses::with_analyses_mut(func, |a, func| {
-        let dom = a.dom(func);
-        run_walk(module, calls, func, stats, Some(dom))
-    })
+    let walked = if func.layout.len() == 1 {
+        run_walk(module, calls, func, stats, None)
+    } else {
+        crate::analyses::with_analyses_mut(func, |a, func| {
+            let dom = a.dom(func);
+            run_walk(module, calls, func, stats, Some(dom))
+        })
+    };
+    walked || facts
 }
 
 /// Number the instructions of `func` walking `dom` (`None`: a single block).
