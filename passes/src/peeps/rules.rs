@@ -259,6 +259,38 @@ static RULES: &[Rule] = &[
         (op == BinOp::Ule && cx.konst(a) == Some(0)).then_some(())?;
         cx.replace_by_const(i, 1)
     }),
+    // No value is unsigned-above all ones.
+    rule!("ult_ones", "(ult -1 ?x)", "true", "0", |cx, i| {
+        let (op, a, _) = binary(cx, i)?;
+        (op == BinOp::Ult && cx.konst(a) == Some(-1)).then_some(())?;
+        cx.replace_by_const(i, 0)
+    }),
+    // Known bits decide an equality: a comparison is 0 or 1, so it never
+    // equals a constant with another bit set (the root repeats `eq`/`ne` as
+    // `and_bool_even`'s does, to pick each inner comparison).
+    rule!(
+        "bool_eq_other",
+        "(eq|eq|eq|eq|eq|eq (eq|ne|slt|sle|ult|ule ?a ?b) #c)",
+        "(!= (and #c 1) #c)",
+        "0",
+        |cx, i| bool_vs_other(cx, i, BinOp::Eq).and_then(|_| cx.replace_by_const(i, 0))
+    ),
+    rule!(
+        "bool_ne_other",
+        "(ne|ne|ne|ne|ne|ne (eq|ne|slt|sle|ult|ule ?a ?b) #c)",
+        "(!= (and #c 1) #c)",
+        "1",
+        |cx, i| bool_vs_other(cx, i, BinOp::Ne).and_then(|_| cx.replace_by_const(i, 1))
+    ),
+    // `and ?x #m` has no bit outside `#m`: it never equals a constant that
+    // has one, so the comparison answers as for two different values.
+    rule!(
+        "mask_cmp_other",
+        "(eq|ne (and ?x #m) #c)",
+        "(!= (and #c #m) #c)",
+        "(op 0 1)",
+        mask_cmp_other
+    ),
     rule!(
         "shift_zero",
         "(shl|lshr|ashr ?x #c)",
@@ -394,6 +426,36 @@ fn and_bool(cx: &mut MatchCtx<'_>, inst: Inst, bit: i64) -> Option<(BinOp, Value
     // is revisited as its user.)
     match *cx.kind(cx.def(x)?) {
         InstKind::Binary(cmp, a, b) if BOOL_CMPS.contains(&cmp) => Some((cmp, a, b)),
+        _ => None,
+    }
+}
+
+/// `Some(())` when `inst` is `op (cmp a b), c` with `c` neither 0 nor 1 (a
+/// bit set outside the comparison's bit 0).
+fn bool_vs_other(cx: &mut MatchCtx<'_>, inst: Inst, op: BinOp) -> Option<()> {
+    let (o, x, c) = binary(cx, inst)?;
+    let c = cx.konst(c)?;
+    (o == op && c & 1 != c).then_some(())?;
+    // (As in `and_bool`: the operand's definition is this instruction's
+    // operand, so when it changes this instruction is revisited as its user.)
+    match *cx.kind(cx.def(x)?) {
+        InstKind::Binary(cmp, ..) if BOOL_CMPS.contains(&cmp) => Some(()),
+        _ => None,
+    }
+}
+
+/// `eq|ne (and x m), c` with a bit of `c` outside `m`: `eq` is 0, `ne` is 1.
+fn mask_cmp_other(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, x, c) = binary(cx, inst)?;
+    let c = cx.konst(c)?;
+    if !matches!(op, BinOp::Eq | BinOp::Ne) {
+        return None;
+    }
+    // (The mask is the operand's definition: revisited as its user.)
+    match *cx.kind(cx.def(x)?) {
+        InstKind::Binary(BinOp::And, _, m) if cx.konst(m).is_some_and(|m| c & m != c) => {
+            cx.replace_by_const(inst, i64::from(op == BinOp::Ne))
+        }
         _ => None,
     }
 }
