@@ -662,8 +662,9 @@ fn index_in_fresh_bounds(f: &Function, base: Value, index: Value) -> bool {
 /// Bounds `lo..=hi` that integer `v` always lies in, when its definition
 /// gives some: a constant; `and x, c` with a constant `c >= 0` (`0..=c`:
 /// the mask keeps no bit `c` lacks); `lshr x, k` with `k & 63` not 0
-/// (`0..=u64::MAX >> k`). Indices of accesses of fresh arrays are in range
-/// by it (`and %x, 1` indexing a `newarray` of length 3).
+/// (`0..=u64::MAX >> k`); a comparison (`0..=1`). Indices of accesses of
+/// fresh arrays are in range by it (`and %x, 1` or `ne %x, 1` indexing a
+/// `newarray` of length 3).
 pub fn index_range(f: &Function, v: Value) -> Option<(i64, i64)> {
     let def = f.values.get(v.index())?.def;
     let i = match def {
@@ -684,6 +685,20 @@ pub fn index_range(f: &Function, v: Value) -> Option<(i64, i64)> {
             let k = f.as_const_checked(*k)? & 63;
             (k != 0).then(|| (0, (u64::MAX >> k) as i64))
         }
+        InstKind::Binary(
+            BinOp::Eq
+            | BinOp::Ne
+            | BinOp::Slt
+            | BinOp::Sle
+            | BinOp::Sgt
+            | BinOp::Sge
+            | BinOp::Ult
+            | BinOp::Ule
+            | BinOp::Ugt
+            | BinOp::Uge,
+            _,
+            _,
+        ) => Some((0, 1)),
         _ => None,
     }
 }

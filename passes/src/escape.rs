@@ -150,6 +150,12 @@ impl EscapeInfo {
         self.local_escape.get(r.index()).copied().flatten()
     }
 
+    /// Whether some allocation escapes only in its own block
+    /// ([`EscapeInfo::local_escape`]).
+    pub fn has_local_escapes(&self) -> bool {
+        self.local_escape.iter().any(Option::is_some)
+    }
+
     /// Whether `v` is certainly the result of an allocation (hence never null).
     pub fn is_allocation(&self, v: Value) -> bool {
         self.allocation_of(v).is_some()

@@ -10,6 +10,13 @@
 //! (a phi on a back edge included) forgets it: the same SSA value names
 //! another object or slot on the next iteration.
 //!
+//! An allocation that escapes only later in its own block
+//! ([`crate::escape::EscapeInfo::local_escape`]) is young before that point:
+//! nothing but its own SSA value reaches it, so no call, volatile access or
+//! trap there can observe its slots (a trap's heap shows only what the roots
+//! reach, IR.md §7), and a store into it overwritten before the escape is
+//! dead across them.
+//!
 //! A store that may itself trap is removed only when the overwriting store is
 //! reached with nothing observable in between: then, if the removed store
 //! would have trapped, the overwriting one traps the same way (same base and
@@ -159,14 +166,23 @@ impl DeadSet {
     /// store that would have trapped must trap before anything else could).
     /// A trap that happens only when `null_base` is null keeps the
     /// locations on that base too: a store into them has trapped first.
-    fn at_possible_trap(&mut self, clobbers: &Clobbers<'_>, null_base: Option<Value>) {
+    /// Locations `young` says yes to (of allocations not escaped yet) stay:
+    /// the trap's heap cannot reach them.
+    fn at_possible_trap(
+        &mut self,
+        clobbers: &Clobbers<'_>,
+        null_base: Option<Value>,
+        young: impl Fn(Loc) -> bool,
+    ) {
         #[cfg(feature = "bug-zoo")]
         if zoo::active(Bug::LseDseAcrossTrap) {
             // Planted (Cranelift #14053): a possible trap observes nothing.
             return;
         }
         self.entries.retain(|d| {
-            clobbers.is_private(d.loc) || (null_base.is_some() && d.loc.base() == null_base)
+            clobbers.is_private(d.loc)
+                || (null_base.is_some() && d.loc.base() == null_base)
+                || young(d.loc)
         });
         self.entries.iter_mut().for_each(|d| d.clean = false);
     }
@@ -271,6 +287,9 @@ struct Facts<'a> {
     /// function neither read nor could trap on, by its summary, in the
     /// last walk.
     kept_across_calls: std::cell::Cell<u64>,
+    /// Overwritten locations of young allocations (see [`Young`]) that an
+    /// instruction which could otherwise observe them kept, in the last walk.
+    kept_before_escape: std::cell::Cell<u64>,
 }
 
 /// How one instruction may trap, as the walk sees it.
@@ -284,6 +303,16 @@ struct TrapFacts {
 }
 
 impl Facts<'_> {
+    /// Whether `loc` is a slot of an allocation in `young`; counted as kept.
+    fn keeps_young(&self, young: &Young, loc: Loc) -> bool {
+        let is_young = young.holds(self.clobbers, loc);
+        if is_young {
+            self.kept_before_escape
+                .set(self.kept_before_escape.get() + 1);
+        }
+        is_young
+    }
+
     fn traps(&self, func: &Function, inst: Inst) -> TrapFacts {
         let eff = self.clobbers.effects(self.module, func, inst);
         let null_base = traps_only_on_null(func, inst).map(|b| self.subst.resolve(func, b));
@@ -298,6 +327,47 @@ impl Facts<'_> {
     }
 }
 
+/// The allocations of the block being walked that escape only later in it
+/// ([`crate::escape::EscapeInfo::local_escape`]), at the current point of
+/// the backward walk: between their definition and their first escape.
+#[derive(Default)]
+struct Young {
+    /// Whether the function has any allocation that escapes in its own block.
+    tracked: bool,
+    allocs: Vec<Value>,
+}
+
+impl Young {
+    /// Whether `loc` is a slot of a young allocation.
+    fn holds(&self, clobbers: &Clobbers<'_>, loc: Loc) -> bool {
+        !self.allocs.is_empty()
+            && loc
+                .base()
+                .and_then(|b| clobbers.alias.escape().allocation_of(b))
+                .is_some_and(|r| self.allocs.contains(&r))
+    }
+
+    /// Step backward past `inst` (already transferred): an allocation whose
+    /// first escape it is becomes young, one it defines stops being so.
+    fn step(&mut self, clobbers: &Clobbers<'_>, func: &Function, inst: Inst) {
+        if !self.tracked {
+            return;
+        }
+        let escape = clobbers.alias.escape();
+        let data = func.inst(inst);
+        if let Some(r) = data.result {
+            self.allocs.retain(|&a| a != r);
+        }
+        data.kind.for_each_operand(|v| {
+            if let Some(r) = escape.allocation_of(v) {
+                if escape.local_escape(r) == Some(inst) && !self.allocs.contains(&r) {
+                    self.allocs.push(r);
+                }
+            }
+        });
+    }
+}
+
 /// What dead-store elimination did to one function.
 #[derive(Default, Debug)]
 pub struct DeadStores {
@@ -308,6 +378,9 @@ pub struct DeadStores {
     /// Overwritten locations calls of module functions did not observe, by
     /// their summaries (see [`Facts`]).
     pub kept_across_calls: u64,
+    /// Overwritten locations of allocations not escaped yet that a call, a
+    /// volatile access or a possible trap did not observe.
+    pub kept_before_escape: u64,
 }
 
 /// What [`transfer`] found a store to be.
@@ -380,10 +453,16 @@ pub fn eliminate_dead_stores(
         clobbers,
         nonnull,
         kept_across_calls: std::cell::Cell::new(0),
+        kept_before_escape: std::cell::Cell::new(0),
+    };
+    let mut young = Young {
+        tracked: clobbers.alias.escape().has_local_escapes(),
+        allocs: Vec::new(),
     };
     let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
         at_entry.reset(func.blocks.len());
         facts.kept_across_calls.set(0);
+        facts.kept_before_escape.set(0);
         let mut dead: Vec<Inst> = Vec::new();
         let mut to_checks: Vec<Inst> = Vec::new();
         for &b in cfg.rpo().iter().rev() {
@@ -398,12 +477,14 @@ pub fn eliminate_dead_stores(
                 set,
                 meet,
             );
+            young.allocs.clear();
             for &inst in func.blocks[b.index()].insts.iter().rev() {
-                match transfer(&facts, func, inst, set, cap) {
+                match transfer(&facts, func, inst, set, &young, cap) {
                     Verdict::Kept => {}
                     Verdict::Dead => dead.push(inst),
                     Verdict::ToCheck => to_checks.push(inst),
                 }
+                young.step(clobbers, func, inst);
             }
             at_entry.set(b, set);
         }
@@ -436,6 +517,7 @@ pub fn eliminate_dead_stores(
         removed,
         to_checks: to_checks.len() as u64,
         kept_across_calls: facts.kept_across_calls.get(),
+        kept_before_escape: facts.kept_before_escape.get(),
     }
 }
 
@@ -672,9 +754,11 @@ fn transfer(
     func: &Function,
     inst: Inst,
     set: &mut DeadSet,
+    young: &Young,
     cap: usize,
 ) -> Verdict {
     let (subst, clobbers) = (facts.subst, facts.clobbers);
+    let keeps_young = |loc: Loc| facts.keeps_young(young, loc);
     let data = func.inst(inst);
     if set.entries.is_empty() {
         // Every step below acts on the entries (forgets, dirties, counts
@@ -723,7 +807,7 @@ fn transfer(
                     // here. Either way this store may be the check that made
                     // accesses after it safe (super::nonnull), which then may
                     // trap: so it stays a possible trap.
-                    set.at_possible_trap(clobbers, null_base);
+                    set.at_possible_trap(clobbers, null_base, keeps_young);
                     if let Some(b) = null_base {
                         set.at_null_check(b);
                     }
@@ -736,7 +820,7 @@ fn transfer(
                 None => {}
             }
             if may_trap {
-                set.at_possible_trap(clobbers, null_base);
+                set.at_possible_trap(clobbers, null_base, keeps_young);
             }
             if clobbers.writes_observable(&eff, clobbers.is_private(loc)) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);
@@ -752,15 +836,15 @@ fn transfer(
             set.entries
                 .retain(|d| !load_observes(clobbers, func, d.loc, loc));
             if may_trap {
-                set.at_possible_trap(clobbers, null_base);
+                set.at_possible_trap(clobbers, null_base, keeps_young);
             }
             note_private_load(set, clobbers, loc, cap);
         }
         _ => {
             set.entries
-                .retain(|d| !clobbers.effect_reads(func, &eff, d.loc));
+                .retain(|d| !clobbers.effect_reads(func, &eff, d.loc) || keeps_young(d.loc));
             if may_trap {
-                set.at_possible_trap(clobbers, null_base);
+                set.at_possible_trap(clobbers, null_base, keeps_young);
             }
             if clobbers.writes_observable(&eff, false) {
                 set.entries.iter_mut().for_each(|d| d.clean = false);

@@ -274,6 +274,7 @@ impl Lse {
                 phis_kept,
                 latch_loads_kept,
                 dead.kept_across_calls,
+                dead.kept_before_escape,
             ],
         );
         !fw.removed.is_empty()
@@ -291,7 +292,7 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 27] = [
+const RULES: [&str; 28] = [
     "evictions",
     "facts_kept_across_calls",
     "facts_kept_before_escape",
@@ -305,6 +306,7 @@ const RULES: [&str; 27] = [
     "loads_fresh_kept_for_trap",
     "loops_storing_held",
     "overwritten_kept_across_calls",
+    "overwritten_kept_before_escape",
     "phis_created",
     "promoted_entry_stores_sunk",
     "promoted_exit_blocks",
@@ -332,9 +334,9 @@ impl Counts {
     /// store pairs sunk into a join, the stores into unread objects removed
     /// and those rewritten to checks (directly, and through a `select` of
     /// `null`), the phis and the latch loads kept, the overwritten locations
-    /// calls did not observe; `p` is store promotion's.
-    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 10]) {
-        let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls] =
+    /// calls did not observe and those of allocations not escaped yet; `p` is store promotion's.
+    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 11]) {
+        let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape] =
             removed;
         let counts = [
             c.evictions,
@@ -350,6 +352,7 @@ impl Counts {
             c.fresh_kept_for_trap,
             c.loops_storing_held,
             overwritten_kept_across_calls,
+            overwritten_kept_before_escape,
             phis_kept,
             p.entry_stores_sunk,
             p.exit_blocks,

@@ -61,6 +61,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "loads_fresh_kept_for_trap"),
     ("lse", "loops_storing_held"),
     ("lse", "overwritten_kept_across_calls"),
+    ("lse", "overwritten_kept_before_escape"),
     ("lse", "phis_created"),
     ("lse", "promoted_entry_stores_sunk"),
     ("lse", "promoted_exit_blocks"),
