@@ -2,7 +2,7 @@
 //! texts; this property test ties each text to the code that runs. On
 //! generated instructions (every binary and unary operation, `select` and
 //! `guard`, over i64 and reference operands, with edge constants, repeated
-//! operands, masks of comparisons and nested definitions), each rule's hand-written matcher returns
+//! operands, masks of comparisons, a last result against a literal and nested definitions), each rule's hand-written matcher returns
 //! exactly the change that its text asks for: it fires if and only if the
 //! pattern matches and the condition holds, and its rewrite is the text's
 //! replacement (same operation, same operands, same folded constant).
@@ -75,6 +75,11 @@ fn program(insts: &[Gen]) -> String {
                     // A mask of the last result (often a comparison: its bits).
                     let x = ints[ints.len() - 1].clone();
                     body += &format!("  {r} = and {x}, {}\n", lit(c, wild));
+                } else if d % 5 == 3 {
+                    // The last result (often a comparison: 0 or 1) against
+                    // a literal, as the known-bits rules need.
+                    let x = ints[ints.len() - 1].clone();
+                    body += &format!("  {r} = {} {x}, {}\n", op.name(), lit(c, wild));
                 } else if op.accepts_refs() && d.is_multiple_of(3) {
                     body += &format!("  {r} = {} {}, {}\n", op.name(), rf(&refs, b), rf(&refs, c));
                 } else {
