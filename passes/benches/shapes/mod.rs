@@ -90,6 +90,16 @@ pub const SHAPES: &[Shape] = &[
         what: "many small functions calling each other",
         build: many_functions,
     },
+    Shape {
+        name: "call_results",
+        what: "a chain of n calls of a function that returns its argument",
+        build: call_results,
+    },
+    Shape {
+        name: "young_allocs",
+        what: "one block of fresh objects that all escape at its end",
+        build: young_allocs,
+    },
 ];
 
 /// `%e_i = add %x, 1` repeated in one block, folded into a xor chain.
@@ -400,5 +410,42 @@ pub fn many_functions(n: usize) -> String {
             s.push_str("  %r = add %c, %e\n  ret %r\n}\n");
         }
     }
+    s
+}
+
+/// A chain of `n` calls of a function that returns its argument, each
+/// passing the previous call's result: GVN's call facts (session 13) once
+/// looked each operand up in a list of every known call.
+pub fn call_results(n: usize) -> String {
+    let mut s = String::from(
+        "func @id(%a: i64) -> i64 {\nentry:\n  ret %a\n}\n\nfunc @main(%x: i64) -> i64 {\nentry:\n",
+    );
+    let mut prev = "%x".to_string();
+    for i in 0..n {
+        writeln!(s, "  %c{i} = call @id({prev})").unwrap();
+        prev = format!("%c{i}");
+    }
+    writeln!(s, "  ret {prev}\n}}").unwrap();
+    s
+}
+
+/// One block of `n/4` fresh objects, each stored twice, that all escape
+/// (through an extern call) only at its end: LSE's set of allocations not
+/// escaped yet (session 13) once held them in a list searched per step.
+pub fn young_allocs(n: usize) -> String {
+    let k = n / 4;
+    let mut s =
+        String::from("type N { v: i64 }\nextern @sink(N)\n\nfunc @main(%x: i64) {\nentry:\n");
+    for i in 0..k {
+        writeln!(
+            s,
+            "  %o{i} = new N\n  store %o{i}.v, %x\n  store %o{i}.v, 1"
+        )
+        .unwrap();
+    }
+    for i in 0..k {
+        writeln!(s, "  call @sink(%o{i})").unwrap();
+    }
+    s.push_str("  ret\n}\n");
     s
 }

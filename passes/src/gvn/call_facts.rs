@@ -47,10 +47,14 @@ enum Target {
 /// A call whose result is known.
 struct Known {
     result: Value,
-    target: Target,
+    /// What the result is; `None` once found to be part of a cycle.
+    target: Option<Target>,
     /// Whether some placed instruction uses `result`.
     used: bool,
 }
+
+/// No known call's result (in the index of [`replace_known_results`]).
+const NONE: u32 = u32::MAX;
 
 /// Replace the uses of every call result of `func` its callee's summary in
 /// `calls` knows; returns how many calls' results had uses replaced.
@@ -62,24 +66,35 @@ fn replace_known_results(calls: &Summaries, func: &mut Function) -> u64 {
     if known.is_empty() {
         return 0;
     }
-    resolve_chains(&mut known);
-    mark_used(func, &mut known);
-    let values: Vec<(Value, Value)> = known
-        .iter()
-        .filter(|k| k.used)
-        .filter_map(|k| Some((k.result, materialize(func, k)?)))
-        .collect();
-    if values.is_empty() {
+    // Per value: its position in `known` when it is a known call's result.
+    let mut index = vec![NONE; func.values.len()];
+    for (k, c) in known.iter().enumerate() {
+        index[c.result.index()] = k as u32;
+    }
+    resolve_chains(&mut known, &index);
+    mark_used(func, &mut known, &index);
+    let mut to: Vec<Option<Value>> = Vec::with_capacity(known.len());
+    for k in &known {
+        let value = k
+            .target
+            .filter(|_| k.used)
+            .and_then(|t| materialize(func, k.result, t));
+        to.push(value);
+    }
+    let replaced = to.iter().flatten().count() as u64;
+    if replaced == 0 {
         return 0;
     }
     func.for_each_placed_kind_mut(|kind| {
         kind.for_each_operand_mut(|v| {
-            if let Some(&(_, to)) = values.iter().find(|&&(r, _)| r == *v) {
-                *v = to;
+            if let Some(&k) = index.get(v.index()).filter(|&&k| k != NONE) {
+                if let Some(value) = to[k as usize] {
+                    *v = value;
+                }
             }
         })
     });
-    values.len() as u64
+    replaced
 }
 
 /// The known result of `inst`, if it is a call of a module function whose
@@ -101,55 +116,70 @@ fn known_result(calls: &Summaries, func: &Function, inst: Inst) -> Option<Known>
     };
     Some(Known {
         result,
-        target,
+        target: Some(target),
         used: false,
     })
 }
 
 /// Make each target final: a call's argument may be the result of another
-/// known call. The chains end (each use is dominated by its definition); a
-/// cycle, possible only in unreachable code, is dropped.
-fn resolve_chains(known: &mut Vec<Known>) {
-    let n = known.len();
-    let next = |known: &[Known], t: Target| match t {
-        Target::Val(v) => known.iter().find(|k| k.result == v).map(|k| k.target),
+/// known call (`index` maps a value to its position in `known`). The
+/// chains end (each use is dominated by its definition); a cycle, possible
+/// only in unreachable code, and every chain into one, get no target. Each
+/// call is resolved once: O(number of calls).
+fn resolve_chains(known: &mut [Known], index: &[u32]) {
+    const UNSEEN: u8 = 0;
+    const ON_CHAIN: u8 = 1;
+    const DONE: u8 = 2;
+    let mut state = vec![UNSEEN; known.len()];
+    let mut chain: Vec<usize> = Vec::new();
+    let next = |known: &[Known], k: usize| match known[k].target {
+        Some(Target::Val(v)) => index
+            .get(v.index())
+            .filter(|&&j| j != NONE)
+            .map(|&j| j as usize),
         _ => None,
     };
-    let mut cyclic = vec![false; n];
-    for (i, flag) in cyclic.iter_mut().enumerate() {
-        let mut t = known[i].target;
-        let mut steps = 0;
-        while let Some(t2) = next(known, t) {
-            steps += 1;
-            if steps > n {
-                *flag = true;
-                break;
-            }
-            t = t2;
+    for start in 0..known.len() {
+        if state[start] != UNSEEN {
+            continue;
         }
-        known[i].target = t;
+        // Follow the chain from `start` to a call resolved already, a
+        // target that is no known call's result, or a cycle.
+        let mut k = start;
+        let end = loop {
+            state[k] = ON_CHAIN;
+            chain.push(k);
+            match next(known, k) {
+                None => break known[k].target,
+                Some(j) if state[j] == DONE => break known[j].target,
+                Some(j) if state[j] == ON_CHAIN => break None,
+                Some(j) => k = j,
+            }
+        };
+        for k in chain.drain(..) {
+            known[k].target = end;
+            state[k] = DONE;
+        }
     }
-    let mut flags = cyclic.into_iter();
-    known.retain(|_| !flags.next().unwrap_or(true));
 }
 
 /// Set `used` for each known result some placed instruction uses.
-fn mark_used(func: &Function, known: &mut [Known]) {
+fn mark_used(func: &Function, known: &mut [Known], index: &[u32]) {
     for inst in func.inst_iter() {
         func.insts[inst.index()].kind.for_each_operand(|v| {
-            if let Some(k) = known.iter_mut().find(|k| k.result == v) {
-                k.used = true;
+            if let Some(&k) = index.get(v.index()).filter(|&&k| k != NONE) {
+                known[k as usize].used = true;
             }
         });
     }
 }
 
-/// The value `k`'s result becomes (interning a constant), when it fits the
-/// result's type: an argument of the call's type, an integer constant for
-/// an `i64`, `null` for a reference.
-fn materialize(func: &mut Function, k: &Known) -> Option<Value> {
-    let ty = func.value_type(k.result);
-    let value = match k.target {
+/// The value the call result `result` becomes (interning a constant) when
+/// `target` fits its type: an argument of the call's type, an integer
+/// constant for an `i64`, `null` for a reference.
+fn materialize(func: &mut Function, result: Value, target: Target) -> Option<Value> {
+    let ty = func.value_type(result);
+    let value = match target {
         Target::Val(v) => v,
         Target::Const(c) if ty == Type::I64 => func.iconst(c),
         Target::Null if ty.is_ref() => func.null(),

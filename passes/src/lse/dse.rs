@@ -54,6 +54,7 @@ use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
 use super::nonnull::NonNull;
+use super::young::Young;
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
@@ -287,7 +288,7 @@ struct Facts<'a> {
     /// function neither read nor could trap on, by its summary, in the
     /// last walk.
     kept_across_calls: std::cell::Cell<u64>,
-    /// Overwritten locations of young allocations (see [`Young`]) that an
+    /// Overwritten locations of young allocations ([`Young`]) that an
     /// instruction which could otherwise observe them kept, in the last walk.
     kept_before_escape: std::cell::Cell<u64>,
 }
@@ -305,7 +306,7 @@ struct TrapFacts {
 impl Facts<'_> {
     /// Whether `loc` is a slot of an allocation in `young`; counted as kept.
     fn keeps_young(&self, young: &Young, loc: Loc) -> bool {
-        let is_young = young.holds(self.clobbers, loc);
+        let is_young = young.holds(self.clobbers.alias.escape(), loc);
         if is_young {
             self.kept_before_escape
                 .set(self.kept_before_escape.get() + 1);
@@ -327,45 +328,24 @@ impl Facts<'_> {
     }
 }
 
-/// The allocations of the block being walked that escape only later in it
-/// ([`crate::escape::EscapeInfo::local_escape`]), at the current point of
-/// the backward walk: between their definition and their first escape.
-#[derive(Default)]
-struct Young {
-    /// Whether the function has any allocation that escapes in its own block.
+/// The young allocations at the current point of the backward walk of a
+/// block ([`Young`]): an allocation becomes young at its first escape and
+/// stops being so at its definition. A no-op in a function without
+/// allocations that escape in their own block (`tracked`).
+fn step_young(
+    young: &mut Young,
     tracked: bool,
-    allocs: Vec<Value>,
-}
-
-impl Young {
-    /// Whether `loc` is a slot of a young allocation.
-    fn holds(&self, clobbers: &Clobbers<'_>, loc: Loc) -> bool {
-        !self.allocs.is_empty()
-            && loc
-                .base()
-                .and_then(|b| clobbers.alias.escape().allocation_of(b))
-                .is_some_and(|r| self.allocs.contains(&r))
+    clobbers: &Clobbers<'_>,
+    func: &Function,
+    inst: Inst,
+) {
+    if !tracked {
+        return;
     }
-
-    /// Step backward past `inst` (already transferred): an allocation whose
-    /// first escape it is becomes young, one it defines stops being so.
-    fn step(&mut self, clobbers: &Clobbers<'_>, func: &Function, inst: Inst) {
-        if !self.tracked {
-            return;
-        }
-        let escape = clobbers.alias.escape();
-        let data = func.inst(inst);
-        if let Some(r) = data.result {
-            self.allocs.retain(|&a| a != r);
-        }
-        data.kind.for_each_operand(|v| {
-            if let Some(r) = escape.allocation_of(v) {
-                if escape.local_escape(r) == Some(inst) && !self.allocs.contains(&r) {
-                    self.allocs.push(r);
-                }
-            }
-        });
+    if let Some(r) = func.inst(inst).result {
+        young.remove(r);
     }
+    Young::escaping_at(clobbers.alias.escape(), func, inst, |r| young.insert(r));
 }
 
 /// What dead-store elimination did to one function.
@@ -455,10 +435,12 @@ pub fn eliminate_dead_stores(
         kept_across_calls: std::cell::Cell::new(0),
         kept_before_escape: std::cell::Cell::new(0),
     };
-    let mut young = Young {
-        tracked: clobbers.alias.escape().has_local_escapes(),
-        allocs: Vec::new(),
-    };
+    // Whether some allocation escapes only later in its own block.
+    let tracked = clobbers.alias.escape().has_local_escapes();
+    let mut young = Young::default();
+    if tracked {
+        young.reset(func);
+    }
     let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
         at_entry.reset(func.blocks.len());
         facts.kept_across_calls.set(0);
@@ -477,14 +459,14 @@ pub fn eliminate_dead_stores(
                 set,
                 meet,
             );
-            young.allocs.clear();
+            young.clear();
             for &inst in func.blocks[b.index()].insts.iter().rev() {
                 match transfer(&facts, func, inst, set, &young, cap) {
                     Verdict::Kept => {}
                     Verdict::Dead => dead.push(inst),
                     Verdict::ToCheck => to_checks.push(inst),
                 }
-                young.step(clobbers, func, inst);
+                step_young(&mut young, tracked, clobbers, func, inst);
             }
             at_entry.set(b, set);
         }

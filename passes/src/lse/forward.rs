@@ -44,6 +44,7 @@ use super::clobber::Clobbers;
 use super::known::{lookup, lookup_near, Entry, Evicted, Known, Origin};
 use super::loc::{Loc, Subst};
 use super::writers::LoopWriters;
+use super::young::Young;
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
@@ -156,8 +157,8 @@ struct Forward<'a> {
     /// The state of the block being visited.
     state: Known,
     /// Scratch: the allocations of the block being visited that have not
-    /// escaped yet, with the instruction where each does.
-    young: Vec<(Value, Inst)>,
+    /// escaped yet.
+    young: Young,
     /// Scratch: the values the forward predecessors know for one location.
     values: Vec<Value>,
     /// The constants `0` and `null`, when the function allocates objects and
@@ -220,7 +221,7 @@ pub fn forward(
         clobbers,
         out,
         state: std::mem::take(&mut scratch.state),
-        young: Vec::new(),
+        young: Young::default(),
         values: std::mem::take(&mut scratch.values),
         zeros,
         has_loops,
@@ -352,11 +353,13 @@ impl Forward<'_> {
     fn visit_block(&mut self, func: &Function, b: Block) {
         let mut state = std::mem::take(&mut self.state);
         let mut young = std::mem::take(&mut self.young);
-        young.clear();
+        young.reset(func);
         for &inst in &func.blocks[b.index()].insts {
             let data = func.inst(inst);
             if !young.is_empty() {
-                young.retain(|&(_, at)| at != inst);
+                Young::escaping_at(self.clobbers.alias.escape(), func, inst, |r| {
+                    young.remove(r)
+                });
             }
             match &data.kind {
                 InstKind::Phi(_) => {}
@@ -471,9 +474,9 @@ impl Forward<'_> {
 
     /// Note the allocation `obj` as young when it escapes only later in its
     /// own block ([`crate::escape::EscapeInfo::local_escape`]).
-    fn note_young(&self, young: &mut Vec<(Value, Inst)>, obj: Value) {
-        if let Some(at) = self.clobbers.alias.escape().local_escape(obj) {
-            young.push((obj, at));
+    fn note_young(&self, young: &mut Young, obj: Value) {
+        if self.clobbers.alias.escape().local_escape(obj).is_some() {
+            young.insert(obj);
         }
     }
 
@@ -482,13 +485,7 @@ impl Forward<'_> {
     /// volatile access then learns its location ([`Forward::learn_volatile`]).
     /// `young` holds the allocations of this block that have not escaped
     /// yet: until then nothing the instruction runs can reach them.
-    fn step_other(
-        &mut self,
-        func: &Function,
-        state: &mut Known,
-        young: &[(Value, Inst)],
-        inst: Inst,
-    ) {
+    fn step_other(&mut self, func: &Function, state: &mut Known, young: &Young, inst: Inst) {
         let eff = self.clobbers.effects(self.module, func, inst);
         #[cfg(feature = "bug-zoo")]
         if zoo::active(Bug::LseCallNoClobber)
@@ -505,14 +502,10 @@ impl Forward<'_> {
         }
         if !eff.writes_nothing() {
             let escape = self.clobbers.alias.escape();
-            let is_young = |loc: Loc| {
-                let root = loc.base().and_then(|b| escape.allocation_of(b));
-                root.is_some_and(|r| young.iter().any(|&(y, _)| y == r))
-            };
             let mut kept_young = 0;
             state.clobber(|e| {
                 let writes = self.clobbers.effect_writes(func, &eff, e.loc);
-                let keep = writes && is_young(e.loc);
+                let keep = writes && young.holds(escape, e.loc);
                 kept_young += u64::from(keep);
                 writes && !keep
             });

@@ -19,6 +19,7 @@ pub mod nonnull;
 pub mod promote;
 pub mod unread;
 pub mod writers;
+pub mod young;
 
 use crate::alias::AliasAnalysis;
 use crate::manager::Pass;
