@@ -438,9 +438,6 @@ pub fn eliminate_dead_stores(
     // Whether some allocation escapes only later in its own block.
     let tracked = clobbers.alias.escape().has_local_escapes();
     let mut young = Young::default();
-    if tracked {
-        young.reset(func);
-    }
     let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
         at_entry.reset(func.blocks.len());
         facts.kept_across_calls.set(0);

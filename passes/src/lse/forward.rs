@@ -353,7 +353,7 @@ impl Forward<'_> {
     fn visit_block(&mut self, func: &Function, b: Block) {
         let mut state = std::mem::take(&mut self.state);
         let mut young = std::mem::take(&mut self.young);
-        young.reset(func);
+        young.clear();
         for &inst in &func.blocks[b.index()].insts {
             let data = func.inst(inst);
             if !young.is_empty() {

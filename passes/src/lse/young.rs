@@ -7,7 +7,9 @@
 //!
 //! A per-value mark, so that membership, entering and leaving are O(1)
 //! whatever the number of allocations in the block; the values marked are
-//! listed so that emptying the set costs what filling it did.
+//! listed so that emptying the set costs what filling it did, and the marks
+//! grow only when an allocation is first made young (most functions have
+//! none).
 
 use super::loc::Loc;
 use crate::escape::EscapeInfo;
@@ -25,14 +27,6 @@ pub struct Young {
 }
 
 impl Young {
-    /// Empty the set and size it for the values of `func`.
-    pub fn reset(&mut self, func: &Function) {
-        self.clear();
-        if self.marks.len() < func.values.len() {
-            self.marks.resize(func.values.len(), false);
-        }
-    }
-
     /// Empty the set (at the start of a block).
     pub fn clear(&mut self) {
         for v in self.marked.drain(..) {
@@ -48,12 +42,14 @@ impl Young {
 
     /// Make allocation `r` young.
     pub fn insert(&mut self, r: Value) {
-        if let Some(m) = self.marks.get_mut(r.index()) {
-            if !*m {
-                *m = true;
-                self.len += 1;
-                self.marked.push(r);
-            }
+        if self.marks.len() <= r.index() {
+            self.marks.resize(r.index() + 1, false);
+        }
+        let m = &mut self.marks[r.index()];
+        if !*m {
+            *m = true;
+            self.len += 1;
+            self.marked.push(r);
         }
     }
 
@@ -73,7 +69,7 @@ impl Young {
             && loc
                 .base()
                 .and_then(|b| escape.allocation_of(b))
-                .is_some_and(|r| self.marks[r.index()])
+                .is_some_and(|r| self.marks.get(r.index()).is_some_and(|&m| m))
     }
 
     /// The allocations whose first escape is `inst` (each an operand of it,
@@ -95,11 +91,7 @@ mod tests {
 
     #[test]
     fn a_value_enters_and_leaves_once_and_clear_forgets_every_mark() {
-        let (m, _) =
-            ir::parse::parse_module("func @f(%a: i64, %b: i64) {\nentry:\n  ret\n}\n", "t.ir")
-                .expect("parses");
         let mut young = Young::default();
-        young.reset(&m.funcs[0]);
         let (a, b) = (Value(0), Value(1));
         assert!(young.is_empty());
         young.insert(a);
