@@ -59,6 +59,20 @@ pub fn verify_function(m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
     with_thread_verifier(|v| v.verify_function(m, f))
 }
 
+/// [`verify_function`] for a caller that keeps the function's CFG: `cfg`
+/// must be the CFG [`Cfg::new`] computes for it (a pass manager that keeps
+/// CFGs from pass to pass hands its own over instead of having it computed
+/// again). The verdict is that of [`verify_function`].
+pub fn verify_function_with_cfg(m: &Module, f: FuncId, cfg: &Cfg) -> Result<(), Vec<VerifyError>> {
+    with_thread_verifier(|v| v.check_function(m, f, Some(cfg)))
+}
+
+/// The checks of the module's declarations alone (types, globals, externs,
+/// names and signatures): [`verify_module`] is these, then every function's.
+pub fn verify_declarations(m: &Module) -> Vec<VerifyError> {
+    decls::check(m)
+}
+
 /// Check the module's declarations and every function.
 pub fn verify_module(m: &Module) -> Result<(), Vec<VerifyError>> {
     with_thread_verifier(|v| v.verify_module(m))
@@ -122,6 +136,17 @@ impl Verifier {
 
     /// Check one function of `m` (as the free function [`verify_function`]).
     pub fn verify_function(&mut self, m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
+        self.check_function(m, f, None)
+    }
+
+    /// [`Verifier::verify_function`] with the function's CFG when the caller
+    /// has it (see [`verify_function_with_cfg`]), computed here otherwise.
+    fn check_function(
+        &mut self,
+        m: &Module,
+        f: FuncId,
+        given: Option<&Cfg>,
+    ) -> Result<(), Vec<VerifyError>> {
         let Some(func) = m.funcs.get(f.index()) else {
             return Err(vec![VerifyError {
                 func: Some(f),
@@ -134,10 +159,16 @@ impl Verifier {
         let mut cx = FnCtx::new(m, f, func, self);
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
-            ssa::prepare(&cx, &mut self.cfg);
-            cx.dom = Some(ssa::Dominance::new(&self.cfg, &self.idoms, &self.searches));
+            let cfg = match given {
+                Some(cfg) => cfg,
+                None => {
+                    ssa::prepare(&cx, &mut self.cfg);
+                    &self.cfg
+                }
+            };
+            cx.dom = Some(ssa::Dominance::new(cfg, &self.idoms, &self.searches));
             let dominance = typing::check(&mut cx, sound);
-            ssa::check(&mut cx, &self.cfg, dominance);
+            ssa::check(&mut cx, cfg, dominance);
         } else {
             typing::check(&mut cx, sound);
         }
