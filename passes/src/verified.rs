@@ -95,11 +95,13 @@ impl Accepted {
 /// Check function `i` of `m` with its CFG as the passes keep it
 /// ([`crate::analyses`]): computed once for the verifier and the passes
 /// that run on the function next (or found there, when a pass left the
-/// branches alone).
+/// branches alone); and with its dominator tree when a pass computed it.
 fn verify_with_kept_cfg(m: &Module, i: usize) -> Result<(), Vec<VerifyError>> {
     let f = &m.funcs[i];
     crate::analyses::in_function(i, || {
-        crate::analyses::with_analyses(f, |a| verify_function_with_cfg(m, FuncId::new(i), a.cfg()))
+        crate::analyses::with_analyses(f, |a| {
+            verify_function_with_cfg(m, FuncId::new(i), a.cfg(), a.dom_if_computed())
+        })
     })
 }
 

@@ -22,7 +22,7 @@ mod structure;
 mod typing;
 
 use crate::cfg::Cfg;
-use crate::dom::Idoms;
+use crate::dom::{DomTree, Idoms};
 use crate::entities::{Block, FuncId, Inst};
 use crate::error::ParseError;
 use crate::function::Function;
@@ -59,12 +59,18 @@ pub fn verify_function(m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
     with_thread_verifier(|v| v.verify_function(m, f))
 }
 
-/// [`verify_function`] for a caller that keeps the function's CFG: `cfg`
-/// must be the CFG [`Cfg::new`] computes for it (a pass manager that keeps
-/// CFGs from pass to pass hands its own over instead of having it computed
-/// again). The verdict is that of [`verify_function`].
-pub fn verify_function_with_cfg(m: &Module, f: FuncId, cfg: &Cfg) -> Result<(), Vec<VerifyError>> {
-    with_thread_verifier(|v| v.check_function(m, f, Some(cfg)))
+/// [`verify_function`] for a caller that keeps the function's CFG (and
+/// maybe its dominator tree): `cfg` must be the CFG [`Cfg::new`] computes for
+/// it, `dom` the tree [`DomTree::new`] computes from that CFG (a pass
+/// manager that keeps them from pass to pass hands its own over instead of
+/// having them computed again). The verdict is that of [`verify_function`].
+pub fn verify_function_with_cfg(
+    m: &Module,
+    f: FuncId,
+    cfg: &Cfg,
+    dom: Option<&DomTree>,
+) -> Result<(), Vec<VerifyError>> {
+    with_thread_verifier(|v| v.check_function(m, f, Some((cfg, dom))))
 }
 
 /// The checks of the module's declarations alone (types, globals, externs,
@@ -145,7 +151,7 @@ impl Verifier {
         &mut self,
         m: &Module,
         f: FuncId,
-        given: Option<&Cfg>,
+        given: Option<(&Cfg, Option<&DomTree>)>,
     ) -> Result<(), Vec<VerifyError>> {
         let Some(func) = m.funcs.get(f.index()) else {
             return Err(vec![VerifyError {
@@ -159,14 +165,14 @@ impl Verifier {
         let mut cx = FnCtx::new(m, f, func, self);
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
-            let cfg = match given {
-                Some(cfg) => cfg,
+            let (cfg, tree) = match given {
+                Some(given) => given,
                 None => {
                     ssa::prepare(&cx, &mut self.cfg);
-                    &self.cfg
+                    (&self.cfg, None)
                 }
             };
-            cx.dom = Some(ssa::Dominance::new(cfg, &self.idoms, &self.searches));
+            cx.dom = Some(ssa::Dominance::new(cfg, &self.idoms, &self.searches).with_tree(tree));
             let dominance = typing::check(&mut cx, sound);
             ssa::check(&mut cx, cfg, dominance);
         } else {
