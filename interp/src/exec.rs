@@ -12,7 +12,9 @@ use crate::lower::{
 use crate::observe::{
     observe_with, trapped_at_entry, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue,
 };
-use ir::{EffectLoc, FieldRef, FuncId, InputSpec, Module, StructId, Type};
+use ir::{
+    EffectLoc, Extern, FieldRef, FuncId, Global, InputSpec, Module, StructDecl, StructId, Type,
+};
 use rustc_hash::FxHashSet;
 use std::cell::{OnceCell, RefCell};
 use std::sync::{Arc, OnceLock};
@@ -111,6 +113,30 @@ const KEEP_ARENA_WORDS: usize = 1 << 16;
 
 thread_local! {
     static RUN_BUFFERS: RefCell<RunBuffers> = RefCell::new(RunBuffers::default());
+    /// The environment description and heap names [`Program::new`] built
+    /// last on this thread, with the declarations they were built from.
+    static LAST_ENV: RefCell<Option<KeptEnv>> = const { RefCell::new(None) };
+}
+
+/// A module's declarations (types, globals, externs) and the environment
+/// description and heap names built from them (see [`Program::new_like`]):
+/// programs of modules that declare the same share them.
+struct KeptEnv {
+    structs: Vec<StructDecl>,
+    globals: Vec<Global>,
+    externs: Vec<Extern>,
+    env_info: Arc<EnvInfo>,
+    names: Arc<HeapNames>,
+}
+
+impl KeptEnv {
+    /// What a program of `module` shares, if `module` declares the same.
+    fn shared_with(&self, module: &Module) -> Option<(Arc<EnvInfo>, Arc<HeapNames>)> {
+        let same = module.structs == self.structs
+            && module.globals == self.globals
+            && module.externs == self.externs;
+        same.then(|| (self.env_info.clone(), self.names.clone()))
+    }
 }
 
 struct Frame {
@@ -159,9 +185,26 @@ struct Machine<'p, 'o, O: AccessObserver> {
 }
 
 impl<'m> Program<'m> {
-    /// Lower every function of `module`.
+    /// Lower every function of `module`. Its environment description and
+    /// heap names are those of the last program made this way on this
+    /// thread when `module` declares the same (as [`Program::new_like`]
+    /// shares them: consecutive generated programs all declare the same).
     pub fn new(module: &'m Module) -> Program<'m> {
-        Program::lower(module, None)
+        let shared = LAST_ENV.with(|k| k.borrow().as_ref().and_then(|k| k.shared_with(module)));
+        if shared.is_some() {
+            return Program::lower(module, shared);
+        }
+        let program = Program::lower(module, None);
+        LAST_ENV.with(|k| {
+            *k.borrow_mut() = Some(KeptEnv {
+                structs: module.structs.clone(),
+                globals: module.globals.clone(),
+                externs: module.externs.clone(),
+                env_info: program.env_info.clone(),
+                names: program.names.clone(),
+            })
+        });
+        program
     }
 
     /// [`Program::new`], sharing `base`'s environment description and heap

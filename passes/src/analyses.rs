@@ -66,6 +66,12 @@ impl Analyses {
         })
     }
 
+    /// The dominator tree of the function if a request computed it already
+    /// ([`Analyses::dom`]); never computes it.
+    pub fn dom_if_computed(&self) -> Option<&DomTree> {
+        self.dom.get()
+    }
+
     /// The loops of the function (`func`, as for [`Analyses::dom`]).
     pub fn loops(&self, func: &Function) -> &LoopInfo {
         let dom = self.dom(func);

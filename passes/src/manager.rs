@@ -95,13 +95,11 @@ fn make_pass(name: &str, seed: u64, check: Option<CheckMode>) -> Option<Box<dyn 
     match name {
         "dce" => Some(Box::new(Dce)),
         "lse" => Some(Box::new(Lse::default())),
-        "peeps" => {
-            let mut p = Peeps::new(seed);
-            if let Some(c) = check {
-                p.check = c;
-            }
-            Some(Box::new(p))
-        }
+        // A forced check mode spares reading the environment for the default.
+        "peeps" => Some(Box::new(match check {
+            Some(c) => Peeps::with_check(seed, c),
+            None => Peeps::new(seed),
+        })),
         "gvn" => Some(Box::new(Gvn)),
         _ => None,
     }

@@ -10,7 +10,7 @@
 //! oracle's check of each original program) seeds it for the pass manager
 //! runs that follow on the same thread.
 
-use ir::verify::{verify_function, verify_module, VerifyError};
+use ir::verify::{verify_declarations, verify_function_with_cfg, VerifyError};
 use ir::{FuncId, Module};
 use std::cell::RefCell;
 
@@ -67,7 +67,7 @@ impl Accepted {
                 let mut errors = Vec::new();
                 for (i, (&was, &now)) in b.funcs.iter().zip(funcs).enumerate() {
                     if was != now {
-                        if let Err(mut e) = verify_function(m, FuncId::new(i)) {
+                        if let Err(mut e) = verify_with_kept_cfg(m, i) {
                             errors.append(&mut e);
                         }
                     }
@@ -78,7 +78,7 @@ impl Accepted {
                 b
             }
             _ => {
-                verify_module(m)?;
+                verify_whole_module(m)?;
                 Accepted {
                     decls,
                     funcs: Vec::new(),
@@ -89,6 +89,35 @@ impl Accepted {
         accepted.funcs.clear();
         accepted.funcs.extend_from_slice(funcs);
         Ok(accepted)
+    }
+}
+
+/// Check function `i` of `m` with its CFG as the passes keep it
+/// ([`crate::analyses`]): computed once for the verifier and the passes
+/// that run on the function next (or found there, when a pass left the
+/// branches alone); and with its dominator tree when a pass computed it.
+fn verify_with_kept_cfg(m: &Module, i: usize) -> Result<(), Vec<VerifyError>> {
+    let f = &m.funcs[i];
+    crate::analyses::in_function(i, || {
+        crate::analyses::with_analyses(f, |a| {
+            verify_function_with_cfg(m, FuncId::new(i), a.cfg(), a.dom_if_computed())
+        })
+    })
+}
+
+/// The verdict of [`ir::verify::verify_module`] on `m` (same errors, same
+/// order), each function checked with its kept CFG ([`verify_with_kept_cfg`]).
+fn verify_whole_module(m: &Module) -> Result<(), Vec<VerifyError>> {
+    let mut errors = verify_declarations(m);
+    for i in 0..m.funcs.len() {
+        if let Err(mut e) = verify_with_kept_cfg(m, i) {
+            errors.append(&mut e);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
     }
 }
 
@@ -106,6 +135,7 @@ pub fn verify_and_remember(m: &Module) -> Result<(), Vec<VerifyError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ir::verify::verify_module;
 
     fn parse(text: &str) -> Module {
         ir::parse_module(text, "t.ir").unwrap().0

@@ -22,7 +22,7 @@ mod structure;
 mod typing;
 
 use crate::cfg::Cfg;
-use crate::dom::Idoms;
+use crate::dom::{DomTree, Idoms};
 use crate::entities::{Block, FuncId, Inst};
 use crate::error::ParseError;
 use crate::function::Function;
@@ -57,6 +57,26 @@ impl fmt::Display for VerifyError {
 /// Check one function of `m` (not the module's declarations; see [`verify_module`]).
 pub fn verify_function(m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
     with_thread_verifier(|v| v.verify_function(m, f))
+}
+
+/// [`verify_function`] for a caller that keeps the function's CFG (and
+/// maybe its dominator tree): `cfg` must be the CFG [`Cfg::new`] computes for
+/// it, `dom` the tree [`DomTree::new`] computes from that CFG (a pass
+/// manager that keeps them from pass to pass hands its own over instead of
+/// having them computed again). The verdict is that of [`verify_function`].
+pub fn verify_function_with_cfg(
+    m: &Module,
+    f: FuncId,
+    cfg: &Cfg,
+    dom: Option<&DomTree>,
+) -> Result<(), Vec<VerifyError>> {
+    with_thread_verifier(|v| v.check_function(m, f, Some((cfg, dom))))
+}
+
+/// The checks of the module's declarations alone (types, globals, externs,
+/// names and signatures): [`verify_module`] is these, then every function's.
+pub fn verify_declarations(m: &Module) -> Vec<VerifyError> {
+    decls::check(m)
 }
 
 /// Check the module's declarations and every function.
@@ -122,6 +142,17 @@ impl Verifier {
 
     /// Check one function of `m` (as the free function [`verify_function`]).
     pub fn verify_function(&mut self, m: &Module, f: FuncId) -> Result<(), Vec<VerifyError>> {
+        self.check_function(m, f, None)
+    }
+
+    /// [`Verifier::verify_function`] with the function's CFG when the caller
+    /// has it (see [`verify_function_with_cfg`]), computed here otherwise.
+    fn check_function(
+        &mut self,
+        m: &Module,
+        f: FuncId,
+        given: Option<(&Cfg, Option<&DomTree>)>,
+    ) -> Result<(), Vec<VerifyError>> {
         let Some(func) = m.funcs.get(f.index()) else {
             return Err(vec![VerifyError {
                 func: Some(f),
@@ -134,10 +165,16 @@ impl Verifier {
         let mut cx = FnCtx::new(m, f, func, self);
         let sound = structure::check(&mut cx, &mut self.layout_blocks);
         if sound {
-            ssa::prepare(&cx, &mut self.cfg);
-            cx.dom = Some(ssa::Dominance::new(&self.cfg, &self.idoms, &self.searches));
+            let (cfg, tree) = match given {
+                Some(given) => given,
+                None => {
+                    ssa::prepare(&cx, &mut self.cfg);
+                    (&self.cfg, None)
+                }
+            };
+            cx.dom = Some(ssa::Dominance::new(cfg, &self.idoms, &self.searches).with_tree(tree));
             let dominance = typing::check(&mut cx, sound);
-            ssa::check(&mut cx, &self.cfg, dominance);
+            ssa::check(&mut cx, cfg, dominance);
         } else {
             typing::check(&mut cx, sound);
         }

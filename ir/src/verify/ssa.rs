@@ -5,7 +5,7 @@
 
 use super::FnCtx;
 use crate::cfg::Cfg;
-use crate::dom::Idoms;
+use crate::dom::{DomTree, Idoms};
 use crate::entities::{Block, Inst, Value};
 use crate::function::ValueDef;
 use crate::inst::InstKind;
@@ -58,6 +58,9 @@ pub(super) fn check(cx: &mut FnCtx<'_>, cfg: &Cfg, mut dominance: Vec<super::Ver
 /// when a query needs them.
 pub(super) struct Dominance<'c> {
     pub(super) cfg: &'c Cfg,
+    /// The dominator tree of `cfg` when the caller has it: it answers
+    /// every query.
+    tree: Option<&'c DomTree>,
     idoms: &'c RefCell<Idoms>,
     /// Whether `idoms` holds the immediate dominators of `cfg`.
     ready: Cell<bool>,
@@ -95,6 +98,7 @@ impl<'c> Dominance<'c> {
     ) -> Self {
         Dominance {
             cfg,
+            tree: None,
             idoms,
             ready: Cell::new(false),
             searches,
@@ -102,7 +106,16 @@ impl<'c> Dominance<'c> {
         }
     }
 
+    /// The same queries answered by `tree`, the dominator tree of the CFG
+    /// (when the caller has one).
+    pub(super) fn with_tree(self, tree: Option<&'c DomTree>) -> Self {
+        Dominance { tree, ..self }
+    }
+
     fn dominates(&self, a: Block, b: Block) -> bool {
+        if let Some(tree) = self.tree {
+            return tree.dominates(a, b);
+        }
         if a == b {
             return true;
         }

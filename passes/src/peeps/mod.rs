@@ -53,9 +53,15 @@ pub fn default_check_mode() -> CheckMode {
 impl Peeps {
     /// The pass with worklist seed `seed` and the default check mode.
     pub fn new(seed: u64) -> Peeps {
+        Peeps::with_check(seed, default_check_mode())
+    }
+
+    /// The pass with worklist seed `seed` and check mode `check` (the
+    /// environment is not read).
+    pub fn with_check(seed: u64, check: CheckMode) -> Peeps {
         Peeps {
             seed,
-            check: default_check_mode(),
+            check,
             drop_deps_of: None,
         }
     }
