@@ -97,25 +97,7 @@ impl EscapeInfo {
                     escapes[i] = true;
                 }
             };
-            match &data.kind {
-                // Uses as a plain address base, length or check do not leak the
-                // reference; a volatile access hands its base to the environment
-                // (IR.md §6).
-                InstKind::Load {
-                    volatile: false, ..
-                }
-                | InstKind::Len(_)
-                | InstKind::NullCheck(_)
-                | InstKind::BoundsCheck(..)
-                | InstKind::Unary(ir::UnOp::Copy, _) => {}
-                InstKind::Store {
-                    value,
-                    volatile: false,
-                    ..
-                } => mark(*value),
-                InstKind::Binary(ir::BinOp::Eq | ir::BinOp::Ne, _, _) => {}
-                other => other.for_each_operand(&mut mark),
-            }
+            escaping_operands(&data.kind, &mut mark);
         }
     }
 
@@ -156,9 +138,41 @@ impl EscapeInfo {
         self.local_escape.iter().any(Option::is_some)
     }
 
+    /// Whether some allocation escapes in a block other than its own.
+    pub fn has_escapes_elsewhere(&self) -> bool {
+        self.local_escape
+            .iter()
+            .zip(&self.escapes)
+            .any(|(local, &escapes)| escapes && local.is_none())
+    }
+
     /// Whether `v` is certainly the result of an allocation (hence never null).
     pub fn is_allocation(&self, v: Value) -> bool {
         self.allocation_of(v).is_some()
+    }
+}
+
+/// Pass to `f` each operand of an instruction of kind `kind` that the
+/// instruction may hand to someone else (store anywhere, pass, return,
+/// merge): uses as a plain address base, length or check, a copy, and an
+/// (in)equality test do not leak the reference; a volatile access hands its
+/// base to the environment (IR.md §6).
+pub fn escaping_operands(kind: &InstKind, mut f: impl FnMut(Value)) {
+    match kind {
+        InstKind::Load {
+            volatile: false, ..
+        }
+        | InstKind::Len(_)
+        | InstKind::NullCheck(_)
+        | InstKind::BoundsCheck(..)
+        | InstKind::Unary(ir::UnOp::Copy, _) => {}
+        InstKind::Store {
+            value,
+            volatile: false,
+            ..
+        } => f(*value),
+        InstKind::Binary(ir::BinOp::Eq | ir::BinOp::Ne, _, _) => {}
+        other => other.for_each_operand(&mut f),
     }
 }
 

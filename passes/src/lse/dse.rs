@@ -15,7 +15,10 @@
 //! nothing but its own SSA value reaches it, so no call, volatile access or
 //! trap there can observe its slots (a trap's heap shows only what the roots
 //! reach, IR.md §7), and a store into it overwritten before the escape is
-//! dead across them.
+//! dead across them. In a CFG without cycles the same holds across blocks,
+//! up to the first escaping use on every path ([`FirstEscapes`]): a store
+//! into a fresh object overwritten after a branch whose arm may trap is
+//! dead when the object escapes only after the branch.
 //!
 //! A store that may itself trap is removed only when the overwriting store is
 //! reached with nothing observable in between: then, if the removed store
@@ -54,7 +57,7 @@ use super::arena::BlockSlices;
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
 use super::nonnull::NonNull;
-use super::young::Young;
+use super::young::{FirstEscapes, Young};
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
@@ -71,6 +74,9 @@ struct Dead {
     loc: Loc,
     /// Nothing observable happens between here and the overwriting store.
     clean: bool,
+    /// Some path to the overwriting store goes around a loop from its
+    /// bottom to its top ([`BackEdges::add_header_set`]).
+    next_trip: bool,
 }
 
 /// The must-set at one point.
@@ -92,15 +98,19 @@ struct DeadView<'s> {
 }
 
 impl DeadView<'_> {
-    fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<bool> {
+    fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<Dead> {
         if let Some(d) = self.entries.iter().find(|d| d.loc == loc) {
-            return Some(d.clean);
+            return Some(*d);
         }
         let excepted = self
             .private_except
             .iter()
             .any(|&e| clobbers.alias(func, e, loc) != AliasResult::No);
-        (self.private_all && clobbers.is_private(loc) && !excepted).then_some(false)
+        (self.private_all && clobbers.is_private(loc) && !excepted).then_some(Dead {
+            loc,
+            clean: false,
+            next_trip: false,
+        })
     }
 }
 
@@ -142,7 +152,8 @@ impl DeadSet {
             ) {
                 self.entries.push(Dead {
                     loc: d.loc,
-                    clean: x && y,
+                    clean: x.clean && y.clean,
+                    next_trip: x.next_trip || y.next_trip,
                 });
             }
         }
@@ -157,7 +168,7 @@ impl DeadSet {
         self.bound(cap);
     }
 
-    fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<bool> {
+    fn lookup(&self, loc: Loc, clobbers: &Clobbers<'_>, func: &Function) -> Option<Dead> {
         self.view().lookup(loc, clobbers, func)
     }
 
@@ -276,6 +287,8 @@ pub struct Scratch {
     first: EntrySets,
     /// The copy table, rebuilt for each run ([`Subst::recompute`]).
     subst: Subst,
+    /// Where allocations first escape, for a CFG without cycles.
+    firsts: FirstEscapes,
 }
 
 /// What the backward walk asks about the function besides the set.
@@ -291,6 +304,9 @@ struct Facts<'a> {
     /// Overwritten locations of young allocations ([`Young`]) that an
     /// instruction which could otherwise observe them kept, in the last walk.
     kept_before_escape: std::cell::Cell<u64>,
+    /// Stores found dead (or made checks) over a loop's back edge by what
+    /// its header overwrites ([`BackEdges::add_header_set`]), in the last walk.
+    dead_next_trip: std::cell::Cell<u64>,
 }
 
 /// How one instruction may trap, as the walk sees it.
@@ -328,13 +344,13 @@ impl Facts<'_> {
     }
 }
 
-/// The young allocations at the current point of the backward walk of a
-/// block ([`Young`]): an allocation becomes young at its first escape and
-/// stops being so at its definition. A no-op in a function without
-/// allocations that escape in their own block (`tracked`).
+/// The young allocations at the current point of the backward walk
+/// ([`Young`]): an allocation becomes young at its first escape and stops
+/// being so at its definition. A no-op in a function without allocations
+/// that escape in their own block, nor `across` blocks (`tracked`).
 fn step_young(
     young: &mut Young,
-    tracked: bool,
+    (tracked, across): (bool, Option<&FirstEscapes>),
     clobbers: &Clobbers<'_>,
     func: &Function,
     inst: Inst,
@@ -345,7 +361,12 @@ fn step_young(
     if let Some(r) = func.inst(inst).result {
         young.remove(r);
     }
-    Young::escaping_at(clobbers.alias.escape(), func, inst, |r| young.insert(r));
+    let escape = clobbers.alias.escape();
+    let first = |r: Value| match across {
+        Some(firsts) => firsts.at(r),
+        None => escape.local_escape(r),
+    };
+    Young::escaping_at(escape, func, inst, first, |r| young.insert(r));
 }
 
 /// What dead-store elimination did to one function.
@@ -361,6 +382,9 @@ pub struct DeadStores {
     /// Overwritten locations of allocations not escaped yet that a call, a
     /// volatile access or a possible trap did not observe.
     pub kept_before_escape: u64,
+    /// Stores found dead (or made checks) because the top of the loop's next
+    /// trip overwrites them.
+    pub dead_next_trip: u64,
 }
 
 /// What [`transfer`] found a store to be.
@@ -410,6 +434,7 @@ pub fn eliminate_dead_stores(
         nonnull,
         first,
         subst,
+        firsts,
     } = scratch;
     subst.recompute(func);
     let subst = &*subst;
@@ -434,14 +459,21 @@ pub fn eliminate_dead_stores(
         nonnull,
         kept_across_calls: std::cell::Cell::new(0),
         kept_before_escape: std::cell::Cell::new(0),
+        dead_next_trip: std::cell::Cell::new(0),
     };
-    // Whether some allocation escapes only later in its own block.
-    let tracked = clobbers.alias.escape().has_local_escapes();
+    // Without a cycle, where allocations first escape on every path: the
+    // young set then goes from block to block (`FirstEscapes`).
+    let across =
+        (!cyclic && firsts.compute(func, cfg, clobbers.alias.escape())).then_some(&*firsts);
+    // Whether some allocation escapes only later in its own block, or later
+    // on every path.
+    let tracked = across.is_some() || clobbers.alias.escape().has_local_escapes();
     let mut young = Young::default();
     let mut walk = |at_entry: &mut EntrySets, mut back: Option<&mut BackEdges<'_>>| {
         at_entry.reset(func.blocks.len());
         facts.kept_across_calls.set(0);
         facts.kept_before_escape.set(0);
+        facts.dead_next_trip.set(0);
         let mut dead: Vec<Inst> = Vec::new();
         let mut to_checks: Vec<Inst> = Vec::new();
         for &b in cfg.rpo().iter().rev() {
@@ -456,14 +488,16 @@ pub fn eliminate_dead_stores(
                 set,
                 meet,
             );
-            young.clear();
+            if across.is_none() {
+                young.clear();
+            }
             for &inst in func.blocks[b.index()].insts.iter().rev() {
                 match transfer(&facts, func, inst, set, &young, cap) {
                     Verdict::Kept => {}
                     Verdict::Dead => dead.push(inst),
                     Verdict::ToCheck => to_checks.push(inst),
                 }
-                step_young(&mut young, tracked, clobbers, func, inst);
+                step_young(&mut young, (tracked, across), clobbers, func, inst);
             }
             at_entry.set(b, set);
         }
@@ -497,6 +531,7 @@ pub fn eliminate_dead_stores(
         to_checks: to_checks.len() as u64,
         kept_across_calls: facts.kept_across_calls.get(),
         kept_before_escape: facts.kept_before_escape.get(),
+        dead_next_trip: facts.dead_next_trip.get(),
     }
 }
 
@@ -506,15 +541,15 @@ const CANDIDATE_SCAN_LIMIT: usize = 32;
 /// Whether some plain store of `func` may be found dead: a location enters
 /// the walk's set only at a plain store (and, for a private location, at a
 /// return), and a store is dead only where its own location is in the set.
-/// A store's own entry never comes back around a cycle to it: the first
-/// walk lets retreating edges contribute nothing, and the second lets a
-/// loop's back edges contribute what the first found at its exits, which
-/// reach the store again only around an outer loop (whose back edges
-/// contribute what is dead at its own exits, none of which reaches the
-/// store again) or through an irreducible edge (nothing). So a store can
-/// be dead only when another plain store has the same location or its
-/// location is private. False means the walk would find nothing (it, and
-/// the analyses it asks, are skipped); past [`CANDIDATE_SCAN_LIMIT`]
+/// A store's own entry comes back around a cycle to it only as what the
+/// first walk found at a loop header (the second walk's back edges,
+/// [`BackEdges::add_header_set`]): a store alone in a loop that overwrites
+/// itself on the next trip. Skipping the walk loses only those (a loop
+/// without exits, since any path leaving the loop must also overwrite the
+/// location, with another store). So, those aside, a store can be dead
+/// only when another plain store has the same location or its location is
+/// private. False means the walk would find nothing more than those (it,
+/// and the analyses it asks, are skipped); past [`CANDIDATE_SCAN_LIMIT`]
 /// stores the answer is true. With `cyclic` (the CFG has a cycle) a call
 /// of a module function whose summary the walk counts at
 /// ([`DeadStores::kept_across_calls`]) makes the answer true too, so that
@@ -551,8 +586,13 @@ const LOOP_SCAN_LIMIT: usize = 4096;
 /// its heap leaf, a possible trap unless it is private or the trap is on its
 /// own base's null), is dead at the header: each path from there leaves the
 /// loop without observing it, or never leaves (and runs out of fuel: an
-/// inconclusive run). None of these is clean: a store that may trap is not
-/// removed over a loop.
+/// inconclusive run). So is what the first walk found dead at the header
+/// itself: that walk let back edges contribute nothing, so its sets are
+/// sound, and the end of a back edge is the header's entry. In a loop
+/// without exits, whose runs never leave it, a store overwritten at the top
+/// of the next trip (with nothing that may observe it in between) is dead.
+/// None of these is clean: a store that may trap is not removed over a
+/// loop.
 struct BackEdges<'a> {
     loops: &'a LoopInfo,
     first: &'a EntrySets,
@@ -599,7 +639,16 @@ impl BackEdges<'_> {
             .iter()
             .map(|b| func.blocks[b.index()].insts.len())
             .sum();
-        if lp.exits.is_empty() || size > LOOP_SCAN_LIMIT {
+        if size > LOOP_SCAN_LIMIT {
+            return out;
+        }
+        let inside = |v: Value| {
+            func.def_inst(v)
+                .and_then(|i| func.inst(i).block)
+                .is_some_and(|blk| self.loops.contains(l, blk))
+        };
+        if lp.exits.is_empty() {
+            self.add_header_set(&mut out, lp.header, inside, cap);
             return out;
         }
         let mut scratch = DeadSet::default();
@@ -612,17 +661,41 @@ impl BackEdges<'_> {
                 std::mem::swap(&mut out, &mut scratch);
             }
         }
-        let inside = |v: Value| {
-            func.def_inst(v)
-                .and_then(|i| func.inst(i).block)
-                .is_some_and(|blk| self.loops.contains(l, blk))
-        };
         out.entries
             .retain(|d| !d.loc.keys().any(inside) && !observed_in(facts, func, &lp.blocks, d.loc));
         out.entries.iter_mut().for_each(|d| d.clean = false);
         out.private_all = false;
         out.private_except.clear();
+        self.add_header_set(&mut out, lp.header, inside, cap);
         out
+    }
+
+    /// Add to `out` what the first walk found dead at the entry of loop
+    /// header `h` (keyed on no value the loop defines, `inside`): a sound
+    /// fact at the header, so one at the end of each back edge too. A
+    /// location overwritten at the top of every trip is dead at the bottom
+    /// of the trip before; in a loop without exits this is all the back
+    /// edges can say. None is clean (see [`BackEdges`]).
+    fn add_header_set(
+        &self,
+        out: &mut DeadSet,
+        h: Block,
+        inside: impl Fn(Value) -> bool,
+        cap: usize,
+    ) {
+        let Some(at_header) = self.first.get(h) else {
+            return;
+        };
+        for d in at_header.entries {
+            if !d.loc.keys().any(&inside) && !out.entries.iter().any(|e| e.loc == d.loc) {
+                out.entries.push(Dead {
+                    loc: d.loc,
+                    clean: false,
+                    next_trip: true,
+                });
+            }
+        }
+        out.bound(cap);
     }
 }
 
@@ -714,7 +787,11 @@ fn exit_set(
 /// entries of `loc` are gone: `loc` is overwritten from here on.
 fn start_entry(set: &mut DeadSet, loc: Loc, cap: usize) {
     set.private_except.retain(|&e| e != loc);
-    set.entries.push(Dead { loc, clean: true });
+    set.entries.push(Dead {
+        loc,
+        clean: true,
+        next_trip: false,
+    });
     set.bound(cap);
 }
 
@@ -778,9 +855,13 @@ fn transfer(
             ..
         } => {
             let loc = Loc::of(func, subst, addr);
-            match set.lookup(loc, clobbers, func) {
+            let found = set.lookup(loc, clobbers, func);
+            if found.is_some_and(|d| d.next_trip) {
+                facts.dead_next_trip.set(facts.dead_next_trip.get() + 1);
+            }
+            match found {
                 Some(_) if !may_trap => return Verdict::Dead,
-                Some(clean) => {
+                Some(Dead { clean, .. }) => {
                     // Clean: its trap moves to a later access, which must
                     // show the heap as it is here. Not clean: its check stays
                     // here. Either way this store may be the check that made

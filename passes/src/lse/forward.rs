@@ -44,7 +44,7 @@ use super::clobber::Clobbers;
 use super::known::{lookup, lookup_near, Entry, Evicted, Known, Origin};
 use super::loc::{Loc, Subst};
 use super::writers::LoopWriters;
-use super::young::Young;
+use super::young::{FirstEscapes, Young};
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
@@ -132,6 +132,8 @@ pub struct Scratch {
     /// The copy table of the last run, handed back with [`Scratch::reuse`]
     /// and rebuilt for each run ([`Subst::recompute`]).
     subst: Subst,
+    /// Where allocations first escape, for a CFG without cycles.
+    firsts: FirstEscapes,
 }
 
 impl Scratch {
@@ -159,6 +161,10 @@ struct Forward<'a> {
     /// Scratch: the allocations of the block being visited that have not
     /// escaped yet.
     young: Young,
+    /// Where allocations first escape on every path, when the CFG has no
+    /// cycle: then `young` goes from block to block in reverse post-order
+    /// ([`FirstEscapes`]); else only within a block.
+    firsts: Option<&'a FirstEscapes>,
     /// Scratch: the values the forward predecessors know for one location.
     values: Vec<Value>,
     /// The constants `0` and `null`, when the function allocates objects and
@@ -216,12 +222,14 @@ pub fn forward(
     let zeros = fresh_zeros(func);
     let mut subst = std::mem::take(&mut scratch.subst);
     subst.recompute(func);
+    let across = !has_loops && scratch.firsts.compute(func, cfg, clobbers.alias.escape());
     let mut fw = Forward {
         module,
         clobbers,
         out,
         state: std::mem::take(&mut scratch.state),
         young: Young::default(),
+        firsts: across.then_some(&scratch.firsts),
         values: std::mem::take(&mut scratch.values),
         zeros,
         has_loops,
@@ -353,13 +361,20 @@ impl Forward<'_> {
     fn visit_block(&mut self, func: &Function, b: Block) {
         let mut state = std::mem::take(&mut self.state);
         let mut young = std::mem::take(&mut self.young);
-        young.clear();
+        if self.firsts.is_none() {
+            young.clear();
+        }
         for &inst in &func.blocks[b.index()].insts {
             let data = func.inst(inst);
             if !young.is_empty() {
-                Young::escaping_at(self.clobbers.alias.escape(), func, inst, |r| {
-                    young.remove(r)
-                });
+                let escape = self.clobbers.alias.escape();
+                Young::escaping_at(
+                    escape,
+                    func,
+                    inst,
+                    |r| self.first_escape(r),
+                    |r| young.remove(r),
+                );
             }
             match &data.kind {
                 InstKind::Phi(_) => {}
@@ -473,10 +488,19 @@ impl Forward<'_> {
     }
 
     /// Note the allocation `obj` as young when it escapes only later in its
-    /// own block ([`crate::escape::EscapeInfo::local_escape`]).
+    /// own block ([`crate::escape::EscapeInfo::local_escape`]), or later on
+    /// every path of a CFG without cycles ([`FirstEscapes`]).
     fn note_young(&self, young: &mut Young, obj: Value) {
-        if self.clobbers.alias.escape().local_escape(obj).is_some() {
+        if self.first_escape(obj).is_some() {
             young.insert(obj);
+        }
+    }
+
+    /// Where allocation `r` first escapes, as far as `young` tracks it.
+    fn first_escape(&self, r: Value) -> Option<Inst> {
+        match self.firsts {
+            Some(firsts) => firsts.at(r),
+            None => self.clobbers.alias.escape().local_escape(r),
         }
     }
 

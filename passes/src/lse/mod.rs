@@ -276,6 +276,7 @@ impl Lse {
                 latch_loads_kept,
                 dead.kept_across_calls,
                 dead.kept_before_escape,
+                dead.dead_next_trip,
             ],
         );
         !fw.removed.is_empty()
@@ -293,7 +294,7 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 28] = [
+const RULES: [&str; 30] = [
     "evictions",
     "facts_kept_across_calls",
     "facts_kept_before_escape",
@@ -314,7 +315,9 @@ const RULES: [&str; 28] = [
     "promoted_exits_guarded",
     "promoted_loads_hoisted",
     "promoted_locations",
+    "promoted_without_exits",
     "stores_dead",
+    "stores_dead_next_trip",
     "stores_dead_to_checks",
     "stores_dead_unread_object",
     "stores_merged_into_select",
@@ -335,9 +338,10 @@ impl Counts {
     /// store pairs sunk into a join, the stores into unread objects removed
     /// and those rewritten to checks (directly, and through a `select` of
     /// `null`), the phis and the latch loads kept, the overwritten locations
-    /// calls did not observe and those of allocations not escaped yet; `p` is store promotion's.
-    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 11]) {
-        let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape] =
+    /// calls did not observe and those of allocations not escaped yet, and
+    /// the dead stores a loop's next trip overwrites; `p` is store promotion's.
+    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 12]) {
+        let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip] =
             removed;
         let counts = [
             c.evictions,
@@ -360,7 +364,9 @@ impl Counts {
             p.exits_guarded,
             p.loads_hoisted,
             p.locations,
+            p.without_exits,
             stores_dead,
+            stores_dead_next_trip,
             stores_dead_to_checks,
             stores_unread,
             stores_merged_into_select,

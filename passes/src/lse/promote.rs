@@ -26,7 +26,11 @@
 //!   replace the promoted location's own accesses when they may trap (a
 //!   loop-invariant check traps on its first run or never, and its first run
 //!   comes before the first promoted store); a loop with any other possible
-//!   trap (a call, an extern, a division, `guard`, ...) promotes nothing.
+//!   trap (a call, an extern, a division, `guard`, ...) promotes nothing;
+//! - a loop without exits (its runs never leave it: they run out of fuel or
+//!   trap) promotes the same way and makes no exit stores at all: nothing
+//!   after the loop can read the location, and the traps allowed above see
+//!   the heap as it was (`lse.promoted_without_exits` counts these).
 
 use super::clobber::Clobbers;
 use super::exit_stores::{self, ExitStore};
@@ -60,6 +64,8 @@ pub struct PromoteCounts {
     /// Exit blocks made to hold exit stores (an exit entered by more than
     /// one edge, or a guarded exit store).
     pub exit_blocks: u64,
+    /// Locations promoted in loops without exits (no exit stores at all).
+    pub without_exits: u64,
 }
 
 /// Storage reused from run to run.
@@ -210,14 +216,15 @@ pub fn promote(
 }
 
 /// Whether loop `lp` has the shape promotion needs: small enough, no block
-/// returns, every way in reachable, and a store in it.
+/// returns, every way in reachable, and a store in it (a loop without exits
+/// qualifies: its promoted stores simply go).
 fn well_shaped(func: &Function, cfg: &Cfg, lp: &Loop) -> bool {
     let size: usize = lp
         .blocks
         .iter()
         .map(|b| func.blocks[b.index()].insts.len())
         .sum();
-    if size > LOOP_SCAN_LIMIT || lp.exits.is_empty() {
+    if size > LOOP_SCAN_LIMIT {
         return false;
     }
     let returns = lp.blocks.iter().any(|&b| {
@@ -681,6 +688,9 @@ fn apply(
         });
     }
     counts.locations += 1;
+    if lp.exits.is_empty() {
+        counts.without_exits += 1;
+    }
 }
 
 /// A phi at `lp`'s header of type `ty`: `outside` from each predecessor
