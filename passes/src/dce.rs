@@ -126,12 +126,17 @@ impl FunctionRun<'_> {
     fn fold(&mut self) -> bool {
         let (func, stats) = (&mut self.module.funcs[self.i], &mut *self.stats);
         let mut edited = crate::edge_values::substitute_edge_values(func, stats);
-        edited |= crate::optimistic_values::propagate_optimistic_values(func, stats);
         edited |= crate::loop_exit_values::substitute_loop_exit_values(func, stats);
         edited |= crate::fresh_lens::fold_fresh_lens(func, stats);
         edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);
         edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
         edited |= crate::decided_branches::fold_decided_branches(func, stats);
+        // Last, for what the folds above left: a guard it finds certain to
+        // fail is cut at once.
+        if crate::optimistic_values::propagate_optimistic_values(func, stats) {
+            crate::certain_traps::fold_certain_traps(func, self.calls, stats);
+            edited = true;
+        }
         edited | remove_unreachable_blocks(func, stats, self.scratch)
     }
 
