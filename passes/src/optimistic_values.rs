@@ -264,7 +264,8 @@ struct Scratch {
     queued: Vec<bool>,
     /// The instructions to evaluate.
     work: VecDeque<Inst>,
-    /// Per value: where its users start in `users` (one more entry at the end).
+    /// Per value: where its users start in `users` (one more entry at the
+    /// end: their number).
     user_start: Vec<u32>,
     users: Vec<Inst>,
     /// Per value: its facts.
@@ -360,11 +361,22 @@ impl Engine<'_> {
         for &b in &func.layout {
             for (k, &i) in func.blocks[b.index()].insts.iter().enumerate() {
                 s.pos[i.index()] = k as u32;
-                func.inst(i).kind.for_each_operand(|v| {
-                    if func.def_inst(v).is_some() {
-                        s.user_start[v.index() + 1] += 1;
-                    }
-                });
+                let kind = &func.inst(i).kind;
+                if let (Some(r), Some(a)) = (func.inst(i).result, opaque(kind)) {
+                    let is_ref = func.value_type(r).is_ref();
+                    s.vals[r.index()] = Some(if is_ref {
+                        Abs::ANY_REF.meet(a).unwrap_or(a)
+                    } else {
+                        a
+                    });
+                }
+                if evaluated(kind) {
+                    kind.for_each_operand(|v| {
+                        if func.def_inst(v).is_some() {
+                            s.user_start[v.index()] += 1;
+                        }
+                    });
+                }
                 if let Some(Checked::NonNull(r) | Checked::InBounds(r, _)) =
                     checked_by(&func.inst(i).kind)
                 {
@@ -372,17 +384,21 @@ impl Engine<'_> {
                 }
             }
         }
-        for v in 0..nv {
-            s.user_start[v + 1] += s.user_start[v];
+        for v in 1..=nv {
+            s.user_start[v] += s.user_start[v - 1];
         }
         s.users.resize(s.user_start[nv] as usize, Inst::new(0));
-        let mut fill = s.user_start.clone();
-        for &b in &func.layout {
-            for &i in &func.blocks[b.index()].insts {
+        // Filled from the back: each value's count ends at its start.
+        for &b in func.layout.iter().rev() {
+            for &i in func.blocks[b.index()].insts.iter().rev() {
+                if !evaluated(&func.inst(i).kind) {
+                    continue;
+                }
                 func.inst(i).kind.for_each_operand(|v| {
                     if func.def_inst(v).is_some() {
-                        s.users[fill[v.index()] as usize] = i;
-                        fill[v.index()] += 1;
+                        let end = &mut s.user_start[v.index()];
+                        *end -= 1;
+                        s.users[*end as usize] = i;
                     }
                 });
             }
@@ -445,7 +461,9 @@ impl Engine<'_> {
         let insts = &self.func.blocks[b.index()].insts;
         let mut cut = insts.len();
         for (k, &i) in insts.iter().enumerate().skip(from) {
-            self.push(i);
+            if evaluated(&self.func.inst(i).kind) {
+                self.push(i);
+            }
             if let InstKind::Guard(c) = self.func.inst(i).kind {
                 if self
                     .at(c, UseAt::Block(b))
@@ -618,8 +636,6 @@ impl Engine<'_> {
                     _ => self.at(a, here)?.join(self.at(b, here)?),
                 }
             }
-            InstKind::New(_) | InstKind::NewArray { .. } => Abs::NON_NULL,
-            InstKind::Len(_) => Abs::range(0, i64::MAX),
             _ => Abs::FULL,
         })
     }
@@ -745,6 +761,35 @@ impl Engine<'_> {
         self.func.def_inst(v)?;
         let k = self.s.vals[v.index()]?.constant()?;
         (!self.func.value_type(v).is_ref() || k == 0).then_some(k)
+    }
+}
+
+/// Whether the propagation evaluates instructions of this kind: those
+/// whose result depends on their operands' values, guards and branches
+/// (the others' results are [`opaque`], or they have none).
+fn evaluated(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Binary(..)
+            | InstKind::Unary(..)
+            | InstKind::Select(..)
+            | InstKind::Phi(_)
+            | InstKind::Guard(_)
+            | InstKind::Jmp(_)
+            | InstKind::Br(..)
+    )
+}
+
+/// The value of an instruction's result that no operand's value refines
+/// (a fresh object is non-null, a length not negative; a load or call
+/// result is anything). Set before the propagation starts: such a result
+/// is only used where its instruction ran (SSA dominance).
+fn opaque(kind: &InstKind) -> Option<Abs> {
+    match kind {
+        InstKind::New(_) | InstKind::NewArray { .. } => Some(Abs::NON_NULL),
+        InstKind::Len(_) => Some(Abs::range(0, i64::MAX)),
+        _ if evaluated(kind) => None,
+        _ => Some(Abs::FULL),
     }
 }
 
