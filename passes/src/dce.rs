@@ -131,6 +131,12 @@ impl FunctionRun<'_> {
         edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);
         edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
         edited |= crate::decided_branches::fold_decided_branches(func, stats);
+        // Last, for what the folds above left: a guard it finds certain to
+        // fail is cut at once.
+        if crate::optimistic_values::propagate_optimistic_values(func, stats) {
+            crate::certain_traps::fold_certain_traps(func, self.calls, stats);
+            edited = true;
+        }
         edited | remove_unreachable_blocks(func, stats, self.scratch)
     }
 

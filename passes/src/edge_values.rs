@@ -177,7 +177,7 @@ fn edge_ranges(
 /// The integer `x`, comparison `op` and constant `k` when `v` is the
 /// result of a placed `op x, k` (or of `k` compared with `x`, the
 /// comparison then mirrored).
-fn compared_with_constant(func: &Function, v: Value) -> Option<(Value, BinOp, i64)> {
+pub(crate) fn compared_with_constant(func: &Function, v: Value) -> Option<(Value, BinOp, i64)> {
     let d = func.def_inst(v)?;
     let data = func.inst(d);
     let InstKind::Binary(op, a, b) = data.kind else {
@@ -231,7 +231,7 @@ fn negated(op: BinOp) -> Option<BinOp> {
 /// The signed range `lo..=hi` of the `x` for which `op x, k` is `holds`,
 /// when it is one non-empty range (`ult x, 8`: `0..=7`; `ugt x, -3`:
 /// `-2..=-1`; `ne x, k` and `ult x, 0` are not).
-fn range_where(op: BinOp, k: i64, holds: bool) -> Option<(i64, i64)> {
+pub(crate) fn range_where(op: BinOp, k: i64, holds: bool) -> Option<(i64, i64)> {
     let op = if holds { op } else { negated(op)? };
     let (min, max) = (i64::MIN, i64::MAX);
     match op {

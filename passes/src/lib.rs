@@ -21,6 +21,7 @@ pub mod gvn;
 mod loop_exit_values;
 pub mod lse;
 pub mod manager;
+mod optimistic_values;
 pub mod peeps;
 pub mod per_function;
 pub mod stats;

@@ -35,6 +35,8 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "loads_to_checks"),
     ("dce", "loop_exit_values"),
     ("dce", "null_tests_known"),
+    ("dce", "optimistic_branches"),
+    ("dce", "optimistic_constants"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "uses_decided_by_edge_ranges"),
