@@ -163,15 +163,21 @@ fn edge_ranges(
         if !nz && variable(v) {
             out.push((v, 0, 0));
         }
-        if let Some((x, op, k)) = compared_with_constant(func, v) {
-            match range_where(op, k, nz) {
-                Some((lo, hi)) if variable(x) && (lo, hi) != (i64::MIN, i64::MAX) => {
-                    out.push((x, lo, hi));
-                }
-                _ => {}
+        if let Some((x, lo, hi)) = range_taught(func, v, nz) {
+            if variable(x) {
+                out.push((x, lo, hi));
             }
         }
     });
+}
+
+/// The integer `x` and the range `lo..=hi` it lies in when `v`, a
+/// comparison of `x` with a constant, is non-zero (`nonzero`) or zero
+/// (`None` when that is no one range narrower than every number).
+pub(crate) fn range_taught(func: &Function, v: Value, nonzero: bool) -> Option<(Value, i64, i64)> {
+    let (x, op, k) = compared_with_constant(func, v)?;
+    let (lo, hi) = range_where(op, k, nonzero)?;
+    ((lo, hi) != (i64::MIN, i64::MAX)).then_some((x, lo, hi))
 }
 
 /// The integer `x`, comparison `op` and constant `k` when `v` is the
