@@ -21,7 +21,14 @@
 //! ([`redundant_checks`]); removing it keeps every fact it stood for known,
 //! since what made it known dominates everything the check dominated.
 //! A block entered only by the edge of `br (ult %i, len %a)` taken (or
-//! the like, [`in_bounds_by`]) knows %i in the bounds of %a, too.
+//! the like, [`in_bounds_by`]) knows %i in the bounds of %a, too. An edge
+//! on a comparison of an integer with a constant also leaves it a range
+//! (`ult %i, 3` taken: `0..=2`, [`crate::edge_values::range_taught`]),
+//! kept scoped like the facts: an index whose range is inside the
+//! constant length of the fresh array it indexes is in bounds (issue 13:
+//! `len` of a fresh array is folded to its constant first). And where
+//! `select %c, null, %x` is known non-null it is `%x`: an index in the
+//! bounds of the fresh array `%x` is in the select's bounds.
 //! Asked, the same walk ([`redundant_checks`]) also decides
 //! the null tests `eq %p, null` / `ne %p, null` (issue 13: after an access
 //! of %p that would have trapped on null, %p is not null, as LLVM's

@@ -39,6 +39,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "uses_decided_by_edge_ranges"),
+    ("dce", "uses_known_after_insts"),
     ("dce", "values_known_from_edges"),
     ("dce", "zero_dividends"),
     ("gvn", "call_results_known"),
