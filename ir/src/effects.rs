@@ -497,12 +497,27 @@ fn const_or_fresh_len(f: &Function, v: Value) -> Option<i64> {
 
 /// Whether index `index` is a constant outside every array (negative) or
 /// past the length of `base`, a `newarray` of constant length (the index
-/// may also be the `len` of such an array).
+/// may also be the `len` of such an array), or is the very length operand
+/// of the `newarray` that made `base` (`ult n, n` is false).
 fn index_out_of_bounds(f: &Function, base: Value, index: Value) -> bool {
+    if new_array_len(f, base) == Some(index) {
+        return true;
+    }
     let Some(k) = const_or_fresh_len(f, index) else {
         return false;
     };
     k < 0 || fresh_len(f, base).is_some_and(|n| k >= n)
+}
+
+/// The length operand of the `newarray` that made `a`, if one did.
+fn new_array_len(f: &Function, a: Value) -> Option<Value> {
+    let Some(ValueDef::Inst(i)) = f.values.get(a.index()).map(|d| d.def) else {
+        return None;
+    };
+    match f.insts.get(i.index()).map(|d| &d.kind) {
+        Some(InstKind::NewArray { len, .. }) => Some(*len),
+        _ => None,
+    }
 }
 
 /// What a call of extern `e` reads and writes: World/World without declared

@@ -21,14 +21,23 @@
 //! traps, so `b` never runs again: it is rewritten with the `p` values (they
 //! dominate `b`, as `p` does) and cut there (`dce.first_visit_traps`).
 //!
+//! **After a guard**: `guard %c` passed means `%c` is non-zero for the rest
+//! of its block; where that puts the length of a later `newarray` of the
+//! block out of `0..=MAX_ARRAY_LEN` (`guard (slt %n, 0)`, then `newarray T,
+//! %n`), the `newarray` certainly traps `bad_length` and ends the block the
+//! same way (`dce.bad_lengths_after_guards`; the first
+//! [`MAX_GUARDS`] guards of a block are asked).
+//!
 //! Counters: `dce.certain_traps` (blocks cut after a certain trap),
 //! `dce.certain_traps_to_checks` (accesses that became their check alone),
 //! `dce.certain_trap_operands_dropped` (divisions by `0` whose dividend went),
 //! `dce.insts_after_certain_trap` (instructions removed after one).
 
 use crate::decided_branches::{Walk, MAX_WALKS};
+use crate::edge_facts::{implied_facts, IMPLIED_DEPTH};
+use crate::edge_values::range_taught;
 use crate::stats::Stats;
-use ir::effects::{certain_trap, CertainTrap};
+use ir::effects::{certain_trap, CertainTrap, MAX_ARRAY_LEN};
 use ir::summaries::Summaries;
 use ir::{Block, Function, Inst, InstKind, Value};
 use smallvec::SmallVec;
@@ -140,14 +149,23 @@ pub(crate) fn fold_certain_traps(
 /// way: control never comes back from it (it traps or runs forever inside).
 fn cut_block(func: &mut Function, b: Block, calls: &Summaries, stats: &mut Stats) -> bool {
     let insts = &func.blocks[b.index()].insts;
+    let mut guards: SmallVec<[Value; MAX_GUARDS]> = SmallVec::new();
+    let mut by_guard = false;
     let Some((pos, how)) = insts.iter().enumerate().find_map(|(k, &i)| {
-        certain_trap(func, i)
+        let kind = &func.inst(i).kind;
+        let how = certain_trap(func, i)
             .or_else(|| {
-                calls
-                    .never_returns(&func.inst(i).kind)
-                    .then_some(CertainTrap::Keep)
+                by_guard = bad_length_after_guards(func, &guards, kind);
+                by_guard.then_some(CertainTrap::Keep)
             })
-            .map(|how| (k, how))
+            .or_else(|| calls.never_returns(kind).then_some(CertainTrap::Keep))
+            .map(|how| (k, how));
+        if let InstKind::Guard(c) = *kind {
+            if guards.len() < MAX_GUARDS {
+                guards.push(c);
+            }
+        }
+        how
     }) else {
         return false;
     };
@@ -188,10 +206,35 @@ fn cut_block(func: &mut Function, b: Block, calls: &Summaries, stats: &mut Stats
     if matches!(func.inst(trap).kind, InstKind::Call { .. }) {
         stats.add("dce", "calls_never_returning", 1);
     }
+    if by_guard {
+        stats.add("dce", "bad_lengths_after_guards", 1);
+    }
     func.append_inst(b, InstKind::Unreachable, None);
     stats.add("dce", "certain_traps", 1);
     stats.add("dce", "insts_after_certain_trap", gone.len() as u64 - 1);
     true
+}
+
+/// How many guards of a block [`bad_length_after_guards`] asks (the first ones).
+const MAX_GUARDS: usize = 4;
+
+/// Whether `kind` is a `newarray` whose length one of `guards` (passed
+/// earlier in the block, so their conditions are non-zero here) puts out of
+/// what `newarray` accepts: `guard (slt %n, 0)` then `newarray T, %n`
+/// traps `bad_length` (issue 13).
+fn bad_length_after_guards(func: &Function, guards: &[Value], kind: &InstKind) -> bool {
+    let InstKind::NewArray { len, .. } = *kind else {
+        return false;
+    };
+    let mut bad = false;
+    for &c in guards {
+        implied_facts(func, c, true, IMPLIED_DEPTH, &mut |v, nonzero| {
+            if let Some((x, lo, hi)) = range_taught(func, v, nonzero) {
+                bad |= x == len && (hi < 0 || lo > MAX_ARRAY_LEN);
+            }
+        });
+    }
+    bad
 }
 
 /// Remove the entries for predecessor `pred` from the phis of `block` (the

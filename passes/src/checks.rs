@@ -21,7 +21,14 @@
 //! ([`redundant_checks`]); removing it keeps every fact it stood for known,
 //! since what made it known dominates everything the check dominated.
 //! A block entered only by the edge of `br (ult %i, len %a)` taken (or
-//! the like, [`in_bounds_by`]) knows %i in the bounds of %a, too.
+//! the like, [`in_bounds_by`]) knows %i in the bounds of %a, too. An edge
+//! on a comparison of an integer with a constant also leaves it a range
+//! (`ult %i, 3` taken: `0..=2`, [`crate::edge_values::range_taught`]),
+//! kept scoped like the facts: an index whose range is inside the
+//! constant length of the fresh array it indexes is in bounds (issue 13:
+//! `len` of a fresh array is folded to its constant first). And where
+//! `select %c, null, %x` is known non-null it is `%x`: an index in the
+//! bounds of the fresh array `%x` is in the select's bounds.
 //! Asked, the same walk ([`redundant_checks`]) also decides
 //! the null tests `eq %p, null` / `ne %p, null` (issue 13: after an access
 //! of %p that would have trapped on null, %p is not null, as LLVM's
@@ -29,18 +36,31 @@
 
 use crate::copies::CopyRoots;
 use crate::edge_facts::{entry_fact, implied_facts, IMPLIED_DEPTH};
+use crate::edge_values::range_taught;
 use ir::effects::{checked_by, inst_effects, Checked};
 use ir::{BinOp, Block, Cfg, Function, Inst, InstKind, Module, Value, ValueDef};
 use rustc_hash::FxHashMap;
 use std::collections::hash_map::Entry;
 
 /// The facts known at one point of the walk, undone block by block, each
-/// with whether a branch edge taught it first.
+/// with whether a branch edge taught it first; and the signed ranges
+/// branch edges teach integers (as copy roots).
 #[derive(Default)]
 struct Scoped {
     set: FxHashMap<Checked, bool>,
     /// The facts in the order they were added (each once).
     log: Vec<Checked>,
+    /// Per integer: the range `lo..=hi` the dominating edges leave it.
+    ranges: FxHashMap<Value, (i64, i64)>,
+    /// Each range change with the range before it, in order.
+    range_log: Vec<(Value, Option<(i64, i64)>)>,
+}
+
+/// How far [`Scoped`] had got: the lengths of its two logs.
+#[derive(Copy, Clone, Default)]
+struct Mark {
+    facts: usize,
+    ranges: usize,
 }
 
 impl Scoped {
@@ -51,9 +71,31 @@ impl Scoped {
         }
     }
 
-    fn truncate(&mut self, len: usize) {
-        for fact in self.log.drain(len..) {
+    /// Narrow the range of `v` to `lo..=hi`.
+    fn narrow(&mut self, v: Value, lo: i64, hi: i64) {
+        let old = self.ranges.get(&v).copied();
+        let (l, h) = old.unwrap_or((i64::MIN, i64::MAX));
+        self.ranges.insert(v, (l.max(lo), h.min(hi)));
+        self.range_log.push((v, old));
+    }
+
+    fn mark(&self) -> Mark {
+        Mark {
+            facts: self.log.len(),
+            ranges: self.range_log.len(),
+        }
+    }
+
+    fn truncate(&mut self, to: Mark) {
+        for fact in self.log.drain(to.facts..) {
             self.set.remove(&fact);
+        }
+        while self.range_log.len() > to.ranges {
+            let (v, old) = self.range_log.pop().expect("longer than the mark");
+            match old {
+                Some(r) => self.ranges.insert(v, r),
+                None => self.ranges.remove(&v),
+            };
         }
     }
 }
@@ -69,7 +111,7 @@ pub struct Scratch {
     /// Per value (as copy root): how many instructions check it, up to 2.
     checkers: Vec<u8>,
     /// The walk: (block, facts on entry, next child).
-    stack: Vec<(Block, usize, usize)>,
+    stack: Vec<(Block, Mark, usize)>,
     /// How many of the last call's redundant checks only a branch edge
     /// made redundant.
     from_branches: usize,
@@ -166,29 +208,51 @@ impl Known<'_> {
     fn known(&self, fact: Checked) -> Option<bool> {
         let by_walk = self.s.facts.set.get(&fact).copied();
         let by_def = match fact {
-            Checked::NonNull(b) => self.allocated(b),
-            Checked::InBounds(a, i) => self.fresh_in_bounds(a, i),
+            Checked::NonNull(b) => self.allocated(b).then_some(false),
+            Checked::InBounds(a, i) => self
+                .fresh_in_bounds(a, i)
+                .or_else(|| self.arm_in_bounds(a, i)),
         };
-        if by_def {
-            Some(false)
-        } else {
-            by_walk
-        }
+        by_def.or(by_walk)
     }
 
-    /// An index certainly below the constant length of the `newarray` that
-    /// made `a` (`ir::effects::index_range`).
-    fn fresh_in_bounds(&self, a: Value, i: Value) -> bool {
-        let Some(d) = self.f.def_inst(a) else {
-            return false;
-        };
+    /// Whether index `i` is certainly below the constant length of the
+    /// `newarray` that made `a`: by its definition
+    /// (`ir::effects::index_range`: `Some(false)`), or only with the range
+    /// the dominating branch edges leave it (`Some(true)`).
+    fn fresh_in_bounds(&self, a: Value, i: Value) -> Option<bool> {
+        let d = self.f.def_inst(a)?;
         let InstKind::NewArray { len, .. } = self.f.inst(d).kind else {
-            return false;
+            return None;
         };
-        match (ir::effects::index_range(self.f, i), self.f.as_const(len)) {
-            (Some((lo, hi)), Some(n)) => 0 <= lo && hi < n,
-            _ => false,
+        let n = self.f.as_const(len)?;
+        let fits = |(lo, hi): (i64, i64)| 0 <= lo && hi < n;
+        let (lo, hi) = ir::effects::index_range(self.f, i).unwrap_or((i64::MIN, i64::MAX));
+        if fits((lo, hi)) {
+            return Some(false);
         }
+        let &(elo, ehi) = self.s.facts.ranges.get(&i)?;
+        fits((lo.max(elo), hi.min(ehi))).then_some(true)
+    }
+
+    /// Whether `a` is `select %c, null, %x` (or `%x, null`), known non-null
+    /// here (so it is `%x`), with `i` in the bounds of the fresh array `%x`
+    /// (issue 13: `ne (select ...), null` taken). `Some(true)`: only a
+    /// branch edge made one of these known.
+    fn arm_in_bounds(&self, a: Value, i: Value) -> Option<bool> {
+        let d = self.f.def_inst(a)?;
+        let InstKind::Select(_, x, y) = self.f.inst(d).kind else {
+            return None;
+        };
+        let is_null = |v: Value| self.f.values[v.index()].def == ValueDef::Null;
+        let arm = match (is_null(x), is_null(y)) {
+            (true, false) => y,
+            (false, true) => x,
+            _ => return None,
+        };
+        let by_edge = self.fresh_in_bounds(self.root(arm), i)?;
+        let non_null_by_edge = self.known(Checked::NonNull(a))?;
+        Some(by_edge || non_null_by_edge)
     }
 
     /// Record what `inst` checks, if some check asks about its base (an
@@ -220,6 +284,9 @@ impl Known<'_> {
         if let Some((c, nonzero)) = fact {
             let (f, s) = (self.f, &mut *self.s);
             implied_facts(f, c, nonzero, IMPLIED_DEPTH, &mut |v, nonzero| {
+                if let Some((x, lo, hi)) = range_taught(f, v, nonzero) {
+                    s.facts.narrow(s.roots.root(f, x), lo, hi);
+                }
                 if let Some((a, i)) = in_bounds_by(f, v, nonzero) {
                     let (a, i) = (s.roots.root(f, a), s.roots.root(f, i));
                     if s.wanted[a.index()] {
@@ -281,7 +348,7 @@ pub fn redundant_checks(
     if f.layout.is_empty() || !worth_a_walk(m, f, &is_check, scratch) {
         return out;
     }
-    scratch.facts.truncate(0);
+    scratch.facts.truncate(Mark::default());
     let entry = f.entry();
     if f.layout.len() == 1 {
         let mut k = Known {
@@ -305,13 +372,13 @@ pub fn redundant_checks(
         };
         // Depth-first over the dominator tree, facts undone on the way back.
         k.block(entry, &is_check, &mut out);
-        stack.push((entry, 0, 0));
+        stack.push((entry, Mark::default(), 0));
         while let Some(top) = stack.last_mut() {
             let (b, _, next) = *top;
             match dom.children(b).get(next).copied() {
                 Some(c) => {
                     top.2 += 1;
-                    let mark = k.s.facts.log.len();
+                    let mark = k.s.facts.mark();
                     k.block(c, &is_check, &mut out);
                     stack.push((c, mark, 0));
                 }

@@ -20,17 +20,29 @@
 //! or exclude 0 for a `br %x`, that use reads the constant it always is
 //! (`dce.uses_decided_by_edge_ranges`).
 //!
-//! Cost: one look at each block's terminator; only when some edge teaches
-//! a value, one walk over the instructions' operands, each looked up in a
-//! dense table and each candidate asked one O(1) dominance question per
-//! edge that teaches its value (at most [`MAX_EDGES`]). Counters:
+//! An instruction that completed teaches the same way, from the position
+//! after it in its block on and in the blocks that block strictly
+//! dominates (issue 13): `guard %c` passed, so `%c` is non-zero there, as
+//! on an edge where it is; an access of (or `boundscheck` on) a `newarray`
+//! of constant length `n` at index `%i` did not trap, so `0 <= %i <= n -
+//! 1` (`load %a[%i]` of a one-element array makes `%i` 0). Sound as for
+//! an edge: the instruction's block dominates every use it decides, and
+//! a value defined before it cannot be redefined on the way to the use
+//! without the block running again.
+//!
+//! Cost: one look at each instruction; only when some edge or instruction
+//! teaches a value, one walk over the instructions' operands, each looked
+//! up in a dense table and each candidate asked one O(1) dominance
+//! question per fact about its value (at most [`MAX_EDGES`]). Counters:
 //! `dce.values_known_from_edges` (operands replaced by a value's
 //! constant), `dce.uses_decided_by_edge_ranges` (by a decided comparison
-//! or branch condition).
+//! or branch condition), `dce.uses_known_after_insts` (of both, those
+//! where a fact an instruction taught holds).
 
 use crate::edge_facts::{implied_facts, IMPLIED_DEPTH};
 use crate::stats::Stats;
-use ir::{BinOp, Block, Cfg, Function, Inst, InstKind, Value, ValueDef};
+use ir::effects::{checked_by, fresh_array_len, Checked};
+use ir::{Addr, BinOp, Block, Cfg, Function, Inst, InstKind, Value, ValueDef};
 use smallvec::SmallVec;
 use std::cell::RefCell;
 
@@ -40,12 +52,15 @@ const MAX_EDGES: usize = 4;
 /// No fact (in [`Scratch::slot`]).
 const NONE: u32 = u32::MAX;
 
-/// What one edge teaches about a value: the edge's target, and the signed
-/// range `lo..=hi` the value lies in wherever the target dominates (one
-/// number: the value's constant).
+/// What one edge (or instruction) teaches about a value: the edge's target
+/// (the instruction's block), the position in it from which the fact holds
+/// (0 for an edge; one past the instruction), and the signed range
+/// `lo..=hi` the value lies in there and wherever the target strictly
+/// dominates (one number: the value's constant).
 #[derive(Clone, Copy)]
 struct EdgeFact {
     target: Block,
+    from: u32,
     lo: i64,
     hi: i64,
 }
@@ -55,9 +70,9 @@ type Edges = SmallVec<[EdgeFact; 2]>;
 
 /// One operand to replace: its instruction, its position among the
 /// instruction's operands (`InstKind::for_each_operand` order), the
-/// constant it reads and whether that is a range's decision (else a
-/// value's constant).
-type Replacement = (Inst, u32, i64, bool);
+/// constant it reads, whether that is a range's decision (else a value's
+/// constant), and whether a fact an instruction taught holds there.
+type Replacement = (Inst, u32, i64, bool, bool);
 
 /// Storage reused from function to function.
 #[derive(Default)]
@@ -94,6 +109,10 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
                 s.slot[v.index()] = NONE;
             }
             let (values, decided) = replace(func, &s.found);
+            let by_insts = after_insts(&s.found);
+            if by_insts > 0 {
+                stats.add("dce", "uses_known_after_insts", by_insts);
+            }
             if values > 0 {
                 stats.add("dce", "values_known_from_edges", values);
             }
@@ -105,8 +124,9 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
     })
 }
 
-/// Fill `s.facts` with what each single-entry edge of a `br` teaches;
-/// returns how many values were taught.
+/// Fill `s.facts` with what each single-entry edge of a `br`, each guard
+/// and each access of a fresh array teaches; returns how many values were
+/// taught.
 fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
     if s.slot.len() < func.values.len() {
         s.slot.resize(func.values.len(), NONE);
@@ -114,6 +134,15 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
     let mut taught: SmallVec<[(Value, i64, i64); 4]> = SmallVec::new();
     for k in 0..func.layout.len() {
         let b = func.layout[k];
+        let insts = &func.blocks[b.index()].insts;
+        for (pos, &i) in insts.iter().enumerate() {
+            let kind = &func.inst(i).kind;
+            if may_teach(kind) {
+                taught.clear();
+                taught_by_inst(func, kind, &mut taught);
+                s.learn(&taught, b, pos as u32 + 1);
+            }
+        }
         let Some(term) = func.terminator(b) else {
             continue;
         };
@@ -129,21 +158,70 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
             }
             taught.clear();
             edge_ranges(func, c, nonzero, &mut taught);
-            for &(v, lo, hi) in &taught {
-                let slot = &mut s.slot[v.index()];
-                if *slot == NONE {
-                    *slot = s.facts.len() as u32;
-                    s.facts.push((v, SmallVec::new()));
-                }
-                let edges = &mut s.facts[*slot as usize].1;
-                if edges.len() < MAX_EDGES {
-                    edges.push(EdgeFact { target: t, lo, hi });
-                    s.ranges |= lo != hi;
-                }
-            }
+            s.learn(&taught, t, 0);
         }
     }
     s.facts.len()
+}
+
+impl Scratch {
+    /// Record the facts `taught` as holding in block `target` from position
+    /// `from` on (and in the blocks it strictly dominates).
+    fn learn(&mut self, taught: &[(Value, i64, i64)], target: Block, from: u32) {
+        for &(v, lo, hi) in taught {
+            let slot = &mut self.slot[v.index()];
+            if *slot == NONE {
+                *slot = self.facts.len() as u32;
+                self.facts.push((v, SmallVec::new()));
+            }
+            let edges = &mut self.facts[*slot as usize].1;
+            if edges.len() < MAX_EDGES {
+                edges.push(EdgeFact {
+                    target,
+                    from,
+                    lo,
+                    hi,
+                });
+                self.ranges |= lo != hi;
+            }
+        }
+    }
+}
+
+/// Whether `kind` is an instruction [`taught_by_inst`] may learn from (a
+/// quick filter: most are not).
+fn may_teach(kind: &InstKind) -> bool {
+    matches!(
+        kind,
+        InstKind::Guard(_)
+            | InstKind::BoundsCheck(..)
+            | InstKind::Load {
+                addr: Addr::Elem { .. },
+                ..
+            }
+            | InstKind::Store {
+                addr: Addr::Elem { .. },
+                ..
+            }
+    )
+}
+
+/// What an instruction that completed teaches about the values it uses:
+/// `guard %c` passed, so `%c` is non-zero (what [`edge_ranges`] finds for
+/// an edge where it is); an access of (or `boundscheck` on) a `newarray`
+/// of constant length `n` at index `%i` did not trap, so `0 <= %i <= n -
+/// 1` (issue 13: LLVM finds the index of a one-element array 0).
+fn taught_by_inst(func: &Function, kind: &InstKind, out: &mut SmallVec<[(Value, i64, i64); 4]>) {
+    if let InstKind::Guard(c) = *kind {
+        edge_ranges(func, c, true, out);
+        return;
+    }
+    if let Some(Checked::InBounds(a, i)) = checked_by(kind) {
+        let variable = matches!(func.value_def(i), ValueDef::Inst(_) | ValueDef::Param(_));
+        if let Some(n) = fresh_array_len(func, a).filter(|&n| n > 0 && variable) {
+            out.push((i, 0, n - 1));
+        }
+    }
 }
 
 /// The (value, range) facts `c` being non-zero (`nonzero`) or zero
@@ -163,15 +241,21 @@ fn edge_ranges(
         if !nz && variable(v) {
             out.push((v, 0, 0));
         }
-        if let Some((x, op, k)) = compared_with_constant(func, v) {
-            match range_where(op, k, nz) {
-                Some((lo, hi)) if variable(x) && (lo, hi) != (i64::MIN, i64::MAX) => {
-                    out.push((x, lo, hi));
-                }
-                _ => {}
+        if let Some((x, lo, hi)) = range_taught(func, v, nz) {
+            if variable(x) {
+                out.push((x, lo, hi));
             }
         }
     });
+}
+
+/// The integer `x` and the range `lo..=hi` it lies in when `v`, a
+/// comparison of `x` with a constant, is non-zero (`nonzero`) or zero
+/// (`None` when that is no one range narrower than every number).
+pub(crate) fn range_taught(func: &Function, v: Value, nonzero: bool) -> Option<(Value, i64, i64)> {
+    let (x, op, k) = compared_with_constant(func, v)?;
+    let (lo, hi) = range_where(op, k, nonzero)?;
+    ((lo, hi) != (i64::MIN, i64::MAX)).then_some((x, lo, hi))
 }
 
 /// The integer `x`, comparison `op` and constant `k` when `v` is the
@@ -297,22 +381,38 @@ impl Taught<'_> {
         }
     }
 
-    /// The constant `v` equals at block `at`, by the first dominating edge
-    /// that teaches one.
-    fn constant_at(&self, v: Value, at: Block) -> Option<i64> {
+    /// Whether fact `e` holds at position `pos` of block `at`.
+    fn holds(&self, e: &EdgeFact, (at, pos): (Block, u32)) -> bool {
+        if e.target == at {
+            pos >= e.from
+        } else {
+            self.dom.dominates(e.target, at)
+        }
+    }
+
+    /// The constant `v` equals at position `at`, by the first fact that
+    /// holds there and teaches one.
+    fn constant_at(&self, v: Value, at: (Block, u32)) -> Option<i64> {
         self.edges(v)
             .iter()
-            .find(|e| e.lo == e.hi && self.dom.dominates(e.target, at))
+            .find(|e| e.lo == e.hi && self.holds(e, at))
             .map(|e| e.lo)
     }
 
-    /// The range every dominating edge that teaches `v` one allows at block
-    /// `at` (`None`: none teaches one, or they leave no number at all).
-    fn range_at(&self, v: Value, at: Block) -> Option<(i64, i64)> {
+    /// Whether a fact an instruction taught about `v` holds at `at`.
+    fn inst_taught(&self, v: Value, at: (Block, u32)) -> bool {
+        self.edges(v)
+            .iter()
+            .any(|e| e.from > 0 && self.holds(e, at))
+    }
+
+    /// The range every fact that holds at position `at` and teaches `v` one
+    /// allows (`None`: none teaches one, or they leave no number at all).
+    fn range_at(&self, v: Value, at: (Block, u32)) -> Option<(i64, i64)> {
         let (lo, hi) = self
             .edges(v)
             .iter()
-            .filter(|e| self.dom.dominates(e.target, at))
+            .filter(|e| self.holds(e, at))
             .fold((i64::MIN, i64::MAX), |(lo, hi), e| {
                 (lo.max(e.lo), hi.min(e.hi))
             });
@@ -332,9 +432,9 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
     } = s;
     let taught = Taught { dom, slot, facts };
     let ranges = *ranges;
-    let known = |v: Value, at: Block, is_br: bool| -> Option<(i64, bool)> {
+    let known = |v: Value, at: (Block, u32), is_br: bool| -> Option<(i64, bool, bool)> {
         if let Some(k) = taught.constant_at(v, at) {
-            return Some((k, false));
+            return Some((k, false, taught.inst_taught(v, at)));
         }
         if !ranges {
             return None;
@@ -344,22 +444,23 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
                 .range_at(v, at)
                 .is_some_and(|(lo, hi)| lo > 0 || hi < 0)
         {
-            return Some((1, true));
+            return Some((1, true, taught.inst_taught(v, at)));
         }
         let (x, op, k) = compared_with_constant(func, v)?;
         let (lo, hi) = taught.range_at(x, at)?;
-        decide(op, lo, hi, k).map(|d| (i64::from(d), true))
+        decide(op, lo, hi, k).map(|d| (i64::from(d), true, taught.inst_taught(x, at)))
     };
     for &b in &func.layout {
-        for &i in &func.blocks[b.index()].insts {
+        for (at, &i) in func.blocks[b.index()].insts.iter().enumerate() {
             let data = func.inst(i);
             if data.block.is_none() {
                 continue;
             }
             if let InstKind::Phi(entries) = &data.kind {
                 for (pos, &(q, v)) in entries.iter().enumerate() {
-                    if let Some((k, decided)) = known(v, q, false) {
-                        found.push((i, pos as u32, k, decided));
+                    // (A phi's use sits at the end of its predecessor.)
+                    if let Some((k, decided, by_inst)) = known(v, (q, u32::MAX), false) {
+                        found.push((i, pos as u32, k, decided, by_inst));
                     }
                 }
                 continue;
@@ -367,8 +468,8 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
             let is_br = matches!(data.kind, InstKind::Br(..));
             let mut pos = 0;
             data.kind.for_each_operand(|v| {
-                if let Some((k, decided)) = known(v, b, is_br) {
-                    found.push((i, pos, k, decided));
+                if let Some((k, decided, by_inst)) = known(v, (b, at as u32), is_br) {
+                    found.push((i, pos, k, decided, by_inst));
                 }
                 pos += 1;
             });
@@ -378,10 +479,11 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
 
 /// Make each replacement of `found` (a value's constant is `null` for a
 /// reference); returns how many operands read a value's constant and how
-/// many a decision.
+/// many a decision (of both, [`after_insts`] counts those where an
+/// instruction's fact held).
 fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
     let (mut values, mut decided) = (0, 0);
-    for &(i, pos, k, by_range) in found {
+    for &(i, pos, k, by_range, _) in found {
         let Some(old) = nth_operand(&func.inst(i).kind, pos) else {
             continue;
         };
@@ -404,6 +506,12 @@ fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
         }
     }
     (values, decided)
+}
+
+/// How many of the replacements `found` are where a fact an instruction
+/// taught holds.
+fn after_insts(found: &[Replacement]) -> u64 {
+    found.iter().filter(|r| r.4).count() as u64
 }
 
 /// The operand of `kind` at position `pos` (`InstKind::for_each_operand` order).

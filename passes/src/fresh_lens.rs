@@ -1,42 +1,92 @@
-//! Lengths of fresh arrays (run by `dce`; issue 13): `len %a` where `%a` is
-//! made by `newarray T, n` with a constant `n` that `newarray` accepts is
-//! `n` (`ir::effects::fresh_array_len`): an array's length never changes,
-//! and `%a` is not null. Every use of the `len` reads the constant instead
-//! and the `len` goes (counter `dce.lens_of_fresh_arrays`); a branch on it
-//! then folds.
+//! Values known from their definition (run by `dce`; issue 13).
+//!
+//! Lengths of fresh arrays: `len %a` where `%a` is made by `newarray T, n`
+//! with a constant `n` that `newarray` accepts is `n`
+//! (`ir::effects::fresh_array_len`): an array's length never changes, and
+//! `%a` is not null. Every use of the `len` reads the constant instead and
+//! the `len` goes (counter `dce.lens_of_fresh_arrays`); a branch on it then
+//! folds.
+//!
+//! Zero dividends: `sdiv 0, %x` and `srem 0, %x` trap `div_by_zero` when
+//! `%x` is 0 and are 0 otherwise (docs/language.md: truncating division;
+//! `0 / -1` is 0, no overflow). Every use of the result reads `0` instead
+//! (counter `dce.zero_dividends`); the division stays where it was, unused,
+//! and DCE keeps it for its trap (an unused `sdiv` by a variable stays), so
+//! the trap, its kind and the heap at it are the original's. A use is only
+//! reached after the division completed, where its value is 0.
+//!
+//! Cost: one look at every instruction; only when one is found, one walk
+//! over the operands with a dense table per value.
 
 use crate::stats::Stats;
 use ir::effects::fresh_array_len;
-use ir::{Function, InstKind, Value};
+use ir::{BinOp, Function, Inst, InstKind, Value};
 use smallvec::SmallVec;
 
-/// Fold every `len` of a fresh array of constant length in `func`. Whether
-/// anything changed.
+/// A value known from its definition: the value, its constant and whether
+/// it is a division's result (else a fresh array's `len`).
+type Known = (Value, i64, bool);
+
+/// No replacement (in the per-value table).
+const NONE: u32 = u32::MAX;
+
+/// Fold every `len` of a fresh array of constant length in `func` and read
+/// `0` for every use of a division of `0`. Whether anything changed.
 pub(crate) fn fold_fresh_lens(func: &mut Function, stats: &mut Stats) -> bool {
-    let mut found: SmallVec<[(Value, i64); 4]> = SmallVec::new();
-    let mut gone: SmallVec<[ir::Inst; 4]> = SmallVec::new();
+    let mut found: SmallVec<[Known; 4]> = SmallVec::new();
+    let mut gone: SmallVec<[Inst; 4]> = SmallVec::new();
     for inst in func.inst_iter() {
         let data = func.inst(inst);
-        if let (InstKind::Len(a), Some(r)) = (&data.kind, data.result) {
-            if let Some(n) = fresh_array_len(func, *a) {
-                found.push((r, n));
-                gone.push(inst);
+        let Some(r) = data.result else {
+            continue;
+        };
+        match data.kind {
+            InstKind::Len(a) => {
+                if let Some(n) = fresh_array_len(func, a) {
+                    found.push((r, n, false));
+                    gone.push(inst);
+                }
             }
+            InstKind::Binary(BinOp::Sdiv | BinOp::Srem, a, _) if func.as_const(a) == Some(0) => {
+                found.push((r, 0, true));
+            }
+            _ => {}
         }
     }
     if found.is_empty() {
         return false;
     }
-    let with: SmallVec<[(Value, Value); 4]> =
-        found.iter().map(|&(r, n)| (r, func.iconst(n))).collect();
+    let dividend_uses = replace_uses(func, &found);
+    func.remove_insts(&gone);
+    if !gone.is_empty() {
+        stats.add("dce", "lens_of_fresh_arrays", gone.len() as u64);
+    }
+    if dividend_uses > 0 {
+        stats.add("dce", "zero_dividends", dividend_uses);
+    }
+    !gone.is_empty() || dividend_uses > 0
+}
+
+/// Make every operand that is one of `found`'s values read its constant;
+/// returns how many operands that were division results changed.
+fn replace_uses(func: &mut Function, found: &[Known]) -> u64 {
+    let with: SmallVec<[(Value, bool); 4]> = found
+        .iter()
+        .map(|&(_, n, dividend)| (func.iconst(n), dividend))
+        .collect();
+    let mut table = vec![NONE; func.values.len()];
+    for (k, &(r, ..)) in found.iter().enumerate() {
+        table[r.index()] = k as u32;
+    }
+    let mut replaced = 0;
     func.for_each_placed_kind_mut(|kind| {
         kind.for_each_operand_mut(|v| {
-            if let Some(&(_, c)) = with.iter().find(|&&(r, _)| r == *v) {
+            if let Some(&k) = table.get(v.index()).filter(|&&k| k != NONE) {
+                let (c, dividend) = with[k as usize];
                 *v = c;
+                replaced += u64::from(dividend);
             }
         })
     });
-    func.remove_insts(&gone);
-    stats.add("dce", "lens_of_fresh_arrays", gone.len() as u64);
-    true
+    replaced
 }

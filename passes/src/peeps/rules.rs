@@ -254,17 +254,59 @@ static RULES: &[Rule] = &[
         0
     )
     .and_then(|_| cx.replace_by_const(i, 0))),
-    rule!("ule_zero", "(ule 0 ?x)", "true", "1", |cx, i| {
-        let (op, a, _) = binary(cx, i)?;
-        (op == BinOp::Ule && cx.konst(a) == Some(0)).then_some(())?;
-        cx.replace_by_const(i, 1)
-    }),
+    rule!("ule_zero", "(ule 0 ?x)", "true", "1", |cx, i| bin_lhs(
+        cx,
+        i,
+        BinOp::Ule,
+        0
+    )
+    .and_then(|_| cx.replace_by_const(i, 1))),
     // No value is unsigned-above all ones.
-    rule!("ult_ones", "(ult -1 ?x)", "true", "0", |cx, i| {
-        let (op, a, _) = binary(cx, i)?;
-        (op == BinOp::Ult && cx.konst(a) == Some(-1)).then_some(())?;
-        cx.replace_by_const(i, 0)
-    }),
+    rule!("ult_ones", "(ult -1 ?x)", "true", "0", |cx, i| bin_lhs(
+        cx,
+        i,
+        BinOp::Ult,
+        -1
+    )
+    .and_then(|_| cx.replace_by_const(i, 0))),
+    // Every value is unsigned-at-most all ones, and none is signed-below
+    // the least or signed-above the greatest value (issue 13: `sgt MIN,
+    // %x` is `slt %x, MIN` once `cmp_flip` turned it, and always false).
+    rule!("ule_ones", "(ule ?x -1)", "true", "1", |cx, i| bin_rhs(
+        cx,
+        i,
+        BinOp::Ule,
+        -1
+    )
+    .and_then(|_| cx.replace_by_const(i, 1))),
+    rule!(
+        "slt_min",
+        "(slt ?x -9223372036854775808)",
+        "true",
+        "0",
+        |cx, i| bin_rhs(cx, i, BinOp::Slt, i64::MIN).and_then(|_| cx.replace_by_const(i, 0))
+    ),
+    rule!(
+        "slt_max",
+        "(slt 9223372036854775807 ?x)",
+        "true",
+        "0",
+        |cx, i| bin_lhs(cx, i, BinOp::Slt, i64::MAX).and_then(|_| cx.replace_by_const(i, 0))
+    ),
+    rule!(
+        "sle_min",
+        "(sle -9223372036854775808 ?x)",
+        "true",
+        "1",
+        |cx, i| bin_lhs(cx, i, BinOp::Sle, i64::MIN).and_then(|_| cx.replace_by_const(i, 1))
+    ),
+    rule!(
+        "sle_max",
+        "(sle ?x 9223372036854775807)",
+        "true",
+        "1",
+        |cx, i| bin_rhs(cx, i, BinOp::Sle, i64::MAX).and_then(|_| cx.replace_by_const(i, 1))
+    ),
     // Known bits decide an equality: a comparison is 0 or 1, so it never
     // equals a constant with another bit set (the root repeats `eq`/`ne` as
     // `and_bool_even`'s does, to pick each inner comparison).
@@ -398,6 +440,12 @@ fn binary(cx: &MatchCtx<'_>, inst: Inst) -> Option<(BinOp, Value, Value)> {
 fn bin_rhs(cx: &MatchCtx<'_>, inst: Inst, op: BinOp, c: i64) -> Option<Value> {
     let (o, a, b) = binary(cx, inst)?;
     (o == op && cx.konst(b) == Some(c)).then_some(a)
+}
+
+/// `x` when `inst` is `(op c x)`.
+fn bin_lhs(cx: &MatchCtx<'_>, inst: Inst, op: BinOp, c: i64) -> Option<Value> {
+    let (o, a, b) = binary(cx, inst)?;
+    (o == op && cx.konst(a) == Some(c)).then_some(b)
 }
 
 /// `x` when `inst` is `(op x x)` for one of `ops`.

@@ -5,8 +5,10 @@
 //! latch has lost a location the loop carries, a loop with no exit that
 //! stores (entered on almost no input: a run that enters it runs out of fuel,
 //! which makes the input inconclusive), a loop that accumulates into a
-//! location it first reads, a loop whose first trip certainly traps, and a
-//! branch whose two arms are the same certain trap.
+//! location it first reads, a loop whose first trip certainly traps, a
+//! branch whose two arms are the same certain trap, a comparison with the
+//! greatest value or all ones that is always decided, and a `newarray`
+//! whose length a guard just made negative.
 
 use super::Gen;
 use ir::{Addr, BinOp, Block, StructId, Type, Value};
@@ -15,7 +17,9 @@ impl Gen<'_, '_, '_, '_> {
     /// One of the floor's shapes (the loops only where control flow may nest).
     pub fn floor_shape(&mut self) {
         let nest = self.depth < self.cfg.max_depth;
-        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2]) {
+        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1]) {
+            8 if nest => self.bad_length_after_guard(),
+            7 => self.extreme_comparison(),
             2 if nest => self.latch_reload(),
             3 if nest => self.store_spin(),
             4 if nest => self.accumulating_loop(),
@@ -266,6 +270,41 @@ impl Gen<'_, '_, '_, '_> {
             }
             self.b.unreachable();
         }
+        self.b.switch_to(join);
+    }
+
+    /// A comparison with i64 MAX or all ones that is always decided:
+    /// `slt MAX, x` (or `sgt x, MAX`), `sle x, MAX` (or `sge MAX, x`),
+    /// `ule x, -1` (or `uge -1, x`): peeps' `slt_max`, `sle_max` and
+    /// `ule_ones`, after the flip of the second forms.
+    fn extreme_comparison(&mut self) {
+        let x = self.int();
+        let (max, ones) = (self.b.iconst(i64::MAX), self.b.iconst(-1));
+        let v = match self.c.below(6) {
+            0 => self.b.binary(BinOp::Slt, max, x),
+            1 => self.b.binary(BinOp::Sgt, x, max),
+            2 => self.b.binary(BinOp::Sle, x, max),
+            3 => self.b.binary(BinOp::Sge, max, x),
+            4 => self.b.binary(BinOp::Ule, x, ones),
+            _ => self.b.binary(BinOp::Uge, ones, x),
+        };
+        self.pool.add(v, Type::I64);
+    }
+
+    /// `br x == K, T, join`, with `T` `guard (slt n, 0)` then `newarray
+    /// i64, n`: a certain `bad_length` trap (`dce.bad_lengths_after_guards`),
+    /// on few inputs (see [`Self::rarely_true`]).
+    fn bad_length_after_guard(&mut self) {
+        let c = self.rarely_true();
+        let (test, join) = (self.new_block(), self.new_block());
+        self.b.br(c, test, join);
+        self.b.switch_to(test);
+        let n = self.int();
+        let zero = self.b.iconst(0);
+        let negative = self.b.binary(BinOp::Slt, n, zero);
+        self.b.guard(negative);
+        self.b.new_array(Type::I64, n);
+        self.b.jmp(join);
         self.b.switch_to(join);
     }
 

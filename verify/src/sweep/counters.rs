@@ -14,6 +14,7 @@ pub const FLOOR_PER_MILLE: u64 = 1;
 /// Counters of LSE, GVN, DCE, the peephole CFG cleanup and the pass manager.
 const FIXED: &[(&str, &str)] = &[
     ("dce", "back_edges_never_taken"),
+    ("dce", "bad_lengths_after_guards"),
     ("dce", "back_edges_taken_once"),
     ("dce", "blocks_removed"),
     ("dce", "branches_decided_on_entry"),
@@ -40,7 +41,9 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "uses_decided_by_edge_ranges"),
+    ("dce", "uses_known_after_insts"),
     ("dce", "values_known_from_edges"),
+    ("dce", "zero_dividends"),
     ("gvn", "call_results_known"),
     ("gvn", "congruent_phis"),
     ("gvn", "guards_merged"),
