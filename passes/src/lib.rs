@@ -24,6 +24,7 @@ pub mod manager;
 pub mod peeps;
 pub mod per_function;
 pub mod stats;
+mod threading;
 pub mod verified;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;
