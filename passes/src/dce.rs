@@ -3,7 +3,8 @@
 //! First replaces the values a dominating branch edge decides by their
 //! constants ([`crate::edge_values`]), then cuts each block after a trap certain to happen
 //! ([`crate::certain_traps`]) and folds branches only one entry edge decides
-//! ([`crate::decided_branches`]: loop bodies that never run), and deletes
+//! ([`crate::decided_branches`]: loop bodies that never run), threads the
+//! edges that decide their target's branch ([`crate::threading`]), and deletes
 //! loops whose work is never observed ([`crate::dead_loops`]). Then removes blocks no path from the entry reaches (fixing the phis of their
 //! successors), then every instruction whose result nothing live uses and whose
 //! effects allow removal: it writes nothing but the allocator's state and can
@@ -131,6 +132,7 @@ impl FunctionRun<'_> {
         edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);
         edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
         edited |= crate::decided_branches::fold_decided_branches(func, stats);
+        edited |= crate::threading::thread_decided_edges(func, stats);
         // Last, for what the folds above left: a guard it finds certain to
         // fail is cut at once.
         if crate::optimistic_values::propagate_optimistic_values(func, stats) {
@@ -143,20 +145,22 @@ impl FunctionRun<'_> {
     /// [`Self::fold`] again on a function the folds left unchanged, after
     /// [`Self::remove_all_dead_insts`] removed dead code; returns whether
     /// it changed the function. Unless the removal decided a null test or
-    /// removed a phi ([`Scratch::opened`]), only the decided branches are
+    /// removed a phi ([`Scratch::opened`]), only the decided branches and threads are
     /// looked at: the removal took away instructions that neither trap nor
     /// teach a value on an edge, made unused loads their checks (certain
     /// traps exactly when the loads were) and dropped checks whose facts
     /// were known, so the other folds, which found nothing before it, find
     /// nothing now (same terminators, so no block became unreachable).
     /// A decided branch may now fold: a loop that runs once folds only when
-    /// no value of it is used after it.
+    /// no value of it is used after it; an edge may now be threaded
+    /// ([`crate::threading`]: a value of its block was used past it).
     fn fold_again(&mut self) -> bool {
         if self.scratch.opened {
             return self.fold();
         }
         let func = &mut self.module.funcs[self.i];
-        if !crate::decided_branches::fold_decided_branches(func, self.stats) {
+        let decided = crate::decided_branches::fold_decided_branches(func, self.stats);
+        if !(decided | crate::threading::thread_decided_edges(func, self.stats)) {
             return false;
         }
         remove_unreachable_blocks(func, self.stats, self.scratch);

@@ -308,7 +308,7 @@ fn eval_after(
 /// The result of `op` when one operand is the constant `k` (on the left
 /// when `left`) and the other is unknown, if `k` decides it (`and 0`,
 /// `or -1`, `mul 0`, `ult x, 0`, `uge x, 0`, …).
-fn absorbs(op: BinOp, k: i64, left: bool) -> Option<i64> {
+pub(crate) fn absorbs(op: BinOp, k: i64, left: bool) -> Option<i64> {
     match (op, k, left) {
         (BinOp::And | BinOp::Mul, 0, _) => Some(0),
         (BinOp::Or, -1, _) => Some(-1),

@@ -25,6 +25,7 @@ mod optimistic_values;
 pub mod peeps;
 pub mod per_function;
 pub mod stats;
+mod threading;
 pub mod verified;
 #[cfg(feature = "bug-zoo")]
 pub mod zoo;
