@@ -181,8 +181,9 @@ pub(crate) fn edges_agree(func: &Function, phis: bool, join: Block, x: Block, y:
 
 impl Engine<'_> {
     /// The CFG steps between peephole rounds: empty diamonds, equal arms,
-    /// decided branches. Returns whether an edge changed.
-    pub(crate) fn fold_branches(&mut self) -> bool {
+    /// decided branches (`edits`: the edits made before). Returns whether an
+    /// edge changed.
+    pub(crate) fn fold_branches(&mut self, edits: u64) -> bool {
         let mut diamonds = std::mem::take(&mut self.s.bufs.diamonds);
         let mut equal = std::mem::take(&mut self.s.bufs.equal_arms);
         let mut branches = std::mem::take(&mut self.s.bufs.branches);
@@ -206,7 +207,16 @@ impl Engine<'_> {
         }
         let mut changed = self.apply_empty_diamonds(&mut diamonds);
         changed |= self.apply_equal_arms(&equal);
-        changed |= self.decide_branches(&mut branches);
+        // Skipped while nothing it reads changed since a walk that found
+        // nothing (see `Engine::decide_key`; the folds above are edits too).
+        let key = self.decide_key(edits);
+        if changed || self.decide_found_nothing_at != Some(key) {
+            if self.decide_branches(&mut branches) {
+                changed = true;
+            } else if !changed {
+                self.decide_found_nothing_at = Some(key);
+            }
+        }
         self.s.bufs.diamonds = diamonds;
         self.s.bufs.equal_arms = equal;
         self.s.bufs.branches = branches;
