@@ -252,7 +252,7 @@ impl Engine<'_> {
     /// `br c, ..` at `term` in becomes `jmp keep`; the edge to `dropped` goes.
     fn rewrite_branch(&mut self, term: Inst, c: Value, keep: Block, dropped: Block) {
         self.ensure_users();
-        self.before_cfg_change();
+        self.before_branch_change(term);
         let me = self.func.insts[term.index()].block.expect("placed");
         self.func.insts[term.index()].kind = InstKind::Jmp(keep);
         self.drop_edge(me, dropped);

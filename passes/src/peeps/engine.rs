@@ -256,6 +256,8 @@ impl<'f> Engine<'f> {
                 break;
             }
             self.cfg_dirty = false;
+            // `recompute_dom` below snapshots again before any rule runs.
+            self.cfgs.retire();
             self.cleanup_cfg();
             self.compact();
             self.recompute_dom();
@@ -274,6 +276,12 @@ impl<'f> Engine<'f> {
     /// An edge, the layout or a block's last instruction is about to change.
     pub(crate) fn before_cfg_change(&mut self) {
         self.cfgs.before_change(self.func);
+    }
+
+    /// The branch `term` is about to become a `jmp` (no other edge, block
+    /// list or layout change).
+    pub(crate) fn before_branch_change(&mut self, term: Inst) {
+        self.cfgs.before_terminator_change(self.func, term);
     }
 
     pub(crate) fn placed(&self, inst: Inst) -> bool {
@@ -305,8 +313,7 @@ impl<'f> Engine<'f> {
         candidates: &[usize],
         deps: &mut Vec<(Inst, Inst)>,
     ) -> Option<(usize, Change)> {
-        let (cfg, dom) = self.cfgs.snapshot_cells();
-        let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
+        let mut cx = MatchCtx::with_lazy_dom(self.func, &self.cfgs, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
@@ -521,7 +528,7 @@ impl<'f> Engine<'f> {
                 self.changed(inst);
             }
             Change::Jump { target, dropped } => {
-                self.before_cfg_change();
+                self.before_branch_change(inst);
                 let me = self.func.insts[inst.index()].block;
                 self.func.insts[inst.index()].kind = InstKind::Jmp(target);
                 if let Some(me) = me {
