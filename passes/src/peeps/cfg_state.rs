@@ -138,3 +138,48 @@ impl CfgState {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::Block;
+
+    /// Whether two dominator trees agree on every pair of `n` blocks.
+    fn same_dominance(a: &DomTree, b: &DomTree, n: usize) -> bool {
+        (0..n).all(|x| {
+            (0..n).all(|y| {
+                let (x, y) = (Block::new(x), Block::new(y));
+                a.dominates(x, y) == b.dominates(x, y)
+            })
+        })
+    }
+
+    #[test]
+    fn the_tree_asked_after_branches_became_jumps_is_the_snapshots() {
+        let text = "func @f(%c: i64, %x: i64) -> i64 {\nentry:\n  br %c, l, r\nl:\n  br %x, m, r\n\
+                    m:\n  jmp j\nr:\n  jmp j\nj:\n  %p = phi [m: %x], [r: %c]\n  ret %p\n}\n";
+        let mut f = ir::parse_module(text, "t.ir").unwrap().0.funcs.remove(0);
+        let snapshot = DomTree::new(&f, &Cfg::new(&f));
+        let mut state = CfgState::new(true);
+        // Both branches become jumps; their old kinds are kept, no CFG built.
+        for (b, target) in [(0, 1), (1, 2)] {
+            let term = f.terminator(Block::new(b)).unwrap();
+            state.before_terminator_change(&f, term);
+            f.insts[term.index()].kind = InstKind::Jmp(Block::new(target));
+        }
+        assert!(state.snap_cfg.get().is_none());
+        let now = DomTree::new(&f, &Cfg::new(&f));
+        let n = f.blocks.len();
+        assert!(
+            !same_dominance(&now, &snapshot, n),
+            "the jumps change dominance"
+        );
+        assert!(same_dominance(state.tree(&f), &snapshot, n));
+        // After a retire, a change keeps nothing; the next snapshot is fresh.
+        state.retire();
+        state.before_change(&f);
+        assert!(state.old_terms.is_empty());
+        assert!(state.snapshot());
+        assert!(same_dominance(state.tree(&f), &now, n));
+    }
+}
