@@ -9,8 +9,9 @@
 //! successors, and edges to blocks that are not in the layout (or do not exist)
 //! are dropped — the verifier reports those; analyses never panic on them.
 
-use crate::entities::Block;
+use crate::entities::{Block, Inst};
 use crate::function::Function;
+use crate::inst::InstKind;
 
 /// Successor/predecessor lists and a reverse post-order of one function.
 ///
@@ -78,9 +79,31 @@ impl Cfg {
         cfg
     }
 
+    /// The CFG `func` had when each layout block's terminator `t` was of
+    /// kind `kind_of(t, kind)` (`kind` is its kind now): the CFG from before
+    /// some terminators changed, given their old kinds.
+    pub fn with_terminator_kinds<'k>(
+        func: &'k Function,
+        kind_of: impl Fn(Inst, &'k InstKind) -> &'k InstKind,
+    ) -> Cfg {
+        let mut cfg = Cfg::default();
+        cfg.recompute_by(func, kind_of);
+        cfg
+    }
+
     /// Recompute the CFG of `func` in place (the same result as [`Cfg::new`]),
     /// reusing this CFG's buffers.
     pub fn recompute(&mut self, func: &Function) {
+        self.recompute_by(func, |_, kind| kind);
+    }
+
+    /// [`Cfg::recompute`] with the terminators' kinds read through
+    /// `kind_of` (see [`Cfg::with_terminator_kinds`]).
+    fn recompute_by<'k>(
+        &mut self,
+        func: &'k Function,
+        kind_of: impl Fn(Inst, &'k InstKind) -> &'k InstKind,
+    ) {
         let n = func.blocks.len();
         let nodes = &mut self.nodes;
         nodes.clear();
@@ -104,7 +127,7 @@ impl Cfg {
             let Some(data) = func.insts.get(last.index()) else {
                 continue;
             };
-            for s in data.kind.successors() {
+            for s in kind_of(last, &data.kind).successors() {
                 if s.index() < n && nodes[s.index()].flags & IN_LAYOUT != 0 {
                     let node = &mut nodes[b.index()];
                     node.succ[node.succ_len as usize] = s;

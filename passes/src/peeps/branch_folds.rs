@@ -181,8 +181,9 @@ pub(crate) fn edges_agree(func: &Function, phis: bool, join: Block, x: Block, y:
 
 impl Engine<'_> {
     /// The CFG steps between peephole rounds: empty diamonds, equal arms,
-    /// decided branches. Returns whether an edge changed.
-    pub(crate) fn fold_branches(&mut self) -> bool {
+    /// decided branches (`edits`: the edits made before). Returns whether an
+    /// edge changed.
+    pub(crate) fn fold_branches(&mut self, edits: u64) -> bool {
         let mut diamonds = std::mem::take(&mut self.s.bufs.diamonds);
         let mut equal = std::mem::take(&mut self.s.bufs.equal_arms);
         let mut branches = std::mem::take(&mut self.s.bufs.branches);
@@ -206,7 +207,16 @@ impl Engine<'_> {
         }
         let mut changed = self.apply_empty_diamonds(&mut diamonds);
         changed |= self.apply_equal_arms(&equal);
-        changed |= self.decide_branches(&mut branches);
+        // Skipped while nothing it reads changed since a walk that found
+        // nothing (see `Engine::decide_key`; the folds above are edits too).
+        let key = self.decide_key(edits);
+        if changed || self.decide_found_nothing_at != Some(key) {
+            if self.decide_branches(&mut branches) {
+                changed = true;
+            } else if !changed {
+                self.decide_found_nothing_at = Some(key);
+            }
+        }
         self.s.bufs.diamonds = diamonds;
         self.s.bufs.equal_arms = equal;
         self.s.bufs.branches = branches;
@@ -242,7 +252,7 @@ impl Engine<'_> {
     /// `br c, ..` at `term` in becomes `jmp keep`; the edge to `dropped` goes.
     fn rewrite_branch(&mut self, term: Inst, c: Value, keep: Block, dropped: Block) {
         self.ensure_users();
-        self.before_cfg_change();
+        self.before_branch_change(term);
         let me = self.func.insts[term.index()].block.expect("placed");
         self.func.insts[term.index()].kind = InstKind::Jmp(keep);
         self.drop_edge(me, dropped);

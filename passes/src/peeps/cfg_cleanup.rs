@@ -123,6 +123,9 @@ impl Engine<'_> {
     /// Move `b`'s instructions to the end of `a` (whose terminator `term` jumps to `b`).
     fn merge(&mut self, a: Block, b: Block, term: Inst) {
         let phis = self.take_phis_of(b);
+        if phis.is_empty() {
+            self.phi_free_merges += 1;
+        }
         for &phi in &phis {
             let v = match &self.func.insts[phi.index()].kind {
                 InstKind::Phi(entries) => entries.first().map(|e| e.1),

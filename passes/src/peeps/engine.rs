@@ -94,6 +94,13 @@ pub(crate) struct Engine<'f> {
     /// The next `compact` looks at every block, not just the dirty ones, and
     /// asks the instructions themselves whether they are placed.
     compact_all: bool,
+    /// Block merges that moved no phi since the run began: they leave what
+    /// the decided-branches walk finds as it was (see
+    /// [`Engine::decide_key`]).
+    pub(crate) phi_free_merges: u64,
+    /// The [`Engine::decide_key`] when the decided-branches walk last found
+    /// nothing (`None` before the first walk, or after one that decided).
+    pub(crate) decide_found_nothing_at: Option<u64>,
     /// Whether `s.users` describes the function. They are built just before
     /// the function is first edited (from the function as it came in), so a
     /// run that changes nothing never builds them; a function over
@@ -190,7 +197,23 @@ impl<'f> Engine<'f> {
             detached_since_compact: stale,
             compact_all: stale,
             users_built: eager,
+            phi_free_merges: 0,
+            decide_found_nothing_at: None,
         }
+    }
+
+    /// The key of the function's state for the decided-branches walk when
+    /// `edits` edits were made: those edits less the block merges that moved
+    /// no phi. A merge of `b` into its single predecessor `a` (which jumped
+    /// to it) keeps every dominance relation between the remaining blocks,
+    /// every single-entry edge and its branch, and (moving no phi) every
+    /// branch condition: the walk, which reads only those, finds what it
+    /// found before. So while this key is unchanged since a walk that found
+    /// nothing, another walk would find nothing too (at 100k instructions
+    /// each walk rebuilt the CFG and dominator tree, a cache miss on most
+    /// blocks).
+    pub(crate) fn decide_key(&self, edits: u64) -> u64 {
+        edits - self.phi_free_merges
     }
 
     /// Build the user lists from the function as it came in: every edit
@@ -223,7 +246,7 @@ impl<'f> Engine<'f> {
             self.compact();
             let edits = self.report.edits();
             if folds_found_nothing_at != Some(edits) {
-                if self.fold_branches() {
+                if self.fold_branches(edits) {
                     self.cfg_dirty = true;
                 } else {
                     folds_found_nothing_at = Some(edits);
@@ -233,6 +256,8 @@ impl<'f> Engine<'f> {
                 break;
             }
             self.cfg_dirty = false;
+            // `recompute_dom` below snapshots again before any rule runs.
+            self.cfgs.retire();
             self.cleanup_cfg();
             self.compact();
             self.recompute_dom();
@@ -251,6 +276,12 @@ impl<'f> Engine<'f> {
     /// An edge, the layout or a block's last instruction is about to change.
     pub(crate) fn before_cfg_change(&mut self) {
         self.cfgs.before_change(self.func);
+    }
+
+    /// The branch `term` is about to become a `jmp` (no other edge, block
+    /// list or layout change).
+    pub(crate) fn before_branch_change(&mut self, term: Inst) {
+        self.cfgs.before_terminator_change(self.func, term);
     }
 
     pub(crate) fn placed(&self, inst: Inst) -> bool {
@@ -282,8 +313,7 @@ impl<'f> Engine<'f> {
         candidates: &[usize],
         deps: &mut Vec<(Inst, Inst)>,
     ) -> Option<(usize, Change)> {
-        let (cfg, dom) = self.cfgs.snapshot_cells();
-        let mut cx = MatchCtx::with_lazy_dom(self.func, cfg, dom, self.opts.drop_deps_of);
+        let mut cx = MatchCtx::with_lazy_dom(self.func, &self.cfgs, self.opts.drop_deps_of);
         cx.deps = std::mem::take(deps);
         cx.set_current(inst);
         let table = rules();
@@ -498,7 +528,7 @@ impl<'f> Engine<'f> {
                 self.changed(inst);
             }
             Change::Jump { target, dropped } => {
-                self.before_cfg_change();
+                self.before_branch_change(inst);
                 let me = self.func.insts[inst.index()].block;
                 self.func.insts[inst.index()].kind = InstKind::Jmp(target);
                 if let Some(me) = me {

@@ -5,8 +5,8 @@
 //! [`Change`] and never edits the function, so the fixed-point check can ask
 //! every rule about every instruction without side effects.
 
-use ir::{BinOp, Block, Cfg, DomTree, Function, Inst, InstKind, Type, UnOp, Value};
-use std::cell::OnceCell;
+use super::cfg_state::CfgState;
+use ir::{BinOp, Block, DomTree, Function, Inst, InstKind, Type, UnOp, Value};
 
 /// An operand of a replacement: an existing value or a constant to intern.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -81,7 +81,7 @@ pub struct MatchCtx<'a> {
 #[derive(Copy, Clone)]
 enum DomSource<'a> {
     Ready(&'a DomTree),
-    Lazy(&'a OnceCell<Cfg>, &'a OnceCell<DomTree>),
+    Lazy(&'a CfgState),
 }
 
 impl<'a> MatchCtx<'a> {
@@ -90,15 +90,14 @@ impl<'a> MatchCtx<'a> {
         Self::with_dom(func, DomSource::Ready(dom), drop_deps_of)
     }
 
-    /// A context whose dominator tree is built into `cell` when a rule first
-    /// asks for it, from the CFG in `cfg` (built from `func` if still empty).
+    /// A context whose dominator tree is the one of `cfgs`' snapshot, built
+    /// when a rule first asks for it.
     pub(crate) fn with_lazy_dom(
         func: &'a Function,
-        cfg: &'a OnceCell<Cfg>,
-        cell: &'a OnceCell<DomTree>,
+        cfgs: &'a CfgState,
         drop_deps_of: Option<&'static str>,
     ) -> Self {
-        Self::with_dom(func, DomSource::Lazy(cfg, cell), drop_deps_of)
+        Self::with_dom(func, DomSource::Lazy(cfgs), drop_deps_of)
     }
 
     fn with_dom(
@@ -121,8 +120,7 @@ impl<'a> MatchCtx<'a> {
     pub fn dom(&self) -> &'a DomTree {
         match self.dom {
             DomSource::Ready(dom) => dom,
-            DomSource::Lazy(cfg, cell) => cell
-                .get_or_init(|| DomTree::new(self.func, cfg.get_or_init(|| Cfg::new(self.func)))),
+            DomSource::Lazy(cfgs) => cfgs.tree(self.func),
         }
     }
 
