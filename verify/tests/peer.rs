@@ -117,6 +117,17 @@ fn a_store_before_a_possible_trap_is_kept_because_the_trap_shows_the_heap() {
 }
 
 #[test]
+fn a_store_before_an_extern_that_reads_nothing_is_kept_for_the_trap_the_call_may_take() {
+    // IR.md's effects table: every extern call may trap, and a trap shows
+    // the heap, so the first store is observable; the extern's result is
+    // still no reason to reload (it writes nothing).
+    let k = llvm_keeps(&format!(
+        "{DECLS}extern @pure(i64) -> i64 reads(none)\nfunc @main(%p: Point) -> i64 {{\nentry:\n  store %p.x, 1\n  %c = call @pure(1)\n  store %p.x, 2\n  %r = load %p.x\n  ret %r\n}}\n"
+    ));
+    assert_eq!((k.loads, k.stores), (0, 2));
+}
+
+#[test]
 fn bounds_checks_length_loads_are_not_counted() {
     let k = llvm_keeps(&format!(
         "{DECLS}func @main(%a: [i64], %i: i64) -> i64 {{\nentry:\n  %n = len %a\n  %r = load %a[%i]\n  %s = add %n, %r\n  ret %s\n}}\n"

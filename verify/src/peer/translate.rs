@@ -15,8 +15,12 @@
 //!   trap observes it (IR.md §7);
 //! - externs, volatile steps and `escape` of a reference are opaque calls
 //!   (an extern declared `reads(none)` without writes is
-//!   `inaccessiblememonly`: it only advances the environment); a volatile
-//!   access is the step followed by an LLVM `volatile` access;
+//!   `inaccessiblememonly`: it only advances the environment, and each call
+//!   of it follows a call of `@ls.may_trap`, `readonly` and not `willreturn`,
+//!   because an extern call may trap (IR.md's effects table) and a trap
+//!   shows the whole heap — without it LLVM would delete a store the call's
+//!   trap observes); a volatile access is the step followed by an LLVM
+//!   `volatile` access;
 //! - functions are `noinline`, so that loads and stores are counted per
 //!   function on both sides; globals are external (they are observable).
 //!
@@ -134,6 +138,15 @@ impl ModuleCx<'_> {
 }
 
 /// LLVM type of a loadstar type: `i64`, or `i8*` for every reference.
+/// Whether an extern only advances the environment (declared `reads(none)`
+/// without writes): LLVM gets `inaccessiblememonly` for it, and a
+/// `@ls.may_trap` call before each call for the trap it may take.
+fn only_environment(e: &ir::Extern) -> bool {
+    e.effects
+        .as_ref()
+        .is_some_and(|fx| fx.reads.is_empty() && fx.writes.is_empty())
+}
+
 fn llty(t: Type) -> &'static str {
     if t.is_int() {
         "i64"
@@ -188,6 +201,7 @@ fn translate_flavour(modules: &[&Module], lli: bool) -> String {
          declare void @ls.trap(i64) noreturn nounwind\n\
          declare void @ls.escape.i64(i64) inaccessiblememonly nounwind\n\
          declare void @ls.escape.ref(i8*) nounwind\n\
+         declare void @ls.may_trap() readonly nounwind\n\
          declare void @ls.volatile(i8*, i64, i64, i8*, i64) nounwind\n",
     );
     if lli {
@@ -233,11 +247,7 @@ fn translate_one(cx: &mut ModuleCx<'_>, out: &mut String) {
     for e in &module.externs {
         let params: Vec<&str> = e.params.iter().map(|t| llty(*t)).collect();
         let ret = e.ret.map_or("void", llty);
-        let only_env = e
-            .effects
-            .as_ref()
-            .is_some_and(|fx| fx.reads.is_empty() && fx.writes.is_empty());
-        let attrs = if only_env {
+        let attrs = if only_environment(e) {
             "inaccessiblememonly nounwind"
         } else {
             "nounwind"
@@ -594,11 +604,16 @@ impl<'a, 'm> FuncCx<'a, 'm> {
                             self.cx.module.func(*f).name
                         ))
                     ),
-                    Callee::Extern(e) => format!(
-                        "@x.{}{}",
-                        self.cx.prefix,
-                        self.cx.module.externs[e.index()].name
-                    ),
+                    Callee::Extern(e) => {
+                        if only_environment(&self.cx.module.externs[e.index()]) {
+                            self.line("call void @ls.may_trap()");
+                        }
+                        format!(
+                            "@x.{}{}",
+                            self.cx.prefix,
+                            self.cx.module.externs[e.index()].name
+                        )
+                    }
                 };
                 let a = self.call_args(args);
                 match rty {
