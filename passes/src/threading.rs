@@ -212,6 +212,10 @@ fn collect_facts(func: &Function, cfg: &Cfg, b: Block, p: Block, out: &mut Vec<(
         if let Some(term) = func.terminator(from) {
             if let InstKind::Br(c, x, y) = func.inst(term).kind {
                 if x != y {
+                    // The condition itself (`br %c` after `br %c`, where
+                    // `%c = ne %p, null` teaches its root `%p`), then what
+                    // it implies.
+                    out.push((c, to == x));
                     implied_facts(func, c, to == x, IMPLIED_DEPTH, &mut |v, nz| {
                         out.push((v, nz))
                     });
