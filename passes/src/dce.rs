@@ -127,6 +127,7 @@ impl FunctionRun<'_> {
     fn fold(&mut self) -> bool {
         let (func, stats) = (&mut self.module.funcs[self.i], &mut *self.stats);
         let mut edited = crate::edge_values::substitute_edge_values(func, stats);
+        edited |= crate::phi_edge_values::substitute_phi_edge_values(func, stats);
         edited |= crate::loop_exit_values::substitute_loop_exit_values(func, stats);
         edited |= crate::fresh_lens::fold_fresh_lens(func, stats);
         edited |= crate::certain_traps::fold_certain_traps(func, self.calls, stats);

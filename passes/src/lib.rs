@@ -24,6 +24,7 @@ pub mod manager;
 mod optimistic_values;
 pub mod peeps;
 pub mod per_function;
+mod phi_edge_values;
 pub mod stats;
 mod threading;
 pub mod verified;

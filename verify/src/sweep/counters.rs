@@ -39,6 +39,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "null_tests_known"),
     ("dce", "optimistic_branches"),
     ("dce", "optimistic_constants"),
+    ("dce", "phi_entries_known_from_edges"),
     ("dce", "phis_removed"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "uses_decided_by_edge_ranges"),
