@@ -965,11 +965,9 @@ fn compare(op: BinOp, a: Abs, b: Abs) -> Option<Option<bool>> {
 
 /// Make the recorded edits; whether there were any.
 fn apply(func: &mut Function, s: &Scratch, stats: &mut Stats) -> bool {
-    for &(b, keep, drop) in &s.folds {
-        let term = func.terminator(b).expect("a folded block ends in a br");
-        func.insts[term.index()].kind = InstKind::Jmp(keep);
-        drop_phi_entries(func, drop, b);
-    }
+    // Operands first: an operand's position counts phi entries, which a
+    // fold below drops (a phi `[b7: %v], [entry: %p]` losing its `b7`
+    // entry would otherwise get `%v`'s constant in `%p`'s place).
     for &(i, pos, k) in &s.found {
         let mut n = 0;
         let mut old = None;
@@ -992,6 +990,11 @@ fn apply(func: &mut Function, s: &Scratch, stats: &mut Stats) -> bool {
             }
             n += 1;
         });
+    }
+    for &(b, keep, drop) in &s.folds {
+        let term = func.terminator(b).expect("a folded block ends in a br");
+        func.insts[term.index()].kind = InstKind::Jmp(keep);
+        drop_phi_entries(func, drop, b);
     }
     if !s.folds.is_empty() {
         stats.add("dce", "optimistic_branches", s.folds.len() as u64);
