@@ -34,10 +34,14 @@
 //! that never ends would make what follows it reachable.
 //!
 //! Cost: one look at each block's terminator finds the runs; the first
-//! run that passes every test but the known checks is the only one looked
-//! at further, and the known-checked analysis runs only for its accesses
-//! (no CFG, dominator tree or loop forest otherwise; the one-trip rule asks
-//! the function's cached dominator tree, [`crate::analyses`]).
+//! few runs that pass every test but the known checks (up to the first
+//! with no access to ask about) are looked at further, in layout order,
+//! so that a loop that must stay does not hide a dead one after it
+//! (issue 13); one known-checked walk answers for all their accesses,
+//! and the first that can go goes (no CFG, dominator tree or loop forest
+//! otherwise; the one-trip rule asks the function's cached dominator
+//! tree, [`crate::analyses`]). Each rule's soundness is that of its run
+//! alone: which run goes first changes nothing about it.
 
 use crate::checks;
 use crate::stats::Stats;
@@ -89,41 +93,138 @@ pub(crate) fn fold_dead_loops(
     if f.layout.len() < 2 {
         return false;
     }
-    let Some((first, last, exit)) = find_run(f, &mut s.pos) else {
+    let found = candidates(module, f, s);
+    if found.is_empty() {
         return false;
-    };
-    let blocks = &f.layout[first..=last];
-    s.inside.clear();
-    s.inside.resize(f.blocks.len(), false);
-    blocks.iter().for_each(|b| s.inside[b.index()] = true);
-    let Some((plan, accesses)) = candidate(module, f, blocks, &s.inside, exit) else {
-        return false;
-    };
-    // The latches, when the loop must run once for checks that may trap.
-    let mut once = None;
-    if !accesses.is_empty() {
+    }
+    // One known-checked walk answers for the accesses of every candidate.
+    if found.iter().any(|c| !c.accesses.is_empty()) {
         s.needs.clear();
         s.needs.resize(f.insts.len(), false);
-        accesses.iter().for_each(|i| s.needs[i.index()] = true);
-        let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], false, known);
-        if safe.len() < accesses.len() {
-            let Plan::Delete { entering, .. } = &plan else {
-                return false;
-            };
-            safe.iter().for_each(|i| s.needs[i.index()] = false);
-            let unknown: Vec<Inst> = accesses
-                .into_iter()
-                .filter(|i| s.needs[i.index()])
-                .collect();
-            let Some(latches) = checked_on_every_trip(f, blocks, &s.inside, entering, &unknown)
-            else {
-                return false;
-            };
-            once = Some(latches);
+        for i in found.iter().flat_map(|c| &c.accesses) {
+            s.needs[i.index()] = true;
         }
+        let safe = checks::redundant_checks(module, f, |i| s.needs[i.index()], false, known);
+        s.needs.iter_mut().for_each(|n| *n = false);
+        safe.iter().for_each(|i| s.needs[i.index()] = true);
     }
-    let header = blocks[0];
-    let func = &mut module.funcs[fid.index()];
+    for c in found {
+        let (first, last, _) = c.run;
+        let blocks = &module.funcs[fid.index()].layout[first..=last];
+        mark(&mut s.inside, blocks, true);
+        let once = match run_once(&module.funcs[fid.index()], blocks, s, &c) {
+            Some(once) => once,
+            None => {
+                mark(&mut s.inside, blocks, false);
+                continue;
+            }
+        };
+        let header = blocks[0];
+        let blocks = blocks.to_vec();
+        apply(
+            &mut module.funcs[fid.index()],
+            header,
+            c.plan,
+            once,
+            &s.inside,
+            stats,
+        );
+        mark(&mut s.inside, &blocks, false);
+        if !c.first {
+            stats.add("dce", "dead_loops_after_a_kept_run", 1);
+        }
+        return true;
+    }
+    false
+}
+
+/// A run that passed every test but the known checks: the run, its plan
+/// and the accesses whose checks must be known.
+struct Candidate {
+    run: Run,
+    plan: Plan,
+    accesses: Vec<Inst>,
+    /// Whether it is the first run looked at (before issue 13's round 14,
+    /// the only one).
+    first: bool,
+}
+
+/// The first runs of the layout (at most [`MAX_CANDIDATES`], in layout
+/// order) whose instructions pass (module header) but for the known
+/// checks, up to the first one with no access to ask about (which goes
+/// for certain). `s.inside` is all false before and after.
+fn candidates(m: &Module, f: &Function, s: &mut Scratch) -> Vec<Candidate> {
+    s.inside.clear();
+    s.inside.resize(f.blocks.len(), false);
+    let mut found = Vec::new();
+    let inside = &mut s.inside;
+    let mut looked = 0;
+    for_each_run(f, &mut s.pos, |(first, last, exit)| {
+        let blocks = &f.layout[first..=last];
+        mark(inside, blocks, true);
+        let plan = candidate(m, f, blocks, inside, exit);
+        mark(inside, blocks, false);
+        looked += 1;
+        let Some((plan, accesses)) = plan else {
+            return false;
+        };
+        let certain = accesses.is_empty();
+        found.push(Candidate {
+            run: (first, last, exit),
+            plan,
+            accesses,
+            first: looked == 1,
+        });
+        certain || found.len() >= MAX_CANDIDATES
+    });
+    found
+}
+
+/// How many candidate runs [`candidates`] gathers at most: a loop that
+/// must stay (its checks may trap) does not hide the dead loops after it
+/// (issue 13), and the known-checked walk still runs once per call.
+const MAX_CANDIDATES: usize = 4;
+
+/// Set `inside` for the blocks `blocks` to `to`.
+fn mark(inside: &mut [bool], blocks: &[Block], to: bool) {
+    blocks.iter().for_each(|b| inside[b.index()] = to);
+}
+
+/// Whether candidate `c` (its blocks `blocks`, marked in `s.inside`) can
+/// go, with `s.needs` marking the accesses known checked: `Some(None)` as
+/// it is, `Some(Some(latches))` when the loop must run once for checks
+/// that may trap ([`checked_on_every_trip`]).
+fn run_once(
+    f: &Function,
+    blocks: &[Block],
+    s: &Scratch,
+    c: &Candidate,
+) -> Option<Option<Vec<Block>>> {
+    let unknown: Vec<Inst> = c
+        .accesses
+        .iter()
+        .copied()
+        .filter(|i| !s.needs[i.index()])
+        .collect();
+    if unknown.is_empty() {
+        return Some(None);
+    }
+    let Plan::Delete { entering, .. } = &c.plan else {
+        return None;
+    };
+    checked_on_every_trip(f, blocks, &s.inside, entering, &unknown).map(Some)
+}
+
+/// Carry out `plan` for the run with header `header` (its blocks marked in
+/// `inside`), run once through `once`'s latches if given.
+fn apply(
+    func: &mut Function,
+    header: Block,
+    plan: Plan,
+    once: Option<Vec<Block>>,
+    inside: &[bool],
+    stats: &mut Stats,
+) {
     match (plan, once) {
         (Plan::Delete { exit, phis, .. }, Some(latches)) => {
             bypass(func, |x| x == header, exit, &latches, &phis);
@@ -138,7 +239,7 @@ pub(crate) fn fold_dead_loops(
             },
             None,
         ) => {
-            bypass(func, |x| s.inside[x.index()], exit, &entering, &phis);
+            bypass(func, |x| inside[x.index()], exit, &entering, &phis);
             stats.add("dce", "dead_loops_removed", 1);
         }
         (Plan::Stores(stores), _) => {
@@ -146,12 +247,13 @@ pub(crate) fn fold_dead_loops(
             stats.add("dce", "stores_in_loops_without_exit", stores.len() as u64);
         }
     }
-    true
 }
 
-/// The first run of the layout (module header) that may hold a loop for
-/// one of the rules ([`may_hold_a_rule`]); `pos` is reused storage.
-fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
+/// Call `visit` with each run of the layout (module header) that may hold
+/// a loop for one of the rules ([`may_hold_a_rule`]), in layout order,
+/// until it returns true or the work budget is spent; `pos` is reused
+/// storage.
+fn for_each_run(f: &Function, pos: &mut Vec<u32>, mut visit: impl FnMut(Run) -> bool) {
     pos.clear();
     pos.resize(f.blocks.len(), 0);
     for (k, &b) in f.layout.iter().enumerate() {
@@ -171,22 +273,24 @@ fn find_run(f: &Function, pos: &mut Vec<u32>) -> Option<Run> {
             // The function's entry has a way in from outside every run.
             if p > 1 && p <= k + 1 {
                 if budget < walk {
-                    return None;
+                    return;
                 }
                 budget -= walk;
-                if let Some(exit) = may_hold_a_rule(f, p - 1, k, pos) {
-                    return Some((p - 1, k, exit));
+                let Some(exit) = may_hold_a_rule(f, p - 1, k, pos) else {
+                    continue;
+                };
+                if visit((p - 1, k, exit)) {
+                    return;
                 }
             }
         }
     }
-    None
 }
 
-/// How many runs of a big function [`find_run`] looks at, at most, per call.
+/// How many runs of a big function [`for_each_run`] looks at, at most, per call.
 const MAX_RUN_WALKS: usize = 16;
 
-/// Extra work [`find_run`] may always spend, so that a small function has
+/// Extra work [`for_each_run`] may always spend, so that a small function has
 /// every run looked at.
 const SMALL_FUNCTION_WORK: usize = 4096;
 
@@ -262,7 +366,7 @@ fn constant_through_copy(f: &Function, v: Value) -> bool {
 }
 
 /// Per block of the run `range` (at layout position `first`; `pos` as in
-/// [`find_run`]): whether a path inside the run leads from it to an edge to
+/// [`for_each_run`]): whether a path inside the run leads from it to an edge to
 /// `exit`. Found by at most [`REACH_PASSES`] backward passes over the run;
 /// what is not settled by then counts as not reaching.
 fn reaching_exit(

@@ -25,6 +25,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "certain_traps_to_checks"),
     ("dce", "checks_known_from_branches"),
     ("dce", "checks_removed"),
+    ("dce", "dead_loops_after_a_kept_run"),
     ("dce", "dead_loops_removed"),
     ("dce", "dead_loops_run_once"),
     ("dce", "decided_branch_walks_spared"),
