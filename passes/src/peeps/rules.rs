@@ -333,6 +333,15 @@ static RULES: &[Rule] = &[
         "(op 0 1)",
         mask_cmp_other
     ),
+    // `and ?x #m` has no bit outside `#m`, so it is unsigned-at-most `#m`:
+    // below any constant above `#m` (issue 13).
+    rule!(
+        "mask_ult_above",
+        "(ult (and ?x #m) #c)",
+        "(= (ult #m #c) 1)",
+        "1",
+        mask_ult_above
+    ),
     rule!(
         "shift_zero",
         "(shl|lshr|ashr ?x #c)",
@@ -426,6 +435,14 @@ static RULES: &[Rule] = &[
         br_const
     ),
     rule!("guard_const", "(guard #c)", "(!= #c 0)", "nop", guard_const),
+    // `or ?x #c` has every bit of `#c` set: non-zero when `#c` is (issue 13).
+    rule!(
+        "br_or_nonzero",
+        "(br (or ?x #c) ?t ?f)",
+        "(!= #c 0)",
+        "(jmp ?t)",
+        br_or_nonzero
+    ),
 ];
 
 /// The binary operation of `inst` and its operands.
@@ -503,6 +520,22 @@ fn mask_cmp_other(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     match *cx.kind(cx.def(x)?) {
         InstKind::Binary(BinOp::And, _, m) if cx.konst(m).is_some_and(|m| c & m != c) => {
             cx.replace_by_const(inst, i64::from(op == BinOp::Ne))
+        }
+        _ => None,
+    }
+}
+
+/// `ult (and x m), c` with `m <u c`: 1.
+fn mask_ult_above(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, x, c) = binary(cx, inst)?;
+    let c = cx.konst(c)? as u64;
+    if op != BinOp::Ult {
+        return None;
+    }
+    // (The mask is the operand's definition: revisited as its user.)
+    match *cx.kind(cx.def(x)?) {
+        InstKind::Binary(BinOp::And, _, m) if cx.konst(m).is_some_and(|m| (m as u64) < c) => {
+            cx.replace_by_const(inst, 1)
         }
         _ => None,
     }
@@ -804,6 +837,26 @@ fn br_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
         }
     }
     Some(Change::Jump { target, dropped })
+}
+
+/// `br (or x c), t, f` with `c != 0` and two different targets: `jmp t`.
+fn br_or_nonzero(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let InstKind::Br(c, t, f) = *cx.kind(inst) else {
+        return None;
+    };
+    if t == f {
+        return None;
+    }
+    // (The condition is the operand's definition: revisited as its user.)
+    match *cx.kind(cx.def(c)?) {
+        InstKind::Binary(BinOp::Or, _, k) if cx.konst(k).is_some_and(|k| k != 0) => {
+            Some(Change::Jump {
+                target: t,
+                dropped: f,
+            })
+        }
+        _ => None,
+    }
 }
 
 fn guard_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
