@@ -440,7 +440,7 @@ static RULES: &[Rule] = &[
         "br_or_nonzero",
         "(br (or ?x #c) ?t ?f)",
         "(!= #c 0)",
-        "(jmp ?t)",
+        "(jmp (if (!= #c 0) ?t ?f))",
         br_or_nonzero
     ),
 ];
@@ -823,34 +823,40 @@ fn br_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     };
     let c = cx.konst(c)?;
     let (target, dropped) = if c != 0 { (t, f) } else { (f, t) };
-    if t == f {
-        // Two edges into one block: only fold when its phis agree on both.
-        let me = cx.func.insts[inst.index()].block?;
-        for &p in &cx.func.blocks[t.index()].insts {
-            if let InstKind::Phi(entries) = cx.kind(p) {
-                let mut vals = entries.iter().filter(|e| e.0 == me).map(|e| e.1);
-                let first = vals.next();
-                if vals.any(|v| Some(v) != first) {
-                    return None;
-                }
-            }
-        }
-    }
-    Some(Change::Jump { target, dropped })
+    jump_if_phis_agree(cx, inst, t, f).then_some(Change::Jump { target, dropped })
 }
 
-/// `br (or x c), t, f` with `c != 0` and two different targets: `jmp t`.
+/// Whether `br` `inst` to `t` and `f` may become a jump: two edges into one
+/// block only when its phis agree on both.
+fn jump_if_phis_agree(cx: &MatchCtx<'_>, inst: Inst, t: ir::Block, f: ir::Block) -> bool {
+    if t != f {
+        return true;
+    }
+    let Some(me) = cx.func.insts[inst.index()].block else {
+        return false;
+    };
+    cx.func.blocks[t.index()]
+        .insts
+        .iter()
+        .all(|&p| match cx.kind(p) {
+            InstKind::Phi(entries) => {
+                let mut vals = entries.iter().filter(|e| e.0 == me).map(|e| e.1);
+                let first = vals.next();
+                vals.all(|v| Some(v) == first)
+            }
+            _ => true,
+        })
+}
+
+/// `br (or x c), t, f` with `c != 0`: `jmp t` (as `br_const` for `t == f`).
 fn br_or_nonzero(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     let InstKind::Br(c, t, f) = *cx.kind(inst) else {
         return None;
     };
-    if t == f {
-        return None;
-    }
     // (The condition is the operand's definition: revisited as its user.)
     match *cx.kind(cx.def(c)?) {
         InstKind::Binary(BinOp::Or, _, k) if cx.konst(k).is_some_and(|k| k != 0) => {
-            Some(Change::Jump {
+            jump_if_phis_agree(cx, inst, t, f).then_some(Change::Jump {
                 target: t,
                 dropped: f,
             })
