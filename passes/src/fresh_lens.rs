@@ -15,6 +15,12 @@
 //! the trap, its kind and the heap at it are the original's. A use is only
 //! reached after the division completed, where its value is 0.
 //!
+//! Self divisions: `sdiv %x, %x` traps `div_by_zero` when `%x` is 0 and is
+//! 1 otherwise, `srem %x, %x` likewise 0 (truncating division: `MIN / MIN`
+//! is 1 and `-1 / -1` is 1, no overflow; every remainder of a value by
+//! itself is 0). Uses read the constant and the division stays for its trap,
+//! exactly as for zero dividends (counter `dce.self_divisions`).
+//!
 //! Cost: one look at every instruction; only when one is found, one walk
 //! over the operands with a dense table per value.
 
@@ -23,9 +29,20 @@ use ir::effects::fresh_array_len;
 use ir::{BinOp, Function, Inst, InstKind, Value};
 use smallvec::SmallVec;
 
-/// A value known from its definition: the value, its constant and whether
-/// it is a division's result (else a fresh array's `len`).
-type Known = (Value, i64, bool);
+/// Where a known value comes from (each has its own counter).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// A fresh array's `len` (the instruction goes).
+    FreshLen,
+    /// A division of `0` (the division stays for its trap).
+    ZeroDividend,
+    /// A division of a value by itself (the division stays for its trap).
+    SelfDivision,
+}
+
+/// A value known from its definition: the value, its constant and where
+/// it comes from.
+type Known = (Value, i64, Source);
 
 /// No replacement (in the per-value table).
 const NONE: u32 = u32::MAX;
@@ -43,12 +60,14 @@ pub(crate) fn fold_fresh_lens(func: &mut Function, stats: &mut Stats) -> bool {
         match data.kind {
             InstKind::Len(a) => {
                 if let Some(n) = fresh_array_len(func, a) {
-                    found.push((r, n, false));
+                    found.push((r, n, Source::FreshLen));
                     gone.push(inst);
                 }
             }
-            InstKind::Binary(BinOp::Sdiv | BinOp::Srem, a, _) if func.as_const(a) == Some(0) => {
-                found.push((r, 0, true));
+            InstKind::Binary(op @ (BinOp::Sdiv | BinOp::Srem), a, b) => {
+                if let Some(known) = division_value(func, op, a, b) {
+                    found.push((r, known.0, known.1));
+                }
             }
             _ => {}
         }
@@ -56,37 +75,54 @@ pub(crate) fn fold_fresh_lens(func: &mut Function, stats: &mut Stats) -> bool {
     if found.is_empty() {
         return false;
     }
-    let dividend_uses = replace_uses(func, &found);
+    let (zero_uses, self_uses) = replace_uses(func, &found);
     func.remove_insts(&gone);
     if !gone.is_empty() {
         stats.add("dce", "lens_of_fresh_arrays", gone.len() as u64);
     }
-    if dividend_uses > 0 {
-        stats.add("dce", "zero_dividends", dividend_uses);
+    if zero_uses > 0 {
+        stats.add("dce", "zero_dividends", zero_uses);
     }
-    !gone.is_empty() || dividend_uses > 0
+    if self_uses > 0 {
+        stats.add("dce", "self_divisions", self_uses);
+    }
+    !gone.is_empty() || zero_uses > 0 || self_uses > 0
+}
+
+/// The value of `op a, b` (`sdiv` or `srem`) wherever it completes, if its
+/// operands decide it: a dividend of `0`, or a value divided by itself.
+fn division_value(func: &Function, op: BinOp, a: Value, b: Value) -> Option<(i64, Source)> {
+    if func.as_const(a) == Some(0) {
+        Some((0, Source::ZeroDividend))
+    } else if a == b {
+        Some((i64::from(op == BinOp::Sdiv), Source::SelfDivision))
+    } else {
+        None
+    }
 }
 
 /// Make every operand that is one of `found`'s values read its constant;
-/// returns how many operands that were division results changed.
-fn replace_uses(func: &mut Function, found: &[Known]) -> u64 {
-    let with: SmallVec<[(Value, bool); 4]> = found
+/// returns how many operands changed that were results of a division of
+/// `0` and of a division of a value by itself.
+fn replace_uses(func: &mut Function, found: &[Known]) -> (u64, u64) {
+    let with: SmallVec<[(Value, Source); 4]> = found
         .iter()
-        .map(|&(_, n, dividend)| (func.iconst(n), dividend))
+        .map(|&(_, n, source)| (func.iconst(n), source))
         .collect();
     let mut table = vec![NONE; func.values.len()];
     for (k, &(r, ..)) in found.iter().enumerate() {
         table[r.index()] = k as u32;
     }
-    let mut replaced = 0;
+    let (mut zero, mut selfdiv) = (0, 0);
     func.for_each_placed_kind_mut(|kind| {
         kind.for_each_operand_mut(|v| {
             if let Some(&k) = table.get(v.index()).filter(|&&k| k != NONE) {
-                let (c, dividend) = with[k as usize];
+                let (c, source) = with[k as usize];
                 *v = c;
-                replaced += u64::from(dividend);
+                zero += u64::from(source == Source::ZeroDividend);
+                selfdiv += u64::from(source == Source::SelfDivision);
             }
         })
     });
-    replaced
+    (zero, selfdiv)
 }

@@ -77,8 +77,10 @@ fn program(insts: &[Gen]) -> String {
                     body += &format!("  {r} = and {x}, {}\n", lit(c, wild));
                 } else if d % 5 == 3 {
                     // The last result (often a comparison: 0 or 1) against
-                    // a literal, as the known-bits rules need.
+                    // a literal, as the known-bits rules need (now and then
+                    // `ult`, for a mask below a constant).
                     let x = ints[ints.len() - 1].clone();
+                    let op = if b % 4 == 0 { BinOp::Ult } else { op };
                     body += &format!("  {r} = {} {x}, {}\n", op.name(), lit(c, wild));
                 } else if op.accepts_refs() && d.is_multiple_of(3) {
                     body += &format!("  {r} = {} {}, {}\n", op.name(), rf(&refs, b), rf(&refs, c));
@@ -164,7 +166,7 @@ fn check_function(
 }
 
 /// The rules whose conditions are CFG facts: checked on [`cfg_program`]s.
-const CFG_RULES: [&str; 3] = ["phi_same", "phi_null", "br_const"];
+const CFG_RULES: [&str; 4] = ["phi_same", "phi_null", "br_const", "br_or_nonzero"];
 
 /// The rule whose text states a two-leaf web: not compared.
 const WEB_RULE: &str = "phi_const_web";
@@ -205,7 +207,7 @@ fn every_matcher_does_what_its_rule_text_says() {
 /// targets the same now and then (the entry edges' phi entries then agree).
 fn cfg_program(g: &(u8, u8, u8, u8, u8, u8)) -> String {
     let &(c1, c2, e1, e2, r2, same) = g;
-    let cond = |c: u8| ["0", "1", "-1", "%y"][c as usize % 4];
+    let cond = |c: u8| ["0", "1", "-1", "%y", "%o"][c as usize % 5];
     let e1 = ["%a", "%x", "5", "%y"][e1 as usize % 4];
     let e2 = ["%v", "%a", "%x", "%n", "5"][e2 as usize % 5];
     let r1 = ["%p", "null"][(r2 as usize / 3) % 2];
@@ -224,7 +226,7 @@ fn cfg_program(g: &(u8, u8, u8, u8, u8, u8)) -> String {
         )
     };
     format!(
-        "type Obj {{ f: i64 }}\nfunc @f(%x: i64, %y: i64, %p: Obj) -> i64 {{\nentry:\n  %a = add %x, 1\n  {head}\nloop:\n  %v = phi {entries}, [loop: {e2}]\n  %w = phi {rentries}, [loop: {r2}]\n  %n = add %v, 1\n  br {}, loop, exit\nexit:\n  ret %x\n}}\n",
+        "type Obj {{ f: i64 }}\nfunc @f(%x: i64, %y: i64, %p: Obj) -> i64 {{\nentry:\n  %a = add %x, 1\n  %o = or %y, 2\n  {head}\nloop:\n  %v = phi {entries}, [loop: {e2}]\n  %w = phi {rentries}, [loop: {r2}]\n  %n = add %v, 1\n  br {}, loop, exit\nexit:\n  ret %x\n}}\n",
         cond(c2)
     )
 }

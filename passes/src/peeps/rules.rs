@@ -333,6 +333,15 @@ static RULES: &[Rule] = &[
         "(op 0 1)",
         mask_cmp_other
     ),
+    // `and ?x #m` has no bit outside `#m`, so it is unsigned-at-most `#m`:
+    // below any constant above `#m` (issue 13).
+    rule!(
+        "mask_ult_above",
+        "(ult (and ?x #m) #c)",
+        "(= (ult #m #c) 1)",
+        "1",
+        mask_ult_above
+    ),
     rule!(
         "shift_zero",
         "(shl|lshr|ashr ?x #c)",
@@ -426,6 +435,14 @@ static RULES: &[Rule] = &[
         br_const
     ),
     rule!("guard_const", "(guard #c)", "(!= #c 0)", "nop", guard_const),
+    // `or ?x #c` has every bit of `#c` set: non-zero when `#c` is (issue 13).
+    rule!(
+        "br_or_nonzero",
+        "(br (or ?x #c) ?t ?f)",
+        "(!= #c 0)",
+        "(jmp (if (!= #c 0) ?t ?f))",
+        br_or_nonzero
+    ),
 ];
 
 /// The binary operation of `inst` and its operands.
@@ -503,6 +520,22 @@ fn mask_cmp_other(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     match *cx.kind(cx.def(x)?) {
         InstKind::Binary(BinOp::And, _, m) if cx.konst(m).is_some_and(|m| c & m != c) => {
             cx.replace_by_const(inst, i64::from(op == BinOp::Ne))
+        }
+        _ => None,
+    }
+}
+
+/// `ult (and x m), c` with `m <u c`: 1.
+fn mask_ult_above(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let (op, x, c) = binary(cx, inst)?;
+    let c = cx.konst(c)? as u64;
+    if op != BinOp::Ult {
+        return None;
+    }
+    // (The mask is the operand's definition: revisited as its user.)
+    match *cx.kind(cx.def(x)?) {
+        InstKind::Binary(BinOp::And, _, m) if cx.konst(m).is_some_and(|m| (m as u64) < c) => {
+            cx.replace_by_const(inst, 1)
         }
         _ => None,
     }
@@ -790,20 +823,46 @@ fn br_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
     };
     let c = cx.konst(c)?;
     let (target, dropped) = if c != 0 { (t, f) } else { (f, t) };
-    if t == f {
-        // Two edges into one block: only fold when its phis agree on both.
-        let me = cx.func.insts[inst.index()].block?;
-        for &p in &cx.func.blocks[t.index()].insts {
-            if let InstKind::Phi(entries) = cx.kind(p) {
+    jump_if_phis_agree(cx, inst, t, f).then_some(Change::Jump { target, dropped })
+}
+
+/// Whether `br` `inst` to `t` and `f` may become a jump: two edges into one
+/// block only when its phis agree on both.
+fn jump_if_phis_agree(cx: &MatchCtx<'_>, inst: Inst, t: ir::Block, f: ir::Block) -> bool {
+    if t != f {
+        return true;
+    }
+    let Some(me) = cx.func.insts[inst.index()].block else {
+        return false;
+    };
+    cx.func.blocks[t.index()]
+        .insts
+        .iter()
+        .all(|&p| match cx.kind(p) {
+            InstKind::Phi(entries) => {
                 let mut vals = entries.iter().filter(|e| e.0 == me).map(|e| e.1);
                 let first = vals.next();
-                if vals.any(|v| Some(v) != first) {
-                    return None;
-                }
+                vals.all(|v| Some(v) == first)
             }
+            _ => true,
+        })
+}
+
+/// `br (or x c), t, f` with `c != 0`: `jmp t` (as `br_const` for `t == f`).
+fn br_or_nonzero(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
+    let InstKind::Br(c, t, f) = *cx.kind(inst) else {
+        return None;
+    };
+    // (The condition is the operand's definition: revisited as its user.)
+    match *cx.kind(cx.def(c)?) {
+        InstKind::Binary(BinOp::Or, _, k) if cx.konst(k).is_some_and(|k| k != 0) => {
+            jump_if_phis_agree(cx, inst, t, f).then_some(Change::Jump {
+                target: t,
+                dropped: f,
+            })
         }
+        _ => None,
     }
-    Some(Change::Jump { target, dropped })
 }
 
 fn guard_const(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {

@@ -42,6 +42,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "optimistic_constants"),
     ("dce", "phi_entries_known_from_edges"),
     ("dce", "phis_removed"),
+    ("dce", "self_divisions"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "uses_decided_by_edge_ranges"),
     ("dce", "uses_known_after_insts"),
