@@ -204,9 +204,8 @@ fn apply_merge(func: &mut Function, p: Block, c: Value, [sa, sb]: [Inst; 2], pla
         *at = addr;
         *v = stored;
     }
-    let mut end = func.blocks[p.index()].insts.len() - 1;
-    for inst in selects.into_iter().chain([sa]) {
-        func.insert_inst(p, end, inst);
-        end += 1;
+    let end = func.blocks[p.index()].insts.len() - 1;
+    for (k, inst) in selects.into_iter().chain([sa]).enumerate() {
+        func.insert_inst(p, end + k, inst);
     }
 }
