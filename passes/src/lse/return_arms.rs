@@ -3,8 +3,8 @@
 //! SimplifyCFG sinks such a pair into one store of selects or phis).
 //!
 //! Block `P` ends in `br c, A, B`; `A` and `B` are other blocks, entered
-//! only from `P`, both ending in `ret` or both in `jmp J` (one `J`, when
-//! the stores' addresses differ: a pair to one address is sunk into `J` by
+//! only from `P`, both ending in `ret` or both in `jmp J` (one `J`; a pair
+//! of last stores to one address there is sunk into `J` by
 //! [`super::arm_stores`] first), and each starts with pure
 //! instructions and then a plain store — to the same field, the same global,
 //! or an element of the same array type. The two stores become one at the
