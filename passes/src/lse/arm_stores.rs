@@ -105,7 +105,7 @@ fn is_plain_store(kind: &InstKind) -> bool {
 }
 
 /// The first plain store of `a`, if only pure instructions precede it.
-fn first_arm_store(
+pub(super) fn first_arm_store(
     module: &Module,
     clobbers: &Clobbers<'_>,
     func: &Function,

@@ -17,6 +17,7 @@ pub mod known;
 pub mod loc;
 pub mod nonnull;
 pub mod promote;
+pub mod return_arms;
 pub mod unread;
 pub mod writers;
 pub mod young;
@@ -260,6 +261,8 @@ impl Lse {
             &Clobbers { alias, calls },
             &mut scratch.arm_stores,
         );
+        let at_returns =
+            return_arms::merge_returning_arm_stores(module, func, cfg, &Clobbers { alias, calls });
 
         counts.add(
             &fw.counts,
@@ -267,6 +270,7 @@ impl Lse {
             [
                 dead.removed.len() as u64,
                 dead.to_checks,
+                at_returns,
                 merged.into_select,
                 merged.into_join,
                 unread.removed.len() as u64,
@@ -283,6 +287,7 @@ impl Lse {
             || rewritten
             || !dead.removed.is_empty()
             || dead.to_checks > 0
+            || at_returns > 0
             || merged.into_select > 0
             || merged.into_join > 0
             || !unread.removed.is_empty()
@@ -294,7 +299,7 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 30] = [
+const RULES: [&str; 31] = [
     "evictions",
     "facts_kept_across_calls",
     "facts_kept_before_escape",
@@ -320,6 +325,7 @@ const RULES: [&str; 30] = [
     "stores_dead_next_trip",
     "stores_dead_to_checks",
     "stores_dead_unread_object",
+    "stores_merged_at_returns",
     "stores_merged_into_select",
     "stores_redundant",
     "stores_sunk_into_join",
@@ -334,14 +340,15 @@ struct Counts([u64; RULES.len()]);
 
 impl Counts {
     /// Add one function's counters; `removed` holds the dead stores, those
-    /// rewritten to their checks, the arm stores merged into a select, the
+    /// rewritten to their checks, the returning arms' store pairs merged
+    /// before their branch, the arm stores merged into a select, the
     /// store pairs sunk into a join, the stores into unread objects removed
     /// and those rewritten to checks (directly, and through a `select` of
     /// `null`), the phis and the latch loads kept, the overwritten locations
     /// calls did not observe and those of allocations not escaped yet, and
     /// the dead stores a loop's next trip overwrites; `p` is store promotion's.
-    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 12]) {
-        let [stores_dead, stores_dead_to_checks, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip] =
+    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 13]) {
+        let [stores_dead, stores_dead_to_checks, stores_merged_at_returns, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip] =
             removed;
         let counts = [
             c.evictions,
@@ -369,6 +376,7 @@ impl Counts {
             stores_dead_next_trip,
             stores_dead_to_checks,
             stores_unread,
+            stores_merged_at_returns,
             stores_merged_into_select,
             c.stores_redundant,
             stores_sunk_into_join,
