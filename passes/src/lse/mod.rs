@@ -276,6 +276,7 @@ impl Lse {
                 unread.removed.len() as u64,
                 unread.to_checks,
                 unread.select_to_checks,
+                unread.compared_only,
                 phis_kept,
                 latch_loads_kept,
                 dead.kept_across_calls,
@@ -299,7 +300,7 @@ impl Lse {
 }
 
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 31] = [
+const RULES: [&str; 32] = [
     "evictions",
     "facts_kept_across_calls",
     "facts_kept_before_escape",
@@ -329,6 +330,7 @@ const RULES: [&str; 31] = [
     "stores_merged_into_select",
     "stores_redundant",
     "stores_sunk_into_join",
+    "stores_unread_compared_only",
     "stores_unread_select_to_checks",
     "stores_unread_to_checks",
 ];
@@ -344,11 +346,11 @@ impl Counts {
     /// before their branch, the arm stores merged into a select, the
     /// store pairs sunk into a join, the stores into unread objects removed
     /// and those rewritten to checks (directly, and through a `select` of
-    /// `null`), the phis and the latch loads kept, the overwritten locations
+    /// `null`), the removed ones saved by a compared-only merge, the phis and the latch loads kept, the overwritten locations
     /// calls did not observe and those of allocations not escaped yet, and
     /// the dead stores a loop's next trip overwrites; `p` is store promotion's.
-    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 13]) {
-        let [stores_dead, stores_dead_to_checks, stores_merged_at_returns, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip] =
+    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 14]) {
+        let [stores_dead, stores_dead_to_checks, stores_merged_at_returns, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, stores_unread_compared_only, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip] =
             removed;
         let counts = [
             c.evictions,
@@ -380,6 +382,7 @@ impl Counts {
             stores_merged_into_select,
             c.stores_redundant,
             stores_sunk_into_join,
+            stores_unread_compared_only,
             stores_unread_select_to_checks,
             stores_unread_to_checks,
         ];

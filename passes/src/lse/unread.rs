@@ -31,6 +31,19 @@
 //! field, `boundscheck %s, %i` for an element: `null_deref` on `null`,
 //! else the element store's own bounds trap).
 //! Counter `lse.stores_unread_select_to_checks`.
+//!
+//! A `phi` or `select` (other than the `select` of `null` above) reads none
+//! of its operands' slots: it is a read of an allocation operand only when
+//! its result may be used as more than an identity. A value is *compared
+//! only* when each of its uses is an `eq`/`ne` operand, a `nullcheck`, or
+//! an operand of a `phi`, `select` (not its condition) or `copy` whose
+//! result is compared only (a greatest fixed point over the phi web, found
+//! by one backward sweep from the other uses: linear). Such a result may
+//! be the allocation at run time, but nothing it flows into loads a slot,
+//! stores the reference, passes, escapes or returns it, so no observer can
+//! reach the allocation through it (SSA values are no heap roots, IR.md
+//! §7): the allocation stays unread. Counter
+//! `lse.stores_unread_compared_only` (a subset of the removed stores).
 
 use crate::copies::CopyRoots;
 use ir::effects::inst_effects;
@@ -47,6 +60,15 @@ pub struct Scratch {
     /// `(container, stored)`: `stored` is read when `container` is.
     stored_into: Vec<(Value, Value)>,
     work: Vec<Value>,
+    /// Phis and selects with an allocation operand, decided once the
+    /// compared-only values are known.
+    merges: Vec<Inst>,
+    /// Per value: it may be used as more than an identity.
+    more_than_compared: Vec<bool>,
+    /// Worklist of [`mark_more_than_compared`].
+    more_work: Vec<Value>,
+    /// Per allocation value: some compared-only merge takes it.
+    compared: Vec<bool>,
 }
 
 /// What [`remove_stores_to_unread`] did.
@@ -59,6 +81,9 @@ pub struct UnreadStores {
     /// Stores through a `select` of an allocation and `null`, rewritten to
     /// their `nullcheck` or `boundscheck`.
     pub select_to_checks: u64,
+    /// Removed stores into an allocation that flows into a compared-only
+    /// `phi` or `select` (also in `removed`).
+    pub compared_only: u64,
 }
 
 /// Remove every store into a never-read allocation that cannot trap, and
@@ -73,7 +98,12 @@ pub fn remove_stores_to_unread(
         return out;
     }
     mark_read(func, scratch);
-    let Scratch { alloc_of, read, .. } = &*scratch;
+    let Scratch {
+        alloc_of,
+        read,
+        compared,
+        ..
+    } = &*scratch;
     let unread_base = |addr: &Addr| {
         let base = match *addr {
             Addr::Field { base, .. } | Addr::Elem { base, .. } => base,
@@ -100,7 +130,11 @@ pub fn remove_stores_to_unread(
             continue;
         }
         match (inst_effects(module, func, i).may_trap(), addr) {
-            (false, _) => out.removed.push(i),
+            (false, _) => {
+                out.removed.push(i);
+                let alloc = addr_base(addr).and_then(|b| alloc_of[b.index()]);
+                out.compared_only += u64::from(alloc.is_some_and(|a| compared[a.index()]));
+            }
             (true, &Addr::Elem { base, index }) => checks.push((i, base, Some(index))),
             (true, &Addr::Field { base, .. }) if through_select(addr) => {
                 checks.push((i, base, None))
@@ -152,6 +186,10 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
         read,
         stored_into,
         work,
+        merges,
+        more_than_compared,
+        more_work,
+        compared,
     } = scratch;
     let n = func.values.len();
     roots.recompute(func);
@@ -161,6 +199,9 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
     read.resize(n, false);
     stored_into.clear();
     work.clear();
+    merges.clear();
+    compared.clear();
+    compared.resize(n, false);
     for inst in func.inst_iter() {
         let data = func.inst(inst);
         if let (InstKind::New(_) | InstKind::NewArray { .. }, Some(r)) = (&data.kind, data.result) {
@@ -198,7 +239,22 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
             | InstKind::BoundsCheck(..)
             | InstKind::Unary(UnOp::Copy, _)
             | InstKind::Binary(BinOp::Eq | BinOp::Ne, _, _) => {}
+            InstKind::Phi(_) | InstKind::Select(..) if merges_alloc(kind, alloc) => {
+                merges.push(inst)
+            }
             other => other.for_each_operand(|v| work.extend(alloc(v))),
+        }
+    }
+    if !merges.is_empty() {
+        mark_more_than_compared(func, more_than_compared, more_work);
+        for &inst in merges.iter() {
+            let data = func.inst(inst);
+            let used = data.result.is_none_or(|r| more_than_compared[r.index()]);
+            data.kind.for_each_operand(|v| match alloc(v) {
+                Some(a) if used => work.push(a),
+                Some(a) => compared[a.index()] = true,
+                None => {}
+            });
         }
     }
     // Reading a container reads what is stored in it.
@@ -210,6 +266,50 @@ fn mark_read(func: &Function, scratch: &mut Scratch) {
         let from = stored_into.partition_point(|&(c, _)| c < a);
         let to = stored_into.partition_point(|&(c, _)| c <= a);
         work.extend(stored_into[from..to].iter().map(|&(_, s)| s));
+    }
+}
+
+/// Whether the `phi` or `select` of kind `kind` takes an allocation (a
+/// `select`'s condition is no reference).
+fn merges_alloc(kind: &InstKind, alloc: impl Fn(Value) -> Option<Value>) -> bool {
+    let mut any = false;
+    kind.for_each_operand(|v| any |= alloc(v).is_some());
+    any
+}
+
+/// Set `more[v]` for each value that may be used as more than an identity:
+/// it has a use other than an `eq`/`ne` operand, a `nullcheck`, or an
+/// operand of a `phi`, `select` (not its condition) or `copy`; or it is
+/// such an operand of one whose result is. `work` is scratch (left empty).
+fn mark_more_than_compared(func: &Function, more: &mut Vec<bool>, work: &mut Vec<Value>) {
+    more.clear();
+    more.resize(func.values.len(), false);
+    let mut mark = |v: Value, work: &mut Vec<Value>| {
+        if !std::mem::replace(&mut more[v.index()], true) {
+            work.push(v);
+        }
+    };
+    for inst in func.inst_iter() {
+        match &func.inst(inst).kind {
+            InstKind::Binary(BinOp::Eq | BinOp::Ne, _, _)
+            | InstKind::NullCheck(_)
+            | InstKind::Phi(_)
+            | InstKind::Unary(UnOp::Copy, _) => {}
+            InstKind::Select(c, _, _) => mark(*c, work),
+            other => other.for_each_operand(|v| mark(v, work)),
+        }
+    }
+    // A merge or copy used as more passes that on to what flows into it.
+    while let Some(v) = work.pop() {
+        let Some(def) = func.def_inst(v) else {
+            continue;
+        };
+        match &func.inst(def).kind {
+            InstKind::Phi(entries) => entries.iter().for_each(|&(_, u)| mark(u, work)),
+            InstKind::Select(_, a, b) => [*a, *b].into_iter().for_each(|u| mark(u, work)),
+            InstKind::Unary(UnOp::Copy, a) => mark(*a, work),
+            _ => {}
+        }
     }
 }
 

@@ -86,6 +86,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "stores_merged_into_select"),
     ("lse", "stores_redundant"),
     ("lse", "stores_sunk_into_join"),
+    ("lse", "stores_unread_compared_only"),
     ("lse", "stores_unread_select_to_checks"),
     ("lse", "stores_unread_to_checks"),
     ("manager", "passes_run"),
