@@ -484,21 +484,9 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
 fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
     let (mut values, mut decided) = (0, 0);
     for &(i, pos, k, by_range, _) in found {
-        let Some(old) = nth_operand(&func.inst(i).kind, pos) else {
+        if !replace_operand_by_constant(func, i, pos, k, !by_range) {
             continue;
-        };
-        let new = if !by_range && func.value_type(old).is_ref() {
-            func.null()
-        } else {
-            func.iconst(k)
-        };
-        let mut n = 0;
-        func.insts[i.index()].kind.for_each_operand_mut(|v| {
-            if n == pos {
-                *v = new;
-            }
-            n += 1;
-        });
+        }
         if by_range {
             decided += 1;
         } else {
@@ -512,6 +500,34 @@ fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
 /// taught holds.
 fn after_insts(found: &[Replacement]) -> u64 {
     found.iter().filter(|r| r.4).count() as u64
+}
+
+/// Make operand `pos` of `i` (`InstKind::for_each_operand` order) the
+/// constant `k`, as `null` where the operand is a reference and
+/// `null_for_refs`; whether `i` has such an operand.
+pub(crate) fn replace_operand_by_constant(
+    func: &mut Function,
+    i: Inst,
+    pos: u32,
+    k: i64,
+    null_for_refs: bool,
+) -> bool {
+    let Some(old) = nth_operand(&func.inst(i).kind, pos) else {
+        return false;
+    };
+    let new = if null_for_refs && func.value_type(old).is_ref() {
+        func.null()
+    } else {
+        func.iconst(k)
+    };
+    let mut n = 0;
+    func.insts[i.index()].kind.for_each_operand_mut(|v| {
+        if n == pos {
+            *v = new;
+        }
+        n += 1;
+    });
+    true
 }
 
 /// The operand of `kind` at position `pos` (`InstKind::for_each_operand` order).

@@ -969,27 +969,7 @@ fn apply(func: &mut Function, s: &Scratch, stats: &mut Stats) -> bool {
     // fold below drops (a phi `[b7: %v], [entry: %p]` losing its `b7`
     // entry would otherwise get `%v`'s constant in `%p`'s place).
     for &(i, pos, k) in &s.found {
-        let mut n = 0;
-        let mut old = None;
-        func.insts[i.index()].kind.for_each_operand(|v| {
-            if n == pos {
-                old = Some(v);
-            }
-            n += 1;
-        });
-        let Some(old) = old else { continue };
-        let new = if func.value_type(old).is_ref() {
-            func.null()
-        } else {
-            func.iconst(k)
-        };
-        let mut n = 0;
-        func.insts[i.index()].kind.for_each_operand_mut(|v| {
-            if n == pos {
-                *v = new;
-            }
-            n += 1;
-        });
+        crate::edge_values::replace_operand_by_constant(func, i, pos, k, true);
     }
     for &(b, keep, drop) in &s.folds {
         let term = func.terminator(b).expect("a folded block ends in a br");

@@ -26,7 +26,7 @@ use smallvec::SmallVec;
 /// Replace each phi entry the branch on its edge proves zero or null by
 /// that constant; returns whether any changed.
 pub(crate) fn substitute_phi_edge_values(func: &mut Function, stats: &mut Stats) -> bool {
-    let mut found: SmallVec<[(ir::Inst, usize); 8]> = SmallVec::new();
+    let mut found: SmallVec<[(ir::Inst, u32); 8]> = SmallVec::new();
     for &b in &func.layout {
         for &i in &func.blocks[b.index()].insts {
             let InstKind::Phi(entries) = &func.inst(i).kind else {
@@ -34,23 +34,14 @@ pub(crate) fn substitute_phi_edge_values(func: &mut Function, stats: &mut Stats)
             };
             for (k, &(p, v)) in entries.iter().enumerate() {
                 if !is_constant(func, v) && edge_says_zero(func, p, b, v) {
-                    found.push((i, k));
+                    found.push((i, k as u32));
                 }
             }
         }
     }
     for &(i, k) in &found {
-        let InstKind::Phi(entries) = &func.inst(i).kind else {
-            continue;
-        };
-        let new = if func.value_type(entries[k].1).is_ref() {
-            func.null()
-        } else {
-            func.iconst(0)
-        };
-        if let InstKind::Phi(entries) = &mut func.insts[i.index()].kind {
-            entries[k].1 = new;
-        }
+        // A phi's operands are its entries' values, in order.
+        crate::edge_values::replace_operand_by_constant(func, i, k, 0, true);
     }
     if !found.is_empty() {
         stats.add("dce", "phi_entries_known_from_edges", found.len() as u64);
