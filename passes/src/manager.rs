@@ -191,6 +191,8 @@ impl PassManager {
     fn run_passes(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
         let mut state = RunState::new(module, eager, self.verify);
+        // Module identities are this run's own (tokens restart each run).
+        crate::per_function::forget_kept_summaries();
         for (k, name) in self.names.iter().enumerate() {
             // Whether another pass may run after this one (and so ask
             // whether it is at a fixed point, or whether it was verified).
@@ -250,11 +252,13 @@ impl PassManager {
                 name: name.to_string(),
                 known: PASS_NAMES.join(", "),
             })?;
+        let id = state.current(module);
         // Eager (debug) runs visit every function and check the skips instead.
         let skip: &[bool] = if state.eager { &[] } else { &state.skip };
-        let (changed, reported) = crate::per_function::tracked(&mut state.dirty, skip, || {
-            pass.run_checked(module, stats)
-        });
+        let (changed, reported) =
+            crate::per_function::tracked_in(Some(id), &mut state.dirty, skip, || {
+                pass.run_checked(module, stats)
+            });
         let changed = changed.map_err(|message| PassError::Invariant {
             pass: name.to_string(),
             message,

@@ -6,6 +6,10 @@
 //! the pass manager runs each pass inside [`tracked`] and so knows, without
 //! hashing the module, which functions may differ. A pass that reports
 //! nothing is taken to have changed every function when it reports a change.
+//!
+//! The manager also names the module state a pass runs on ([`tracked_in`]):
+//! the call summaries of a module state are computed once, whichever pass
+//! asks first ([`callee_summaries`]).
 
 use ir::summaries::Summaries;
 use ir::{Function, Module};
@@ -28,10 +32,16 @@ struct Report {
     skip: Vec<bool>,
     /// The pass dropped `skip` ([`forget_skips`]).
     skips_forgotten: bool,
+    /// The identity the pass manager gave the module state the pass runs
+    /// on ([`tracked_in`]), if it gave one.
+    module: Option<u64>,
 }
 
 thread_local! {
     static REPORT: RefCell<Report> = RefCell::new(Report::default());
+    /// The call summaries of the module state with this identity (see
+    /// [`tracked_in`]): the first pass of that state to ask computes them.
+    static SUMMARIES: RefCell<Option<(u64, Summaries)>> = const { RefCell::new(None) };
 }
 
 /// The running pass works function by function and reports every function it
@@ -97,13 +107,42 @@ pub fn forget_skips() {
 /// When they differ, a function the pass left unchanged may change now (a
 /// callee lost an effect), so the pass forgets the manager's skips
 /// ([`forget_skips`]).
+///
+/// Inside [`tracked_in`] with a module identity, the summaries of that
+/// module state are computed once and kept for the passes that follow on
+/// it (about a third of the pipeline's passes run on a module the pass
+/// before them left unchanged).
 pub fn callee_summaries<'s>(module: &Module, last: &'s mut Option<Summaries>) -> &'s Summaries {
-    let now = Summaries::of(module);
-    if last.as_ref() != Some(&now) {
-        forget_skips();
-        *last = Some(now);
-    }
+    let id = REPORT.with(|r| {
+        let r = r.borrow();
+        r.module.filter(|_| r.active)
+    });
+    let Some(id) = id else {
+        let now = Summaries::of(module);
+        if last.as_ref() != Some(&now) {
+            forget_skips();
+            *last = Some(now);
+        }
+        return last.get_or_insert_with(Summaries::default);
+    };
+    SUMMARIES.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if kept.as_ref().map(|(k, _)| *k) != Some(id) {
+            *kept = Some((id, Summaries::of(module)));
+        }
+        let (_, now) = kept.as_ref().expect("kept above");
+        if last.as_ref() != Some(now) {
+            forget_skips();
+            *last = Some(now.clone());
+        }
+    });
     last.get_or_insert_with(Summaries::default)
+}
+
+/// Forget the call summaries kept for a module identity: identities are
+/// tokens of one manager run, so a new run starts without them.
+pub fn forget_kept_summaries() {
+    SUMMARIES.with(|kept| *kept.borrow_mut() = None);
 }
 
 /// Whether the last pass run inside [`tracked`] called [`forget_skips`].
@@ -127,6 +166,20 @@ pub fn skipped(index: usize) -> bool {
 /// have changed. `skip` (by function index) says which functions the pass
 /// is known to leave unchanged ([`skipped`]).
 pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -> R) -> (R, bool) {
+    tracked_in(None, changed, skip, pass)
+}
+
+/// [`tracked`], on the module state the pass manager identifies by `module`
+/// (`None`: none given). Equal identities within one manager run must mean
+/// equal modules: the call summaries computed for one are reused for the
+/// other ([`callee_summaries`]; the manager calls
+/// [`forget_kept_summaries`] when its run starts).
+pub fn tracked_in<R>(
+    module: Option<u64>,
+    changed: &mut Vec<usize>,
+    skip: &[bool],
+    pass: impl FnOnce() -> R,
+) -> (R, bool) {
     /// Ends the report even if the pass panics.
     struct Active;
     impl Drop for Active {
@@ -143,6 +196,7 @@ pub fn tracked<R>(changed: &mut Vec<usize>, skip: &[bool], pass: impl FnOnce() -
         r.skip.clear();
         r.skip.extend_from_slice(skip);
         r.skips_forgotten = false;
+        r.module = module;
     });
     let guard = Active;
     let out = pass();
