@@ -121,23 +121,42 @@ pub(crate) fn thread_decided_edges(func: &mut Function, stats: &mut Stats) -> bo
     }
     with_reused(&SCRATCH, |scratch| {
         let mut threads = 0;
-        for b in candidates {
-            while threads < MAX_THREADS {
-                let found = crate::analyses::with_analyses(func, |a| {
-                    find_thread(func, a.cfg(), b, scratch)
-                });
-                let Some(plan) = found else {
-                    break;
-                };
-                apply(func, &plan, scratch);
-                threads += 1;
-            }
+        // The candidates are tried in order, each again after it threaded;
+        // the CFG is asked for once per thread (it changes only then).
+        let mut next = 0;
+        while threads < MAX_THREADS {
+            let found = crate::analyses::with_analyses(func, |a| {
+                next_thread(func, a.cfg(), &candidates, &mut next, scratch)
+            });
+            let Some(plan) = found else {
+                break;
+            };
+            apply(func, &plan, scratch);
+            threads += 1;
         }
         if threads > 0 {
             stats.add("dce", "edges_threaded", threads as u64);
         }
         threads > 0
     })
+}
+
+/// The first thread [`find_thread`] finds in `candidates[*next..]`,
+/// leaving `*next` at the candidate it came from (or past the last).
+fn next_thread(
+    func: &Function,
+    cfg: &Cfg,
+    candidates: &[Block],
+    next: &mut usize,
+    scratch: &mut Scratch,
+) -> Option<Plan> {
+    while let Some(&b) = candidates.get(*next) {
+        if let Some(plan) = find_thread(func, cfg, b, scratch) {
+            return Some(plan);
+        }
+        *next += 1;
+    }
+    None
 }
 
 /// Whether `b` ends in a two-way `br` on a value that is not a constant
