@@ -294,6 +294,56 @@ mod tests {
     }
 
     #[test]
+    fn call_summaries_are_kept_per_module_identity_until_forgotten() {
+        let text = "func @g() -> i64 {\nentry:\n  ret 1\n}\n\
+                    func @main() -> i64 {\nentry:\n  %r = call @g()\n  ret %r\n}\n";
+        let m = ir::parse_module(text, "t.ir").unwrap().0;
+        let writes = ir::parse_module(&text.replace("  ret 1", "  escape 1\n  ret 1"), "t.ir")
+            .unwrap()
+            .0;
+        let g = ir::FuncId::new(0);
+        forget_kept_summaries();
+        let (mut a, mut b) = (None, None);
+        tracked_in(Some(7), &mut Vec::new(), &[], || {
+            assert!(callee_summaries(&m, &mut a)
+                .call_effects(g)
+                .writes_nothing());
+        });
+        // The same identity stands for the same module: what was computed
+        // for it is what another pass gets (here, told a module it is not,
+        // the kept summaries show).
+        tracked_in(Some(7), &mut Vec::new(), &[], || {
+            assert!(callee_summaries(&writes, &mut b)
+                .call_effects(g)
+                .writes_nothing());
+        });
+        // A new identity, or none, computes them.
+        tracked_in(Some(8), &mut Vec::new(), &[], || {
+            assert!(!callee_summaries(&writes, &mut b)
+                .call_effects(g)
+                .writes_nothing());
+        });
+        let mut c = None;
+        tracked(&mut Vec::new(), &[], || {
+            assert!(callee_summaries(&m, &mut c)
+                .call_effects(g)
+                .writes_nothing());
+        });
+        // A new manager run forgets them: identity 8 is computed again.
+        forget_kept_summaries();
+        tracked_in(Some(8), &mut Vec::new(), &[], || {
+            assert!(callee_summaries(&m, &mut b)
+                .call_effects(g)
+                .writes_nothing());
+        });
+        assert!(
+            skips_forgotten(),
+            "the summaries differ from the last run's"
+        );
+        forget_kept_summaries();
+    }
+
+    #[test]
     fn tracked_runs_say_which_functions_were_reported_changed() {
         let text =
             "func @a() -> i64 {\nentry:\n  ret 1\n}\nfunc @b() -> i64 {\nentry:\n  ret 2\n}\n";
