@@ -417,7 +417,7 @@ fn check_program_interp(
         let aliased = params_alias(input);
         res.param_aliasing |= aliased;
         res.param_aliasing_runs += aliased as u64;
-        res.sharing |= shares_objects(input);
+        res.sharing = res.sharing || shares_objects(input);
         baselines.push(Baseline {
             input: i,
             behaviour: exec.behaviour,
