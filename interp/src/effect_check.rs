@@ -20,6 +20,7 @@
 use crate::access::{AccessKind, AccessLoc, AccessObserver, Site};
 use crate::config::Config;
 use crate::exec::{Execution, InputError, Program, ValidInputs};
+use crate::observe::Behaviour;
 use ir::effects::{effect_loc_node, Effects, HeapNode};
 use ir::summaries::{summarized_effects, Summaries};
 use ir::{EffectLoc, FuncId, Function, InputSpec, Inst, Module, Names};
@@ -366,12 +367,28 @@ pub fn run_checked_valid(
     config: &Config,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
     check_run(
-        program,
-        func,
-        inputs,
-        config,
+        program.module(),
         declared_effects,
         Some(program.decl_table()),
+        |checker| program.run_valid_observed(func, inputs, config, checker),
+    )
+}
+
+/// [`run_checked_valid`], comparing the behaviour with `expected` as the run
+/// ends ([`Program::run_valid_against`]): the execution's behaviour is
+/// `None` when it equals `expected`, else the behaviour.
+pub fn run_checked_valid_against(
+    program: &Program<'_>,
+    func: FuncId,
+    inputs: &ValidInputs<'_>,
+    config: &Config,
+    expected: &Behaviour,
+) -> Result<(Execution<Option<Behaviour>>, Vec<EffectViolation>), InputError> {
+    check_run(
+        program.module(),
+        declared_effects,
+        Some(program.decl_table()),
+        |checker| program.run_valid_against(func, inputs, config, checker, expected),
     )
 }
 
@@ -385,22 +402,23 @@ pub fn run_checked_with<F: FnMut(&Module, FuncId, Inst) -> Effects>(
     effects_of: F,
 ) -> Result<(Execution, Vec<EffectViolation>), InputError> {
     let valid = program.validate(func, inputs)?;
-    check_run(program, func, &valid, config, effects_of, None)
+    check_run(program.module(), effects_of, None, |checker| {
+        program.run_valid_observed(func, &valid, config, checker)
+    })
 }
 
-/// [`run_checked_with`], optionally with a table holding the same declarations.
-fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects>(
-    program: &Program<'m>,
-    func: FuncId,
-    inputs: &ValidInputs<'_>,
-    config: &Config,
+/// `run` with an effect checker on `module` taking declarations from
+/// `effects_of` (and `table`, when given, holding the same declarations).
+fn check_run<'m, F: FnMut(&Module, FuncId, Inst) -> Effects, B>(
+    module: &'m Module,
     effects_of: F,
     table: Option<&'m DeclTable>,
-) -> Result<(Execution, Vec<EffectViolation>), InputError> {
+    run: impl FnOnce(&mut EffectChecker<'m, F>) -> Result<Execution<B>, InputError>,
+) -> Result<(Execution<B>, Vec<EffectViolation>), InputError> {
     // Taken out (not borrowed): a nested or panicking run leaves a clean pool.
     let tables = CHECKER_TABLES.with(|t| t.take());
-    let mut checker = EffectChecker::with_tables(program.module(), effects_of, table, tables);
-    let exec = program.run_valid_observed(func, inputs, config, &mut checker);
+    let mut checker = EffectChecker::with_tables(module, effects_of, table, tables);
+    let exec = run(&mut checker);
     let (violations, tables) = checker.into_parts();
     if tables.seen.len() <= KEEP_TABLE_ENTRIES {
         CHECKER_TABLES.with(|t| t.replace(tables));

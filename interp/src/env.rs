@@ -303,6 +303,11 @@ struct Reach<'s> {
 }
 
 impl Reach<'_> {
+    /// The reach numbers given so far.
+    fn number(&self) -> &[u32] {
+        self.number
+    }
+
     fn visit(&mut self, obj: u64) {
         if obj != 0 && self.number[obj as usize] == UNREACHED {
             self.number[obj as usize] = self.order.len() as u32;
@@ -448,7 +453,8 @@ fn step_with(
     // The flat slot of global `g` (field `k` of a struct is `field_base + k`).
     let global_slot = |g: usize| nf + g;
 
-    // Reach: roots in fixed order, then breadth-first over readable reference slots.
+    // Reach: roots in fixed order (the walk that hashes goes on breadth-first
+    // over readable reference slots).
     scratch.order.clear();
     if scratch.number.len() < heap.len() {
         scratch.number.resize(heap.len(), UNREACHED);
@@ -474,53 +480,31 @@ fn step_with(
     for &r in &ctx.escaped {
         reach.visit(r);
     }
-    let mut next = 0;
-    while next < reach.order.len() {
-        let obj = reach.order[next];
-        next += 1;
-        let (shape, first, n) = layout.slots(heap, obj);
-        match shape {
-            Shape::Struct(st) => {
-                let fb = layout.field_base[st.index()];
-                for (k, ty) in layout.fields[st.index()].iter().enumerate() {
-                    if ty.is_ref() && reads.field(fb, k) {
-                        log.note(AccessKind::Read, fb + k, || field_loc(st, k));
-                        reach.visit(heap[first + k]);
-                    }
-                }
-            }
-            // Every element has one type and one permission.
-            Shape::Array(e) => {
-                if n > 0 && e.is_ref() && reads.slot(layout, shape, 0) {
-                    log.note_elements(AccessKind::Read, e);
-                    for &w in &heap[first..first + n] {
-                        reach.visit(w);
-                    }
-                }
-            }
-        }
-    }
-    let order: &[u64] = &scratch.order;
-    let number: &[u32] = &scratch.number;
-
-    // The step's seed: sequence number, name, canonical arguments.
+    // The step's seed: sequence number, name, canonical arguments (every
+    // reference argument is a root, numbered already).
     let mut seed = mix(mix(SEED, s), name_hash);
     for (i, &a) in args.iter().enumerate() {
-        seed = mix(seed, canon(number, a, is_arg_ref(i)));
+        seed = mix(seed, canon(reach.number(), a, is_arg_ref(i)));
     }
 
-    // The result depends on every readable slot in reach.
+    // The result depends on every readable slot in reach: the globals (their
+    // readable references are roots), then each object in reach order as the
+    // walk meets it. A readable reference slot is followed before it is
+    // hashed, so it hashes by the number the full walk gives it.
     let mut result = seed;
     for (g, &ty) in layout.globals.iter().enumerate() {
         if reads.global(layout, g) {
             log.note(AccessKind::Read, global_slot(g), || global_loc(g));
             result = mix(
                 mix(result, g as u64),
-                canon(number, heap[GLOBALS_BASE + g], ty.is_ref()),
+                canon(reach.number(), heap[GLOBALS_BASE + g], ty.is_ref()),
             );
         }
     }
-    for (n, &obj) in order.iter().enumerate() {
+    let mut next = 0;
+    while next < reach.order.len() {
+        let (n, obj) = (next, reach.order[next]);
+        next += 1;
         let (shape, first, len) = layout.slots(heap, obj);
         result = mix(mix(result, n as u64), heap[obj as usize]);
         match shape {
@@ -529,13 +513,15 @@ fn step_with(
                 for (k, ty) in layout.fields[st.index()].iter().enumerate() {
                     if reads.field(fb, k) {
                         log.note(AccessKind::Read, fb + k, || field_loc(st, k));
-                        result = mix(
-                            mix(result, k as u64),
-                            canon(number, heap[first + k], ty.is_ref()),
-                        );
+                        let w = heap[first + k];
+                        if ty.is_ref() {
+                            reach.visit(w);
+                        }
+                        result = mix(mix(result, k as u64), canon(reach.number(), w, ty.is_ref()));
                     }
                 }
             }
+            // Every element has one type and one permission.
             Shape::Array(e) => {
                 result = mix(result, len as u64);
                 if len > 0 && reads.slot(layout, shape, 0) {
@@ -543,7 +529,8 @@ fn step_with(
                     let slots = heap[first..first + len].iter().enumerate();
                     if e.is_ref() {
                         for (k, &w) in slots {
-                            result = mix(mix(result, k as u64), canon(number, w, true));
+                            reach.visit(w);
+                            result = mix(mix(result, k as u64), canon(reach.number(), w, true));
                         }
                     } else {
                         for (k, &w) in slots {
@@ -554,6 +541,7 @@ fn step_with(
             }
         }
     }
+    let order: &[u64] = &scratch.order;
 
     // Candidates for reference slots and results: reached objects by header.
     scratch.headers.clear();

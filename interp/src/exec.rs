@@ -10,7 +10,8 @@ use crate::lower::{
     lower_module, LoweredFunc, Op, Tables, NONE, VF_BASE, VF_INDEX, VF_VALUE, VF_VALUE_REF,
 };
 use crate::observe::{
-    observe_with, trapped_at_entry, Behaviour, FinalState, HeapNames, ObserveScratch, RawValue,
+    observe_with, observes_as, with_entry_trap_state, Behaviour, FinalState, HeapNames,
+    ObserveScratch, RawValue,
 };
 use ir::{
     EffectLoc, Extern, FieldRef, FuncId, Global, InputSpec, Module, StructDecl, StructId, Type,
@@ -21,11 +22,13 @@ use std::sync::{Arc, OnceLock};
 
 pub use crate::heap::InputError;
 
-/// The result of one execution.
+/// The result of one execution. `B` is what an observer sees: its
+/// [`Behaviour`], or for a run compared with an expected behaviour as it
+/// ended ([`Program::run_valid_against`]), `Option<Behaviour>`.
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub struct Execution {
+pub struct Execution<B = Behaviour> {
     /// What an observer sees.
-    pub behaviour: Behaviour,
+    pub behaviour: B,
     /// Fuel units spent (taken branches and calls).
     pub fuel_used: u64,
     /// IR instructions executed (phis included; a trapping instruction counts).
@@ -38,7 +41,7 @@ pub struct Execution {
     pub stores: u64,
 }
 
-impl Execution {
+impl<B> Execution<B> {
     /// Loads plus stores: what the never-worse oracle compares.
     pub fn accesses(&self) -> u64 {
         self.loads + self.stores
@@ -371,6 +374,42 @@ impl<'m> Program<'m> {
         config: &Config,
         observer: &mut O,
     ) -> Result<Execution, InputError> {
+        let (m, layout, names) = (self.module, &self.env_info.layout, &*self.names);
+        self.run_valid_viewed(func, valid, config, observer, |st, scratch| {
+            observe_with(m, layout, names, scratch, st)
+        })
+    }
+
+    /// [`Program::run_valid_observed`], comparing the behaviour with
+    /// `expected` as the run ends: `None` when they are equal (decided
+    /// without building the behaviour, see [`observes_as`]), else the
+    /// behaviour.
+    pub fn run_valid_against<O: AccessObserver>(
+        &self,
+        func: FuncId,
+        valid: &ValidInputs<'_>,
+        config: &Config,
+        observer: &mut O,
+        expected: &Behaviour,
+    ) -> Result<Execution<Option<Behaviour>>, InputError> {
+        let (m, layout, names) = (self.module, &self.env_info.layout, &*self.names);
+        self.run_valid_viewed(func, valid, config, observer, |st, scratch| {
+            let same = observes_as(m, layout, names, scratch, st, expected);
+            (!same).then(|| observe_with(m, layout, names, scratch, st))
+        })
+    }
+
+    /// Run validated inputs (validated again when they were validated for
+    /// other parameter types or another layout); `view` makes what an
+    /// observer sees of the final state.
+    fn run_valid_viewed<O: AccessObserver, B>(
+        &self,
+        func: FuncId,
+        valid: &ValidInputs<'_>,
+        config: &Config,
+        observer: &mut O,
+        view: impl FnOnce(&FinalState, &mut ObserveScratch) -> B,
+    ) -> Result<Execution<B>, InputError> {
         let lf = self.lowered(func)?;
         // What validation read: any difference and it is done again here,
         // with a proof of this program's own (whose image is built for its
@@ -385,7 +424,7 @@ impl<'m> Program<'m> {
             valid
         };
         let exec = ir::reuse::with_reused(&RUN_BUFFERS, |bufs| {
-            let exec = self.run_in(func, valid, config, observer, bufs);
+            let exec = self.run_in(func, valid, config, observer, bufs, view);
             if bufs.heap.capacity() > KEEP_ARENA_WORDS {
                 bufs.heap = Vec::new();
             }
@@ -396,14 +435,15 @@ impl<'m> Program<'m> {
     }
 
     /// Run validated inputs with the buffers of `bufs` (returned to it afterwards).
-    fn run_in<O: AccessObserver>(
+    fn run_in<O: AccessObserver, B>(
         &self,
         func: FuncId,
         valid: &ValidInputs<'_>,
         config: &Config,
         observer: &mut O,
         bufs: &mut RunBuffers,
-    ) -> Execution {
+        view: impl FnOnce(&FinalState, &mut ObserveScratch) -> B,
+    ) -> Execution<B> {
         let lf = &self.funcs[func.index()];
         let layout = &self.env_info.layout;
         let mut words = std::mem::take(&mut bufs.heap);
@@ -440,7 +480,7 @@ impl<'m> Program<'m> {
             Err(trap) => {
                 // The inputs alone exceed the heap budget.
                 let behaviour =
-                    trapped_at_entry(self.module, layout, &self.names, &mut bufs.observe, trap);
+                    with_entry_trap_state(layout, trap, |st| view(st, &mut bufs.observe));
                 return Execution {
                     behaviour,
                     fuel_used: 0,
@@ -501,11 +541,7 @@ impl<'m> Program<'m> {
             ),
             Err(t) => (None, Some(t)),
         };
-        let behaviour = observe_with(
-            self.module,
-            layout,
-            &self.names,
-            &mut bufs.observe,
+        let behaviour = view(
             &FinalState {
                 words: &m.heap.words,
                 entry_roots: &m.env.entry_roots,
@@ -514,6 +550,7 @@ impl<'m> Program<'m> {
                 trace: &m.bufs.trace,
                 trap,
             },
+            &mut bufs.observe,
         );
         let exec = Execution {
             behaviour,

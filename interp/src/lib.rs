@@ -18,7 +18,9 @@ pub mod observe;
 
 pub use access::{AccessKind, AccessLoc, AccessLog, AccessObserver, NoObserver, Site};
 pub use config::{Config, TrapKind, MAX_ARRAY_LEN};
-pub use effect_check::{run_checked, run_checked_valid, run_checked_with, EffectViolation};
+pub use effect_check::{
+    run_checked, run_checked_valid, run_checked_valid_against, run_checked_with, EffectViolation,
+};
 pub use env::{loadstar_env_step, EnvContext, EnvInfo};
 pub use exec::{run, Execution, InputError, Program, ValidInputs};
 pub use observe::{Behaviour, HeapEntry, Observed, Outcome};

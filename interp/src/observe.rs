@@ -215,10 +215,8 @@ impl HeapNames {
         }
     }
 
-    fn global(&self, m: &Module, g: usize) -> Name {
-        self.globals[g]
-            .get_or_init(|| Name::from(m.globals[g].name.as_str()))
-            .clone()
+    fn global(&self, m: &Module, g: usize) -> &Name {
+        self.globals[g].get_or_init(|| Name::from(m.globals[g].name.as_str()))
     }
 
     fn struct_names(&self, m: &Module, s: StructId) -> &StructNames {
@@ -282,21 +280,27 @@ pub fn trapped_at_entry(
     scratch: &mut ObserveScratch,
     trap: TrapKind,
 ) -> Behaviour {
+    with_entry_trap_state(layout, trap, |st| {
+        observe_with(m, layout, names, scratch, st)
+    })
+}
+
+/// `f` of the final state of a run that traps `trap` before its first
+/// instruction (see [`trapped_at_entry`]).
+pub fn with_entry_trap_state<R>(
+    layout: &Layout,
+    trap: TrapKind,
+    f: impl FnOnce(&FinalState) -> R,
+) -> R {
     let empty = vec![0; 1 + layout.globals.len()];
-    observe_with(
-        m,
-        layout,
-        names,
-        scratch,
-        &FinalState {
-            words: &empty,
-            entry_roots: &[],
-            returned: None,
-            escaped: &[],
-            trace: &[],
-            trap: Some(trap),
-        },
-    )
+    f(&FinalState {
+        words: &empty,
+        entry_roots: &[],
+        returned: None,
+        escaped: &[],
+        trace: &[],
+        trap: Some(trap),
+    })
 }
 
 /// [`observe`] with a module's name table and reused buffers.
@@ -307,23 +311,93 @@ pub fn observe_with(
     scratch: &mut ObserveScratch,
     st: &FinalState,
 ) -> Behaviour {
-    let FinalState {
-        words,
-        entry_roots,
-        returned,
-        escaped,
-        trace: raw_trace,
-        trap,
-    } = *st;
-    let ObserveScratch {
-        order,
-        number: numbers,
-    } = scratch;
-    order.clear();
-    if numbers.len() < words.len() {
-        numbers.resize(words.len(), UNNUMBERED);
+    number_objects(layout, scratch, st);
+    let behaviour = build(m, layout, names, &scratch.numbering(), st);
+    scratch.forget_numbers();
+    behaviour
+}
+
+/// Whether `st` observes as `expected`: exactly `observe_with(..) ==
+/// *expected`, decided while walking, without building the behaviour (the
+/// usual answer for an optimized run compared with its original).
+pub fn observes_as(
+    m: &Module,
+    layout: &Layout,
+    names: &HeapNames,
+    scratch: &mut ObserveScratch,
+    st: &FinalState,
+    expected: &Behaviour,
+) -> bool {
+    number_objects(layout, scratch, st);
+    let same = matches(m, layout, names, &scratch.numbering(), st, expected);
+    scratch.forget_numbers();
+    same
+}
+
+/// The canonical walk's result: objects in walk order, and per arena word
+/// the walk number of the object whose header is there.
+struct Numbering<'s> {
+    order: &'s [u64],
+    number: &'s [u32],
+}
+
+impl Numbering<'_> {
+    /// How an observer sees `v`.
+    fn observed(&self, v: RawValue) -> Observed {
+        match v {
+            RawValue::Int(i) => Observed::Int(i),
+            RawValue::Ref(0) => Observed::Null,
+            // Every traced or returned reference is a root, hence numbered.
+            RawValue::Ref(r) => match self.number.get(r as usize) {
+                Some(&n) if n != UNNUMBERED => Observed::Obj(n),
+                _ => Observed::Null,
+            },
+        }
     }
-    let number: &mut [u32] = numbers;
+
+    /// How an observer sees a slot word of type reference (`is_ref`) or `i64`.
+    fn word(&self, w: u64, is_ref: bool) -> Observed {
+        if is_ref {
+            self.observed(RawValue::Ref(w))
+        } else {
+            Observed::Int(w as i64)
+        }
+    }
+
+    /// The outcome of the run ending in `st`.
+    fn outcome(&self, st: &FinalState) -> Outcome {
+        match st.trap {
+            Some(t) => Outcome::Trap(t),
+            None => Outcome::Return(st.returned.map(|v| self.observed(v))),
+        }
+    }
+}
+
+impl ObserveScratch {
+    fn numbering(&self) -> Numbering<'_> {
+        Numbering {
+            order: &self.order,
+            number: &self.number,
+        }
+    }
+
+    /// Reset the numbers of the last walk (every entry is [`UNNUMBERED`] between calls).
+    fn forget_numbers(&mut self) {
+        for &o in &self.order {
+            self.number[o as usize] = UNNUMBERED;
+        }
+    }
+}
+
+/// The canonical breadth-first walk of `st` from its roots into `scratch`.
+fn number_objects(layout: &Layout, scratch: &mut ObserveScratch, st: &FinalState) {
+    let words = st.words;
+    let ObserveScratch { order, number } = scratch;
+    order.clear();
+    if number.len() < words.len() {
+        number.resize(words.len(), UNNUMBERED);
+    }
+    let number: &mut [u32] = number;
     let visit = |o: u64, number: &mut [u32], order: &mut Vec<u64>| {
         if o != 0 && number[o as usize] == UNNUMBERED {
             number[o as usize] = order.len() as u32;
@@ -335,13 +409,13 @@ pub fn observe_with(
             visit(words[GLOBALS_BASE + g], number, order);
         }
     }
-    for &r in entry_roots {
+    for &r in st.entry_roots {
         visit(r, number, order);
     }
-    if let Some(RawValue::Ref(r)) = returned {
+    if let Some(RawValue::Ref(r)) = st.returned {
         visit(r, number, order);
     }
-    for &r in escaped {
+    for &r in st.escaped {
         visit(r, number, order);
     }
     let mut next = 0;
@@ -355,31 +429,25 @@ pub fn observe_with(
             }
         }
     }
-    let number: &[u32] = number;
-    let obs = |v: RawValue| match v {
-        RawValue::Int(i) => Observed::Int(i),
-        RawValue::Ref(0) => Observed::Null,
-        // Every traced or returned reference is a root, hence numbered.
-        RawValue::Ref(r) => match number.get(r as usize) {
-            Some(&n) if n != UNNUMBERED => Observed::Obj(n),
-            _ => Observed::Null,
-        },
-    };
-    let word = |w: u64, is_ref: bool| {
-        if is_ref {
-            obs(RawValue::Ref(w))
-        } else {
-            Observed::Int(w as i64)
-        }
-    };
-    let mut heap = Vec::with_capacity(m.globals.len() + order.len());
+}
+
+/// The behaviour of the run ending in `st`, walked into `walk`.
+fn build(
+    m: &Module,
+    layout: &Layout,
+    names: &HeapNames,
+    walk: &Numbering<'_>,
+    st: &FinalState,
+) -> Behaviour {
+    let words = st.words;
+    let mut heap = Vec::with_capacity(m.globals.len() + walk.order.len());
     for (g, decl) in m.globals.iter().enumerate() {
         heap.push(HeapEntry::Global {
-            name: names.global(m, g),
-            value: word(words[GLOBALS_BASE + g], decl.ty.is_ref()),
+            name: names.global(m, g).clone(),
+            value: walk.word(words[GLOBALS_BASE + g], decl.ty.is_ref()),
         });
     }
-    for (id, &obj) in order.iter().enumerate() {
+    for (id, &obj) in walk.order.iter().enumerate() {
         let (shape, first, n) = layout.slots(words, obj);
         let id = id as u32;
         heap.push(match shape {
@@ -394,28 +462,110 @@ pub fn observe_with(
                         .fields
                         .iter()
                         .enumerate()
-                        .map(|(k, fd)| word(words[first + k], fd.ty.is_ref()))
+                        .map(|(k, fd)| walk.word(words[first + k], fd.ty.is_ref()))
                         .collect(),
                 }
             }
             Shape::Array(e) => HeapEntry::Array {
                 id,
                 ty: names.array(m, e),
-                elems: (0..n).map(|k| word(words[first + k], e.is_ref())).collect(),
+                elems: (0..n)
+                    .map(|k| walk.word(words[first + k], e.is_ref()))
+                    .collect(),
             },
         });
     }
-    let outcome = match trap {
-        Some(t) => Outcome::Trap(t),
-        None => Outcome::Return(returned.map(obs)),
-    };
-    let behaviour = Behaviour {
-        outcome,
-        trace: raw_trace.iter().map(|&v| obs(v)).collect(),
+    Behaviour {
+        outcome: walk.outcome(st),
+        trace: st.trace.iter().map(|&v| walk.observed(v)).collect(),
         heap,
-    };
-    for &o in order.iter() {
-        numbers[o as usize] = UNNUMBERED;
     }
-    behaviour
+}
+
+/// Whether [`build`] would give a behaviour equal to `expected`: the same
+/// comparisons `==` makes, field by field, on values observed as walked.
+fn matches(
+    m: &Module,
+    layout: &Layout,
+    names: &HeapNames,
+    walk: &Numbering<'_>,
+    st: &FinalState,
+    expected: &Behaviour,
+) -> bool {
+    let nglobals = m.globals.len();
+    if walk.outcome(st) != expected.outcome
+        || st.trace.len() != expected.trace.len()
+        || expected.heap.len() != nglobals + walk.order.len()
+    {
+        return false;
+    }
+    let trace_same = st
+        .trace
+        .iter()
+        .zip(&expected.trace)
+        .all(|(&v, e)| walk.observed(v) == *e);
+    let (globals, objects) = expected.heap.split_at(nglobals);
+    let words = st.words;
+    let globals_same = m
+        .globals
+        .iter()
+        .zip(globals)
+        .enumerate()
+        .all(|(g, (decl, e))| {
+            matches!(e, HeapEntry::Global { name, value }
+            if *value == walk.word(words[GLOBALS_BASE + g], decl.ty.is_ref())
+                && same_shared(name, names.global(m, g)))
+        });
+    trace_same
+        && globals_same
+        && walk
+            .order
+            .iter()
+            .zip(objects)
+            .enumerate()
+            .all(|(id, (&obj, e))| {
+                let (shape, first, n) = layout.slots(words, obj);
+                match (shape, e) {
+                    (
+                        Shape::Struct(s),
+                        HeapEntry::Struct {
+                            id: eid,
+                            ty,
+                            fields,
+                            values,
+                        },
+                    ) => {
+                        let decl = m.struct_decl(s);
+                        let sn = names.struct_names(m, s);
+                        *eid as usize == id
+                            && values.len() == decl.fields.len()
+                            && decl
+                                .fields
+                                .iter()
+                                .zip(values)
+                                .enumerate()
+                                .all(|(k, (fd, v))| {
+                                    walk.word(words[first + k], fd.ty.is_ref()) == *v
+                                })
+                            && same_shared(ty, &sn.name)
+                            && same_shared(fields, &sn.fields)
+                    }
+                    (Shape::Array(el), HeapEntry::Array { id: eid, ty, elems }) => {
+                        *eid as usize == id
+                            && elems.len() == n
+                            && elems
+                                .iter()
+                                .enumerate()
+                                .all(|(k, v)| walk.word(words[first + k], el.is_ref()) == *v)
+                            && same_shared(ty, &names.array(m, el))
+                    }
+                    _ => false,
+                }
+            })
+}
+
+/// `a == b` for shared names and name lists, trying the pointer first
+/// (`Arc`'s own `==` compares the contents of an unsized value every time).
+fn same_shared<T: ?Sized + PartialEq>(a: &Arc<T>, b: &Arc<T>) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
 }

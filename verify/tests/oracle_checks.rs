@@ -32,6 +32,60 @@ fn dce_alone_finds_nothing_on_generated_programs() {
     }
 }
 
+/// An optimized run compared with the original's behaviour as it ends
+/// (`run_checked_valid_against`) agrees with building its behaviour and
+/// comparing with `==`: equal pairs (the same input) say so without a
+/// behaviour, differing ones (other inputs) give the built behaviour.
+#[test]
+fn comparing_as_the_run_ends_agrees_with_building_the_behaviour() {
+    let cfg = interp::Config {
+        fuel: 10_000,
+        heap_words: 1 << 16,
+        ..interp::Config::default()
+    };
+    let (mut same, mut differ) = (0, 0);
+    for seed in 0..150u64 {
+        let g = generate_from_seed(seed, &GenConfig::default());
+        let ins = instantiate_all(&g.module, g.module.func(g.main), seed, 3);
+        let mut opt = g.module.clone();
+        let mut stats = passes::Stats::default();
+        verify::oracle::run_plan("pipeline", &mut opt, &mut stats).expect("optimizes");
+        let prog = interp::Program::new(&g.module);
+        let opt_prog = interp::Program::new_like(&opt, &prog);
+        for p in [&prog, &opt_prog] {
+            let built: Vec<_> = ins
+                .iter()
+                .map(|i| interp::run_checked(p, g.main, i, &cfg).expect("fits").0)
+                .collect();
+            for (i, input) in ins.iter().enumerate() {
+                let valid = p.validate(g.main, input).expect("fits");
+                for expected in &built {
+                    let (e, _) = interp::run_checked_valid_against(
+                        p,
+                        g.main,
+                        &valid,
+                        &cfg,
+                        &expected.behaviour,
+                    )
+                    .expect("fits");
+                    let equal = built[i].behaviour == expected.behaviour;
+                    assert_eq!(e.behaviour.is_none(), equal, "seed {seed} input {i}");
+                    if let Some(b) = e.behaviour {
+                        assert_eq!(b, built[i].behaviour, "seed {seed} input {i}");
+                    }
+                    assert_eq!((e.loads, e.stores), (built[i].loads, built[i].stores));
+                    if equal {
+                        same += 1;
+                    } else {
+                        differ += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(same > 100 && differ > 100, "same {same}, differ {differ}");
+}
+
 #[test]
 fn endless_loops_are_inconclusive_not_findings() {
     let m = parse("func @main() -> i64 {\nentry:\n  jmp l\nl:\n  jmp l\n}\n");

@@ -417,7 +417,7 @@ fn check_program_interp(
         let aliased = params_alias(input);
         res.param_aliasing |= aliased;
         res.param_aliasing_runs += aliased as u64;
-        res.sharing |= shares_objects(input);
+        res.sharing = res.sharing || shares_objects(input);
         baselines.push(Baseline {
             input: i,
             behaviour: exec.behaviour,
@@ -546,21 +546,23 @@ fn check_plan(
     };
     for b in baselines {
         let budget = 2 * b.fuel_used + 16;
+        // Compared with the original's behaviour as it ends: built only when it differs.
         let run = panics::catch(|| {
-            valid[b.input]
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|v| interp::run_checked_valid(&opt_prog, func, v, &config(cfg, budget)))
+            valid[b.input].as_ref().map_err(Clone::clone).and_then(|v| {
+                let c = config(cfg, budget);
+                interp::run_checked_valid_against(&opt_prog, func, v, &c, &b.behaviour)
+            })
         });
         let actual = match run {
             Ok(Ok((e, violations))) => {
                 if let Some(v) = violations.first() {
+                    let behaviour = e.behaviour.unwrap_or_else(|| b.behaviour.clone());
                     return Some(finding(
                         FindingKind::Effects,
                         finding::normalize_digits(&v.to_string()),
                         format!("{v}\noptimized module:\n{}", ir::print_module(&optimized)),
                         b,
-                        Some(e.behaviour),
+                        Some(behaviour),
                     ));
                 }
                 e
@@ -584,14 +586,16 @@ fn check_plan(
                 ))
             }
         };
-        if let Some((kind, part)) = compare(&b.behaviour, &actual.behaviour) {
-            let detail = format!(
-                "original:\n{}\noptimized (fuel {budget}):\n{}\noptimized module:\n{}",
-                b.behaviour,
-                actual.behaviour,
-                ir::print_module(&optimized)
-            );
-            return Some(finding(kind, part, detail, b, Some(actual.behaviour)));
+        if let Some(differs) = actual.behaviour {
+            if let Some((kind, part)) = compare(&b.behaviour, &differs) {
+                let detail = format!(
+                    "original:\n{}\noptimized (fuel {budget}):\n{}\noptimized module:\n{}",
+                    b.behaviour,
+                    differs,
+                    ir::print_module(&optimized)
+                );
+                return Some(finding(kind, part, detail, b, Some(differs)));
+            }
         }
         let returned = matches!(b.behaviour.outcome, Outcome::Return(_));
         if let Some((part, counts)) = returned
@@ -602,12 +606,13 @@ fn check_plan(
                 "{counts}\noptimized module:\n{}",
                 ir::print_module(&optimized)
             );
+            // The behaviours are equal (compared above).
             return Some(finding(
                 FindingKind::Pessimization,
                 part,
                 detail,
                 b,
-                Some(actual.behaviour),
+                Some(b.behaviour.clone()),
             ));
         }
     }
