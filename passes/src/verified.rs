@@ -39,6 +39,16 @@ impl Accepted {
         REMEMBERED.with(|r| r.borrow().clone())
     }
 
+    /// What a caller vouches the verifier accepted: declarations and
+    /// functions with the identities `decls` and `funcs` (fingerprints, or
+    /// tokens that stand for them within one pass manager run).
+    pub(crate) fn assumed(decls: u64, funcs: &[u64]) -> Accepted {
+        Accepted {
+            decls,
+            funcs: funcs.to_vec(),
+        }
+    }
+
     /// Check `m`, whose functions have the fingerprints `funcs`, given that
     /// `before` (when known) was accepted: with the same declarations, only
     /// the functions whose fingerprint differs are checked; otherwise the
@@ -78,7 +88,7 @@ impl Accepted {
                 b
             }
             _ => {
-                verify_whole_module(m)?;
+                verify_kept(m)?;
                 Accepted {
                     decls,
                     funcs: Vec::new(),
@@ -106,8 +116,11 @@ fn verify_with_kept_cfg(m: &Module, i: usize) -> Result<(), Vec<VerifyError>> {
 }
 
 /// The verdict of [`ir::verify::verify_module`] on `m` (same errors, same
-/// order), each function checked with its kept CFG ([`verify_with_kept_cfg`]).
-fn verify_whole_module(m: &Module) -> Result<(), Vec<VerifyError>> {
+/// order), each function checked with its kept CFG ([`verify_with_kept_cfg`]),
+/// computed here for the passes that run on it next. Nothing is hashed: a
+/// caller that then optimizes a copy of `m` with
+/// [`crate::PassManager::run_verified`] needs no fingerprints.
+pub fn verify_kept(m: &Module) -> Result<(), Vec<VerifyError>> {
     let mut errors = verify_declarations(m);
     for i in 0..m.funcs.len() {
         if let Err(mut e) = verify_with_kept_cfg(m, i) {
