@@ -6,9 +6,10 @@
 //! and declarations fingerprint ([`Module::decls_fingerprint`]) are those of a
 //! function the verifier accepted is accepted again, so only the others are
 //! checked, and the result is that of checking the whole module. The pass
-//! manager verifies this way after every pass; [`verify_and_remember`] (the
-//! oracle's check of each original program) seeds it for the pass manager
-//! runs that follow on the same thread.
+//! manager verifies this way after every pass; [`verify_and_remember`] seeds
+//! it for the pass manager runs that follow on the same thread. The oracle
+//! instead checks each original program with [`verify_kept`] and optimizes
+//! copies with [`crate::PassManager::run_verified`], which needs no prints.
 
 use ir::verify::{verify_declarations, verify_function_with_cfg, VerifyError};
 use ir::{FuncId, Module};
