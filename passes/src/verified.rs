@@ -117,9 +117,9 @@ fn verify_with_kept_cfg(m: &Module, i: usize) -> Result<(), Vec<VerifyError>> {
 }
 
 /// The verdict of [`ir::verify::verify_module`] on `m` (same errors, same
-/// order), each function checked with its kept CFG ([`verify_with_kept_cfg`]),
-/// computed here for the passes that run on it next. Nothing is hashed: a
-/// caller that then optimizes a copy of `m` with
+/// order), each function checked with the CFG the passes keep for it
+/// ([`crate::analyses`]), computed here for the passes that run on it next.
+/// Nothing is hashed: a caller that then optimizes a copy of `m` with
 /// [`crate::PassManager::run_verified`] needs no fingerprints.
 pub fn verify_kept(m: &Module) -> Result<(), Vec<VerifyError>> {
     let mut errors = verify_declarations(m);
