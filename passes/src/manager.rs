@@ -175,12 +175,21 @@ impl PassManager {
 
     /// Run every pass in order on `module`.
     pub fn run(&self, module: &mut Module) -> Result<Stats, PassError> {
-        self.run_with(module, self.hashes_every_module())
+        self.run_with(module, self.hashes_every_module(), Input::Unknown)
+    }
+
+    /// [`PassManager::run`] on a module the verifier accepts as it is (the
+    /// oracle verifies each program, [`crate::verified::verify_kept`], before
+    /// it optimizes copies of it): the verifier then checks only the functions
+    /// a pass changed, with nothing hashed to tell which those are. Debug
+    /// builds check the claim.
+    pub fn run_verified(&self, module: &mut Module) -> Result<Stats, PassError> {
+        self.run_with(module, self.hashes_every_module(), Input::Verified)
     }
 
     /// [`PassManager::run`], hashing every module state if `eager`.
-    fn run_with(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
-        let out = self.run_passes(module, eager);
+    fn run_with(&self, module: &mut Module, eager: bool, input: Input) -> Result<Stats, PassError> {
+        let out = self.run_passes(module, eager, input);
         crate::analyses::end_run();
         out
     }
@@ -188,11 +197,19 @@ impl PassManager {
     /// The passes of [`PassManager::run_with`]; the passes share each
     /// function's CFG analyses while its branches stay unchanged
     /// ([`crate::analyses`]).
-    fn run_passes(&self, module: &mut Module, eager: bool) -> Result<Stats, PassError> {
+    fn run_passes(
+        &self,
+        module: &mut Module,
+        eager: bool,
+        input: Input,
+    ) -> Result<Stats, PassError> {
         let mut stats = Stats::default();
         let mut state = RunState::new(module, eager, self.verify);
         // Module identities are this run's own (tokens restart each run).
         crate::per_function::forget_kept_summaries();
+        if self.verify && input == Input::Verified {
+            state.accept_input(module);
+        }
         for (k, name) in self.names.iter().enumerate() {
             // Whether another pass may run after this one (and so ask
             // whether it is at a fixed point, or whether it was verified).
@@ -286,6 +303,16 @@ impl PassManager {
         }
         Ok(changed)
     }
+}
+
+/// What the manager knows of the module it is given.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Input {
+    /// Nothing: the first verification checks every function not known
+    /// from [`Accepted::remembered`].
+    Unknown,
+    /// The verifier accepts it ([`PassManager::run_verified`]).
+    Verified,
 }
 
 /// What a manager run remembers between passes: the module's current
@@ -418,6 +445,33 @@ impl RunState {
             state.current = Some(state.next_token());
         }
         state
+    }
+
+    /// Record `module`, the module before the first pass, as accepted by the
+    /// verifier (the caller's word, [`PassManager::run_verified`]): each
+    /// function keeps its identity as long as no pass changes it, and a
+    /// token stands for the declarations while the passes leave them alone,
+    /// so the verifications after the passes check only what they changed.
+    /// Debug builds (which hash every module state) hash the declarations
+    /// too, and check the caller's word.
+    fn accept_input(&mut self, module: &Module) {
+        let decls = if self.eager {
+            debug_assert!(
+                ir::verify::verify_module(module).is_ok(),
+                "run_verified was given a module the verifier rejects"
+            );
+            module.decls_fingerprint()
+        } else {
+            self.next_token()
+        };
+        if !self.eager {
+            self.unhashed.clear();
+            for i in 0..self.funcs.len() {
+                self.funcs[i] = self.next_token();
+            }
+        }
+        self.decls = Some(decls);
+        self.accepted = Some(Accepted::assumed(decls, &self.funcs));
     }
 
     fn next_token(&mut self) -> u64 {
@@ -844,6 +898,57 @@ mod tests {
     }
 
     #[test]
+    fn with_a_verified_input_only_functions_a_pass_changed_are_checked() {
+        let m = parse(TWO_FUNCS);
+        // @f's return now names a value it does not have.
+        let mut broken = m.clone();
+        let f = &mut broken.funcs[0];
+        let ret = *f.blocks[f.layout[0].index()].insts.last().unwrap();
+        f.insts[ret.index()].kind = ir::InstKind::Ret(Some(ir::Value::new(f.values.len() + 3)));
+        // A pass reported @f: it is checked, with the errors verify_module gives.
+        let mut s = RunState::new(&m, false, true);
+        s.accept_input(&m);
+        s.dirty = vec![0];
+        assert!(!s.after_pass("peeps", &broken, true, true));
+        let errors = s.verify(&broken).expect_err("ill-formed");
+        assert_eq!(errors, ir::verify::verify_module(&broken).unwrap_err());
+        // Nothing hashed: @g, never changed, keeps the identity it was accepted with.
+        let mut s = RunState::new(&m, false, true);
+        s.accept_input(&m);
+        let accepted_g = s.funcs[1];
+        s.dirty = vec![1];
+        assert!(!s.after_pass("peeps", &broken, true, true));
+        assert!(s.verify(&broken).is_ok(), "the caller vouched for @f");
+        assert_ne!(s.funcs[1], accepted_g);
+        // A pass that may change declarations makes the next check a whole one.
+        let mut s = RunState::new(&m, false, true);
+        s.accept_input(&m);
+        s.after_declarations("other", &broken, true);
+        s.dirty = vec![1];
+        assert!(!s.after_pass("other", &broken, true, true));
+        assert!(s.verify(&broken).is_err());
+    }
+
+    #[test]
+    fn run_verified_makes_the_modules_and_statistics_run_makes() {
+        for text in [
+            ALREADY_OPTIMAL,
+            TWO_FUNCS,
+            "func @f() -> i64 {\nentry:\n  %a = add 1, 2\n  %b = add %a, 3\n  ret 7\n}\n",
+        ] {
+            let m = parse(text);
+            for list in ["pipeline", "dce,dce,lse", "gvn,peeps"] {
+                let pm = PassManager::from_list(list).unwrap();
+                let (mut a, mut b) = (m.clone(), m.clone());
+                let sa = pm.run(&mut a).unwrap();
+                let sb = pm.run_verified(&mut b).unwrap();
+                assert_eq!(a, b, "{list}");
+                assert_eq!(sa, sb, "{list}");
+            }
+        }
+    }
+
+    #[test]
     fn hashing_or_not_the_pipeline_makes_the_same_modules() {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus");
         let mut files = Vec::new();
@@ -875,10 +980,10 @@ mod tests {
                 let pm = PassManager::from_list(list).unwrap();
                 let (mut eager, mut lazy) = (m.clone(), m.clone());
                 let a = pm
-                    .run_with(&mut eager, true)
+                    .run_with(&mut eager, true, Input::Unknown)
                     .map(|s| s.get("manager", "verifier_runs"));
                 let b = pm
-                    .run_with(&mut lazy, false)
+                    .run_with(&mut lazy, false, Input::Unknown)
                     .map(|s| s.get("manager", "verifier_runs"));
                 assert_eq!(a.is_ok(), b.is_ok(), "{}", path.display());
                 assert_eq!(eager, lazy, "{} {list}", path.display());
@@ -897,12 +1002,12 @@ mod tests {
             func @g() -> i64 {\nentry:\n  %x = add 1, 2\n  %y = add 5, 6\n  ret %x\n}\n";
         let pm = PassManager::from_list("dce,peeps,peeps,dce").unwrap();
         let (mut lazy, mut eager) = (parse(text), parse(text));
-        let stats = pm.run_with(&mut lazy, false).unwrap();
+        let stats = pm.run_with(&mut lazy, false, Input::Unknown).unwrap();
         assert_eq!(stats.get("manager", "passes_run"), 3);
         assert_eq!(stats.get("manager", "passes_skipped_unchanged"), 1);
         // Hashing every module (debug builds), every pass visits every
         // function and the skips are checked instead: the same module.
-        let stats = pm.run_with(&mut eager, true).unwrap();
+        let stats = pm.run_with(&mut eager, true, Input::Unknown).unwrap();
         assert_eq!(stats.get("manager", "passes_run"), 4);
         assert_eq!(lazy, eager);
         assert_eq!(

@@ -6,9 +6,10 @@
 //! and declarations fingerprint ([`Module::decls_fingerprint`]) are those of a
 //! function the verifier accepted is accepted again, so only the others are
 //! checked, and the result is that of checking the whole module. The pass
-//! manager verifies this way after every pass; [`verify_and_remember`] (the
-//! oracle's check of each original program) seeds it for the pass manager
-//! runs that follow on the same thread.
+//! manager verifies this way after every pass; [`verify_and_remember`] seeds
+//! it for the pass manager runs that follow on the same thread. The oracle
+//! instead checks each original program with [`verify_kept`] and optimizes
+//! copies with [`crate::PassManager::run_verified`], which needs no prints.
 
 use ir::verify::{verify_declarations, verify_function_with_cfg, VerifyError};
 use ir::{FuncId, Module};
@@ -37,6 +38,16 @@ impl Accepted {
     /// The module [`verify_and_remember`] last accepted on this thread.
     pub fn remembered() -> Option<Accepted> {
         REMEMBERED.with(|r| r.borrow().clone())
+    }
+
+    /// What a caller vouches the verifier accepted: declarations and
+    /// functions with the identities `decls` and `funcs` (fingerprints, or
+    /// tokens that stand for them within one pass manager run).
+    pub(crate) fn assumed(decls: u64, funcs: &[u64]) -> Accepted {
+        Accepted {
+            decls,
+            funcs: funcs.to_vec(),
+        }
     }
 
     /// Check `m`, whose functions have the fingerprints `funcs`, given that
@@ -78,7 +89,7 @@ impl Accepted {
                 b
             }
             _ => {
-                verify_whole_module(m)?;
+                verify_kept(m)?;
                 Accepted {
                     decls,
                     funcs: Vec::new(),
@@ -106,8 +117,11 @@ fn verify_with_kept_cfg(m: &Module, i: usize) -> Result<(), Vec<VerifyError>> {
 }
 
 /// The verdict of [`ir::verify::verify_module`] on `m` (same errors, same
-/// order), each function checked with its kept CFG ([`verify_with_kept_cfg`]).
-fn verify_whole_module(m: &Module) -> Result<(), Vec<VerifyError>> {
+/// order), each function checked with the CFG the passes keep for it
+/// ([`crate::analyses`]), computed here for the passes that run on it next.
+/// Nothing is hashed: a caller that then optimizes a copy of `m` with
+/// [`crate::PassManager::run_verified`] needs no fingerprints.
+pub fn verify_kept(m: &Module) -> Result<(), Vec<VerifyError>> {
     let mut errors = verify_declarations(m);
     for i in 0..m.funcs.len() {
         if let Err(mut e) = verify_with_kept_cfg(m, i) {
