@@ -124,31 +124,34 @@ pub fn hoist(
             has_child[p.index()] = true;
         }
     }
-    let mut subst: Option<Subst> = None;
+    // Copies are looked through on demand: no table of the whole function.
+    let subst = Subst::empty();
     let mut plans: Vec<Plan> = Vec::new();
+    scratch.in_loop.clear();
+    scratch.in_loop.resize(func.blocks.len(), false);
     for (k, lp) in loops.loops().iter().enumerate() {
-        if has_child[k] || !holds_store(func, lp) {
-            continue;
-        }
         let Some(pre) = lp.preheader else {
             continue;
         };
-        scratch.in_loop.clear();
-        scratch.in_loop.resize(func.blocks.len(), false);
+        if has_child[k] || !holds_store(func, lp) {
+            continue;
+        }
         for &b in &lp.blocks {
             scratch.in_loop[b.index()] = true;
         }
-        let subst = subst.get_or_insert_with(|| Subst::new(func));
         let look = Look {
             module,
             func,
             clobbers,
-            subst,
+            subst: &subst,
             lp,
             in_loop: &scratch.in_loop,
         };
         if let Some(plan) = look.plan(cfg, dom, pre) {
             plans.push(plan);
+        }
+        for &b in &lp.blocks {
+            scratch.in_loop[b.index()] = false;
         }
     }
     for plan in plans {
