@@ -11,6 +11,7 @@ pub mod arm_stores;
 pub mod clobber;
 pub mod dse;
 pub mod exit_stores;
+pub mod first_trip;
 pub mod folds;
 pub mod forward;
 pub mod known;
@@ -45,6 +46,7 @@ struct Scratch {
     dse: dse::Scratch,
     unread: unread::Scratch,
     promote: promote::Scratch,
+    first_trip: first_trip::Scratch,
     arm_stores: arm_stores::Scratch,
 }
 
@@ -220,6 +222,26 @@ impl Lse {
         let (phis_kept, latch_loads_kept) =
             remove_unused_created(func, &fw.created_phis, &fw.latch_loads);
         let unread = unread::remove_stores_to_unread(module, func, &mut scratch.unread);
+        let hoisted = match dom_loops {
+            Some(dom_loops) => first_trip::hoist(
+                module,
+                func,
+                cfg,
+                dom_loops,
+                &Clobbers {
+                    alias: &*alias,
+                    calls,
+                },
+                &mut scratch.first_trip,
+            ),
+            None => first_trip::HoistCounts::default(),
+        };
+        // A block made for hoisted stores changed the CFG: promotion needs the new one.
+        let hoist_fresh = (hoisted.blocks > 0).then(|| fresh_analyses(func));
+        let (cfg, dom_loops) = match &hoist_fresh {
+            Some((cfg, dom, loops)) => (cfg, Some((dom, loops))),
+            None => (cfg, dom_loops),
+        };
         let promoted = match dom_loops {
             Some(dom_loops) => promote::promote(
                 module,
@@ -234,12 +256,7 @@ impl Lse {
         };
         let alias = &*alias;
         // Promotion may have split exit edges: the rest needs the new CFG.
-        let fresh = (promoted.exit_blocks > 0).then(|| {
-            let cfg = Cfg::new(func);
-            let dom = DomTree::new(func, &cfg);
-            let loops = LoopInfo::new(func, &cfg, &dom);
-            (cfg, dom, loops)
-        });
+        let fresh = (promoted.exit_blocks > 0).then(|| fresh_analyses(func));
         let (cfg, dom_loops) = match &fresh {
             Some((cfg, dom, loops)) => (cfg, Some((dom, loops))),
             None => (cfg, dom_loops),
@@ -282,6 +299,7 @@ impl Lse {
                 dead.kept_across_calls,
                 dead.kept_before_escape,
                 dead.dead_next_trip,
+                hoisted.stores,
             ],
         );
         !fw.removed.is_empty()
@@ -296,11 +314,20 @@ impl Lse {
             || unread.select_to_checks > 0
             || phis_kept > 0
             || promoted.locations > 0
+            || hoisted.stores > 0
     }
 }
 
+/// The CFG of `func` as it is now, with its dominator tree and loops.
+fn fresh_analyses(func: &Function) -> (Cfg, DomTree, LoopInfo) {
+    let cfg = Cfg::new(func);
+    let dom = DomTree::new(func, &cfg);
+    let loops = LoopInfo::new(func, &cfg, &dom);
+    (cfg, dom, loops)
+}
+
 /// The names of the pass's counters, sorted (the order of [`Counts`]).
-const RULES: [&str; 32] = [
+const RULES: [&str; 33] = [
     "evictions",
     "facts_kept_across_calls",
     "facts_kept_before_escape",
@@ -326,6 +353,7 @@ const RULES: [&str; 32] = [
     "stores_dead_next_trip",
     "stores_dead_to_checks",
     "stores_dead_unread_object",
+    "stores_hoisted_to_first_trip",
     "stores_merged_at_returns",
     "stores_merged_into_select",
     "stores_redundant",
@@ -337,8 +365,13 @@ const RULES: [&str; 32] = [
 
 /// The pass's counters over one or more functions, in [`RULES`] order,
 /// added to the statistics at once ([`Counts::record`]).
-#[derive(Default)]
 struct Counts([u64; RULES.len()]);
+
+impl Default for Counts {
+    fn default() -> Self {
+        Counts([0; RULES.len()])
+    }
+}
 
 impl Counts {
     /// Add one function's counters; `removed` holds the dead stores, those
@@ -348,9 +381,10 @@ impl Counts {
     /// and those rewritten to checks (directly, and through a `select` of
     /// `null`), the removed ones saved by a compared-only merge, the phis and the latch loads kept, the overwritten locations
     /// calls did not observe and those of allocations not escaped yet, and
-    /// the dead stores a loop's next trip overwrites; `p` is store promotion's.
-    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 14]) {
-        let [stores_dead, stores_dead_to_checks, stores_merged_at_returns, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, stores_unread_compared_only, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip] =
+    /// the dead stores a loop's next trip overwrites, and the stores hoisted
+    /// to a loop's first trip; `p` is store promotion's.
+    fn add(&mut self, c: &forward::ForwardCounts, p: &promote::PromoteCounts, removed: [u64; 15]) {
+        let [stores_dead, stores_dead_to_checks, stores_merged_at_returns, stores_merged_into_select, stores_sunk_into_join, stores_unread, stores_unread_to_checks, stores_unread_select_to_checks, stores_unread_compared_only, phis_kept, latch_loads_kept, overwritten_kept_across_calls, overwritten_kept_before_escape, stores_dead_next_trip, stores_hoisted] =
             removed;
         let counts = [
             c.evictions,
@@ -378,6 +412,7 @@ impl Counts {
             stores_dead_next_trip,
             stores_dead_to_checks,
             stores_unread,
+            stores_hoisted,
             stores_merged_at_returns,
             stores_merged_into_select,
             c.stores_redundant,

@@ -82,6 +82,7 @@ const FIXED: &[(&str, &str)] = &[
     ("lse", "stores_dead_next_trip"),
     ("lse", "stores_dead_to_checks"),
     ("lse", "stores_dead_unread_object"),
+    ("lse", "stores_hoisted_to_first_trip"),
     ("lse", "stores_merged_at_returns"),
     ("lse", "stores_merged_into_select"),
     ("lse", "stores_redundant"),
