@@ -328,19 +328,7 @@ impl Known<'_> {
     /// Whether `p` ends in a `br` with two targets whose edge to `b` is
     /// taken only when (copy root) `v` is non-null.
     fn edge_makes_non_null(&self, p: Block, b: Block, v: Value) -> bool {
-        let Some(t) = self.f.terminator(p) else {
-            return false;
-        };
-        let InstKind::Br(c, x, y) = self.f.inst(t).kind else {
-            return false;
-        };
-        let mut found = false;
-        if x != y {
-            implied_facts(self.f, c, x == b, IMPLIED_DEPTH, &mut |w, nonzero| {
-                found |= nonzero && self.s.roots.root(self.f, w) == v;
-            });
-        }
-        found
+        crate::edge_facts::edge_implies(self.f, p, b, true, |w| self.s.roots.root(self.f, w) == v)
     }
 
     /// Learn the phis of `b` that [`Self::phi_non_null`] finds non-null.
