@@ -15,7 +15,11 @@
 //! is below the length; and a block entered only by the edge of `br` on
 //! `ne %p, null` taken when %p is not null (or the other edge of `eq %p,
 //! null`) knows %p non-null, with every block it dominates
-//! ([`crate::edge_facts`]).
+//! ([`crate::edge_facts`]). A phi of references is non-null in its block
+//! (and every block that block dominates) when each entry is non-null on
+//! its own edge ([`Known::phi_non_null`], issue 13: a list walk rotated
+//! into `phi [pre: %p], [b: %next]` with `%p` tested before the loop and
+//! `%next` tested by the back edge's `br`).
 //!
 //! A check whose facts are all known where it stands is redundant
 //! ([`redundant_checks`]); removing it keeps every fact it stood for known,
@@ -117,11 +121,18 @@ pub struct Scratch {
     from_branches: usize,
     /// Whether the walk decides null tests too.
     tests_asked: bool,
+    /// Whether some phi may be found non-null ([`Known::phi_non_null`]).
+    phis_asked: bool,
     /// Per value (as copy root): bit 1 when a null test asks about it, bit
     /// 2 when an access or check checks it.
     tested: Vec<u8>,
     /// The null tests decided by the last walk that asked, each with its value.
     null_tests: Vec<(Inst, bool)>,
+    /// Per value (as copy root): a phi the last walk found non-null by
+    /// [`Known::phi_non_null`].
+    phi_facts: Vec<bool>,
+    /// The checks of the last walk found redundant only with a phi fact.
+    by_phis: Vec<Inst>,
 }
 
 impl Scratch {
@@ -135,6 +146,12 @@ impl Scratch {
     /// each with its value (`ne` of a non-null reference is true).
     pub fn null_tests(&self) -> &[(Inst, bool)] {
         &self.null_tests
+    }
+
+    /// The checks the last [`redundant_checks`] found redundant because a
+    /// phi is non-null on each of its edges (and nothing else checked it).
+    pub fn known_from_phis(&self) -> &[Inst] {
+        &self.by_phis
     }
 }
 
@@ -271,12 +288,77 @@ impl Known<'_> {
         self.s.facts.add(fact, false);
     }
 
+    /// Whether phi `phi` (a reference, its own copy root) of block `b` is
+    /// non-null wherever `b` dominates, asked on entering `b` (before its
+    /// own entry fact): each entry `(p, v)` is the phi itself, or non-null
+    /// by what is known here, or made non-null by the `br` of `p` taking
+    /// the edge to `b` ([`implied_facts`]). `Some(true)`: a branch edge
+    /// taught one of these.
+    ///
+    /// Sound: the facts known on entering `b` are those of its strict
+    /// dominators, and `b`'s immediate dominator dominates every
+    /// predecessor `p` that can run, so they hold when the edge `p -> b`
+    /// is crossed and the entry's value is read; an edge fact holds on its
+    /// edge (IR.md §4). A self entry takes the value the phi had on the
+    /// previous visit, non-null by induction on the visits. So each time
+    /// the phi gets a value it is non-null, and SSA values never change.
+    fn phi_non_null(&self, b: Block, phi: Inst) -> Option<bool> {
+        let InstKind::Phi(entries) = &self.f.inst(phi).kind else {
+            return None;
+        };
+        let me = self.root(self.f.inst(phi).result?);
+        let mut by_edge = false;
+        for &(p, v) in entries {
+            let v = self.root(v);
+            if v == me {
+                continue;
+            }
+            if let Some(e) = self.known(Checked::NonNull(v)) {
+                by_edge |= e;
+                continue;
+            }
+            if !self.edge_makes_non_null(p, b, v) {
+                return None;
+            }
+            by_edge = true;
+        }
+        Some(by_edge)
+    }
+
+    /// Whether `p` ends in a `br` with two targets whose edge to `b` is
+    /// taken only when (copy root) `v` is non-null.
+    fn edge_makes_non_null(&self, p: Block, b: Block, v: Value) -> bool {
+        crate::edge_facts::edge_implies(self.f, p, b, true, |w| self.s.roots.root(self.f, w) == v)
+    }
+
+    /// Learn the phis of `b` that [`Self::phi_non_null`] finds non-null.
+    fn learn_phis(&mut self, b: Block) {
+        for &i in &self.f.blocks[b.index()].insts {
+            if !self.f.inst(i).kind.is_phi() {
+                break;
+            }
+            let Some(v) = self.f.inst(i).result.map(|v| self.root(v)) else {
+                continue;
+            };
+            if !self.f.value_type(v).is_ref() || !self.s.wanted[v.index()] {
+                continue;
+            }
+            if let Some(from_edge) = self.phi_non_null(b, i) {
+                self.s.facts.add(Checked::NonNull(v), from_edge);
+                self.s.phi_facts[v.index()] = true;
+            }
+        }
+    }
+
     /// Walk `b`'s instructions: a check `is_check` selects whose fact is
     /// known goes to `out`; every other instruction teaches its facts. The
     /// edge `b` is entered by alone first teaches a reference non-null
     /// (the entry has no way in, and the CFG is only computed for a
     /// function of more than one block).
     fn block(&mut self, b: Block, is_check: &impl Fn(Inst) -> bool, out: &mut Vec<Inst>) {
+        if self.s.phis_asked {
+            self.learn_phis(b);
+        }
         let fact = self
             .cfg
             .filter(|_| b != self.f.entry())
@@ -311,8 +393,12 @@ impl Known<'_> {
             }
             if is_check(inst) {
                 if let Some(fact) = checked_by(&self.f.inst(inst).kind) {
-                    if let Some(from_edge) = self.known(self.rooted(fact)) {
+                    let fact = self.rooted(fact);
+                    if let Some(from_edge) = self.known(fact) {
                         self.s.from_branches += usize::from(from_edge);
+                        if matches!(fact, Checked::NonNull(x) if self.s.phi_facts[x.index()]) {
+                            self.s.by_phis.push(inst);
+                        }
                         out.push(inst);
                         continue;
                     }
@@ -345,6 +431,7 @@ pub fn redundant_checks(
     scratch.from_branches = 0;
     scratch.tests_asked = null_tests;
     scratch.null_tests.clear();
+    scratch.by_phis.clear();
     if f.layout.is_empty() || !worth_a_walk(m, f, &is_check, scratch) {
         return out;
     }
@@ -449,11 +536,51 @@ fn worth_a_walk(
             }
         }
     }
-    (0..n).any(|v| {
-        s.wanted[v]
-            && (s.checkers[v] >= 2
-                || s.tested.get(v) == Some(&3)
-                || f.def_inst(Value::new(v))
-                    .is_some_and(|d| inst_effects(m, f, d).allocates))
-    })
+    s.phi_facts.clear();
+    s.phi_facts.resize(n, false);
+    s.phis_asked = want_phi_entries(m, f, s);
+    s.phis_asked
+        || (0..n).any(|v| {
+            s.wanted[v]
+                && (s.checkers[v] >= 2
+                    || s.tested.get(v) == Some(&3)
+                    || f.def_inst(Value::new(v))
+                        .is_some_and(|d| inst_effects(m, f, d).allocates))
+        })
+}
+
+/// Whether some wanted phi of references may be found non-null
+/// ([`Known::phi_non_null`]): each entry is the phi itself, allocated, or
+/// a value some branch or access checks. Marks those entries wanted (one
+/// level of phis), so that the walk records what it learns about them.
+fn want_phi_entries(m: &Module, f: &Function, s: &mut Scratch) -> bool {
+    let mut any = false;
+    for &b in &f.layout {
+        for &i in &f.blocks[b.index()].insts {
+            let InstKind::Phi(entries) = &f.inst(i).kind else {
+                break;
+            };
+            let Some(me) = f.inst(i).result.map(|v| s.roots.root(f, v)) else {
+                continue;
+            };
+            if !f.value_type(me).is_ref() || !s.wanted[me.index()] {
+                continue;
+            }
+            let may = entries.iter().all(|&(_, v)| {
+                let v = s.roots.root(f, v);
+                v == me
+                    || s.checkers[v.index()] >= 1
+                    || f.def_inst(v)
+                        .is_some_and(|d| inst_effects(m, f, d).allocates)
+            });
+            if may {
+                for &(_, v) in entries {
+                    let v = s.roots.root(f, v);
+                    s.wanted[v.index()] = true;
+                }
+                any = true;
+            }
+        }
+    }
+    any
 }

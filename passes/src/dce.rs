@@ -134,6 +134,7 @@ impl FunctionRun<'_> {
         edited |= crate::certain_traps::fold_first_visit_traps(func, self.calls, stats);
         edited |= crate::decided_branches::fold_decided_branches(func, stats);
         edited |= crate::threading::thread_decided_edges(func, stats);
+        edited |= crate::return_blocks::merge_equal_return_blocks(func, stats);
         // Last, for what the folds above left: a guard it finds certain to
         // fail is cut at once.
         if crate::optimistic_values::propagate_optimistic_values(func, stats) {
@@ -490,6 +491,10 @@ fn remove_known_checks(
             scratch.checks.known_from_branches(),
         ),
         ("null_tests_known", scratch.checks.null_tests().len()),
+        (
+            "checks_known_from_phis",
+            scratch.checks.known_from_phis().len(),
+        ),
     ] {
         if n > 0 {
             stats.add("dce", rule, n as u64);

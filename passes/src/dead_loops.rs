@@ -121,6 +121,14 @@ pub(crate) fn fold_dead_loops(
         };
         let header = blocks[0];
         let blocks = blocks.to_vec();
+        let by_phis = c
+            .accesses
+            .iter()
+            .filter(|i| known.known_from_phis().contains(i))
+            .count();
+        if by_phis > 0 {
+            stats.add("dce", "checks_known_from_phis", by_phis as u64);
+        }
         apply(
             &mut module.funcs[fid.index()],
             header,

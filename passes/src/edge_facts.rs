@@ -92,3 +92,28 @@ pub fn implied_facts(
         }
     }
 }
+
+/// Whether the edge `p -> b` is one edge of a `br` with two targets whose
+/// condition, taking it, makes a value `is_v` selects non-zero
+/// (`nonzero`) or zero ([`implied_facts`]).
+pub fn edge_implies(
+    func: &Function,
+    p: Block,
+    b: Block,
+    nonzero: bool,
+    is_v: impl Fn(Value) -> bool,
+) -> bool {
+    let Some(term) = func.terminator(p) else {
+        return false;
+    };
+    let InstKind::Br(c, x, y) = func.insts[term.index()].kind else {
+        return false;
+    };
+    let mut found = false;
+    if x != y {
+        implied_facts(func, c, x == b, IMPLIED_DEPTH, &mut |w, nz| {
+            found |= nz == nonzero && is_v(w);
+        });
+    }
+    found
+}

@@ -25,6 +25,7 @@ mod optimistic_values;
 pub mod peeps;
 pub mod per_function;
 mod phi_edge_values;
+mod return_blocks;
 pub mod stats;
 mod threading;
 pub mod verified;

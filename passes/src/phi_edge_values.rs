@@ -18,7 +18,6 @@
 //! two targets, each asking at most [`crate::edge_facts::IMPLIED_DEPTH`]
 //! levels of the condition. Counter: `dce.phi_entries_known_from_edges`.
 
-use crate::edge_facts::{implied_facts, IMPLIED_DEPTH};
 use crate::stats::Stats;
 use ir::{Block, Function, InstKind, Value, ValueDef};
 use smallvec::SmallVec;
@@ -57,18 +56,5 @@ fn is_constant(func: &Function, v: Value) -> bool {
 /// Whether the edge `p -> b` is one edge of a two-target `br` whose
 /// condition, picking `b`, makes `v` zero (or null).
 fn edge_says_zero(func: &Function, p: Block, b: Block, v: Value) -> bool {
-    let Some(term) = func.terminator(p) else {
-        return false;
-    };
-    let InstKind::Br(c, x, y) = func.inst(term).kind else {
-        return false;
-    };
-    if x == y {
-        return false;
-    }
-    let mut zero = false;
-    implied_facts(func, c, x == b, IMPLIED_DEPTH, &mut |w, nonzero| {
-        zero |= w == v && !nonzero;
-    });
-    zero
+    crate::edge_facts::edge_implies(func, p, b, false, |w| w == v)
 }
