@@ -225,6 +225,24 @@ pub fn checked_by(kind: &InstKind) -> Option<Checked> {
     }
 }
 
+/// How instruction `kind` can be written when its trap is all that matters
+/// (its result unused; it writes nothing): the instruction that traps exactly
+/// when `kind` does, the same way, and reads only what decides that trap. A
+/// field or element access or `len` becomes its check
+/// ([`Checked::check`], no result); `sdiv`/`srem %x, %d` becomes the same
+/// operation of `%d` by `%d` (IR.md: it traps `div_by_zero` only when the
+/// divisor is 0, whatever the dividend; its result stays). `None` for
+/// anything else, and for a division whose dividend is a constant already
+/// (nothing there to free).
+pub fn trap_alone(f: &Function, kind: &InstKind) -> Option<InstKind> {
+    match *kind {
+        InstKind::Binary(op, a, b) if op.may_trap() => {
+            (a != b && f.as_const_checked(a).is_none()).then_some(InstKind::Binary(op, b, b))
+        }
+        _ => checked_by(kind).map(Checked::check),
+    }
+}
+
 /// The largest length `newarray` accepts (IR.md §4).
 pub const MAX_ARRAY_LEN: i64 = 65536;
 
@@ -409,7 +427,7 @@ pub fn certain_trap(f: &Function, inst: Inst) -> Option<CertainTrap> {
             } else if const_of(*a).is_some() {
                 Some(CertainTrap::Keep)
             } else {
-                Some(CertainTrap::Operands(InstKind::Binary(*op, *b, *b)))
+                trap_alone(f, kind).map(CertainTrap::Operands)
             }
         }
         InstKind::Guard(c) => (const_of(*c) == Some(0)).then_some(CertainTrap::Keep),

@@ -16,7 +16,11 @@
 //! An unused instruction whose trap is its only reason to stay (a field or
 //! element load, a `len`: it writes nothing, and what may trap is the null
 //! or bounds check `ir::effects::checked_by` names) becomes that check alone,
-//! `nullcheck` or `boundscheck` (`dce.loads_to_checks`). Then every check
+//! `nullcheck` or `boundscheck` (`dce.loads_to_checks`); an unused `sdiv`
+//! or `srem` (kept for its `div_by_zero` trap, which its divisor alone
+//! decides) divides its divisor by itself, so what computed its dividend
+//! may go (`dce.divisions_trap_only`; both forms are
+//! `ir::effects::trap_alone`'s). Then every check
 //! whose facts are already known where it stands ([`crate::checks`]: its
 //! base allocated here, or an access or check of the same values dominating
 //! it) goes: `dce.checks_removed` for a check that was there before,
@@ -31,7 +35,7 @@
 
 use crate::manager::Pass;
 use crate::stats::Stats;
-use ir::effects::{checked_by, is_check, Effects, Traps};
+use ir::effects::{checked_by, is_check, trap_alone, Effects, Traps};
 use ir::reuse::with_reused;
 use ir::summaries::Summaries;
 use ir::{Block, FuncId, Function, Inst, InstData, InstKind, Module, UnOp};
@@ -224,6 +228,8 @@ struct Scratch {
     live: Vec<u8>,
     blocks: Vec<Block>,
     insts: Vec<Inst>,
+    /// The divisions marked [`Mark::TRAP`] by this run of [`remove_dead_insts`].
+    divisions: Vec<Inst>,
     /// The known-checked analysis's storage.
     checks: crate::checks::Scratch,
     /// The dead-loop rules' storage.
@@ -250,20 +256,21 @@ impl Mark {
     /// Live for its own sake (its effects keep it, or it is a terminator):
     /// live whatever uses it.
     const ROOT: u8 = 4;
-    /// Kept for its trap so far ([`trap_only`]): its operands are live; it
-    /// becomes its check unless a live instruction uses its result.
+    /// Kept for its trap so far ([`trap_only`]): the operands that decide
+    /// its trap are live; it becomes its check (or a division of its
+    /// divisor by itself) unless a live instruction uses its result.
     const TRAP: u8 = 3;
 }
 
-/// The check an unused instruction with effects `eff` stands for when its
-/// trap is its only reason to stay: it has a result (a load or `len`),
-/// writes and allocates nothing and may trap, and it checks a reference
-/// (`ir::effects::checked_by`) — the only trap such an instruction has.
-fn trap_only(data: &InstData, eff: &Effects) -> Option<InstKind> {
+/// What an unused instruction with effects `eff` becomes when its trap is
+/// its only reason to stay ([`ir::effects::trap_alone`]): it has a result
+/// (a load, `len`, `sdiv` or `srem`), writes and allocates nothing and may
+/// trap; its check, or a division whose dividend is its divisor.
+fn trap_only(func: &Function, data: &InstData, eff: &Effects) -> Option<InstKind> {
     if data.result.is_none() || !eff.writes_nothing() || eff.allocates || eff.traps != Traps::May {
         return None;
     }
-    checked_by(&data.kind).map(|c| c.check())
+    trap_alone(func, &data.kind)
 }
 
 /// Reachability states of a block during [`mark_reachable`].
@@ -364,6 +371,8 @@ fn remove_dead_insts(
     live.resize(func.insts.len(), Mark::UNSEEN);
     let work = &mut scratch.insts;
     work.clear();
+    let divisions = &mut scratch.divisions;
+    divisions.clear();
     // How many distinct instructions are placed, and how many of those are
     // live: when all are, nothing is unlinked (no block is touched again).
     // Instructions kept only for their trap count as neither until the end.
@@ -380,9 +389,12 @@ fn remove_dead_insts(
         let eff = (!data.kind.is_terminator()).then(|| calls.inst_effects(module, func, inst));
         match eff {
             Some(eff) if eff.removable_if_unused() => live[inst.index()] = Mark::PLACED,
-            Some(eff) if trap_only(data, &eff).is_some() => {
+            Some(eff) if trap_only(func, data, &eff).is_some() => {
                 live[inst.index()] = Mark::TRAP;
                 work.push(inst);
+                if checked_by(&data.kind).is_none() {
+                    divisions.push(inst);
+                }
             }
             _ => {
                 any_check |= is_check(&data.kind);
@@ -393,7 +405,12 @@ fn remove_dead_insts(
         }
     }
     while let Some(inst) = work.pop() {
-        func.inst(inst).kind.for_each_operand(|v| {
+        // One kept only for its trap needs only what decides it.
+        let kind = &func.inst(inst).kind;
+        let alone = (live[inst.index()] == Mark::TRAP)
+            .then(|| trap_alone(func, kind))
+            .flatten();
+        alone.as_ref().unwrap_or(kind).for_each_operand(|v| {
             if let Some(def) = func.def_inst(v) {
                 let mark = &mut live[def.index()];
                 if *mark != Mark::LIVE && *mark != Mark::ROOT {
@@ -410,6 +427,8 @@ fn remove_dead_insts(
         }
         return remove_known_checks(module, fid, scratch, 0, stats);
     }
+    rewrite_trap_only_divisions(&mut module.funcs[fid.index()], scratch, stats);
+    let live = &scratch.live;
     // Unlink the dead (nothing changes when everything is live).
     let Function {
         layout,
@@ -453,6 +472,26 @@ fn remove_dead_insts(
     }
     let (_, again) = remove_known_checks(module, fid, scratch, converted, stats);
     (true, again)
+}
+
+/// Make each division of `scratch.divisions` still kept only for its trap
+/// (marked [`Mark::TRAP`]) divide its divisor by itself
+/// ([`ir::effects::trap_alone`]): what computed its dividend may go
+/// (`dce.divisions_trap_only`).
+fn rewrite_trap_only_divisions(func: &mut Function, scratch: &mut Scratch, stats: &mut Stats) {
+    let mut n = 0u64;
+    for inst in scratch.divisions.drain(..) {
+        if scratch.live.get(inst.index()) != Some(&Mark::TRAP) {
+            continue;
+        }
+        if let Some(alone) = trap_alone(func, &func.inst(inst).kind) {
+            func.insts[inst.index()].kind = alone;
+            n += 1;
+        }
+    }
+    if n > 0 {
+        stats.add("dce", "divisions_trap_only", n);
+    }
 }
 
 /// Remove the checks of function `fid` that [`crate::checks`] finds

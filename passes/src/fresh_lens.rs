@@ -103,21 +103,34 @@ fn division_value(func: &Function, op: BinOp, a: Value, b: Value) -> Option<(i64
 
 /// Make every operand that is one of `found`'s values read its constant;
 /// returns how many operands changed that were results of a division of
-/// `0` and of a division of a value by itself.
+/// `0` and of a division of a value by itself. A constant is made only for
+/// a value something uses (making one changes the function: an unused
+/// division kept for its trap would change it on every run).
 fn replace_uses(func: &mut Function, found: &[Known]) -> (u64, u64) {
-    let with: SmallVec<[(Value, Source); 4]> = found
-        .iter()
-        .map(|&(_, n, source)| (func.iconst(n), source))
-        .collect();
     let mut table = vec![NONE; func.values.len()];
     for (k, &(r, ..)) in found.iter().enumerate() {
         table[r.index()] = k as u32;
     }
+    let mut used: SmallVec<[bool; 4]> = SmallVec::from_elem(false, found.len());
+    for inst in func.inst_iter() {
+        func.inst(inst).kind.for_each_operand(|v| {
+            if let Some(&k) = table.get(v.index()).filter(|&&k| k != NONE) {
+                used[k as usize] = true;
+            }
+        });
+    }
+    let with: SmallVec<[(Option<Value>, Source); 4]> = found
+        .iter()
+        .zip(&used)
+        .map(|(&(_, n, source), &u)| (u.then(|| func.iconst(n)), source))
+        .collect();
     let (mut zero, mut selfdiv) = (0, 0);
     func.for_each_placed_kind_mut(|kind| {
         kind.for_each_operand_mut(|v| {
             if let Some(&k) = table.get(v.index()).filter(|&&k| k != NONE) {
-                let (c, source) = with[k as usize];
+                let (Some(c), source) = with[k as usize] else {
+                    return;
+                };
                 *v = c;
                 zero += u64::from(source == Source::ZeroDividend);
                 selfdiv += u64::from(source == Source::SelfDivision);

@@ -30,6 +30,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "dead_loops_removed"),
     ("dce", "dead_loops_run_once"),
     ("dce", "decided_branch_walks_spared"),
+    ("dce", "divisions_trap_only"),
     ("dce", "edges_threaded"),
     ("dce", "first_visit_traps"),
     ("dce", "insts_after_certain_trap"),
