@@ -2,9 +2,11 @@
 //!
 //! Passes add to counters named by static strings many times per run, and
 //! each run starts from empty statistics, so a counter's (pass, rule) name
-//! pair gets a number once per process ([`id_of`]): statistics are then a
-//! vector indexed by it, and adding is a hash of the names' addresses and an
-//! index. The sorted per-pass view ([`Stats::passes`]) is built when asked for.
+//! pair gets a number once per process: statistics are then a vector indexed
+//! by it, and adding is a hash of the names' addresses (a thread's cache of
+//! numbers) and an index, or just the index for a pass that keeps its
+//! counters' numbers ([`CounterId`]). The sorted per-pass view
+//! ([`Stats::passes`]) is built when asked for.
 
 use rustc_hash::FxHashMap;
 use serde::ser::SerializeStruct;
