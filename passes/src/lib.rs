@@ -33,4 +33,4 @@ pub mod verified;
 pub mod zoo;
 
 pub use manager::{expand_pass_list, Pass, PassError, PassManager, PASS_NAMES};
-pub use stats::Stats;
+pub use stats::{CounterId, Stats};

@@ -39,7 +39,7 @@ fn lse_counts_what_it_did() {
         for (rule, want) in &expected {
             assert_eq!(stats.get("lse", rule), *want, "{file}: lse.{rule}");
         }
-        for (rule, n) in stats.passes.get("lse").into_iter().flatten() {
+        for (rule, n) in stats.passes().get("lse").into_iter().flatten() {
             if !expected.iter().any(|(r, _)| r == rule) {
                 assert_eq!(*n, 0, "{file}: lse.{rule} has no `; stats:` line");
             }

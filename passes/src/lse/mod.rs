@@ -26,7 +26,7 @@ pub mod young;
 use crate::alias::AliasAnalysis;
 use crate::manager::Pass;
 use crate::per_function::each_function_detached;
-use crate::stats::Stats;
+use crate::stats::{CounterId, Stats};
 use clobber::Clobbers;
 use ir::cfg::Cfg;
 use ir::reuse::with_reused;
@@ -426,37 +426,18 @@ impl Counts {
         }
     }
 
-    /// Add the counters to `stats` (every rule, zeros included, so that the
-    /// pass's counters are found once).
+    /// Add the counters to `stats` (every rule, zeros included: a run of
+    /// the pass lists all its rules).
     fn record(&self, stats: &mut Stats) {
-        /// Every rule at zero: a first run's map is a copy of it (no sort
-        /// nor search of the keys).
-        static ZEROS: std::sync::LazyLock<std::collections::BTreeMap<&str, u64>> =
-            std::sync::LazyLock::new(|| RULES.into_iter().map(|r| (r, 0)).collect());
-        let rules = stats.passes.entry("lse").or_default();
-        if rules.is_empty() {
-            *rules = ZEROS.clone();
-        }
-        if rules.len() == RULES.len() {
-            // Exactly the pass's rules (entries are only ever added, all of
-            // them by the first run): in the same sorted order, no searches.
-            if self.0.iter().any(|&n| n > 0) {
-                for ((rule, total), (name, n)) in
-                    rules.iter_mut().zip(RULES.into_iter().zip(self.0))
-                {
-                    debug_assert_eq!(*rule, name);
-                    *total += n;
-                }
+        /// The rules' counters, numbered once.
+        static IDS: std::sync::LazyLock<[CounterId; RULES.len()]> =
+            std::sync::LazyLock::new(|| RULES.map(|r| CounterId::of("lse", r)));
+        // Every rule gets its entry together, so one tells whether all have.
+        let listed = stats.has(IDS[0]);
+        for (&id, n) in IDS.iter().zip(self.0) {
+            if n > 0 || !listed {
+                stats.add_counter(id, n);
             }
-            return;
-        }
-        // Once every rule has its entry, only the rules that fired change it.
-        let all_present = rules.len() >= RULES.len();
-        for (rule, n) in RULES.into_iter().zip(self.0) {
-            if n == 0 && all_present {
-                continue;
-            }
-            *rules.entry(rule).or_default() += n;
         }
     }
 }
@@ -529,7 +510,7 @@ mod tests {
         let mut c = Counts::default();
         // The first record makes every rule, zeros included.
         Counts::default().record(&mut stats);
-        assert_eq!(stats.passes["lse"].len(), RULES.len());
+        assert_eq!(stats.passes()["lse"].len(), RULES.len());
         assert_eq!(stats.get("lse", "stores_dead"), 0);
         c.0[rule("stores_dead")] = 2;
         c.0[rule("evictions")] = 1;

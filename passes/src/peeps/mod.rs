@@ -21,7 +21,7 @@ pub use rule::{Change, MatchCtx, Opnd, Rule};
 pub use rules::{rules, rules_for};
 
 use crate::manager::Pass;
-use crate::stats::Stats;
+use crate::stats::{CounterId, Stats};
 use ir::{Function, Module};
 
 /// The environment variable that turns the fixed-point check on (`1`), off
@@ -84,16 +84,23 @@ impl Peeps {
         if !report.changed() {
             return Ok(false);
         }
-        // The pass's own counters, looked up once for all of them.
-        let counters = stats.passes.entry("peeps").or_default();
+        /// The rules' counters, numbered once.
+        static IDS: std::sync::LazyLock<Vec<CounterId>> = std::sync::LazyLock::new(|| {
+            rules()
+                .iter()
+                .map(|r| CounterId::of("peeps", r.name))
+                .collect()
+        });
+        for (&id, &n) in IDS.iter().zip(&report.fired) {
+            if n > 0 {
+                stats.add_counter(id, n);
+            }
+        }
         let mut add = |name: &'static str, n: u64| {
             if n > 0 {
-                *counters.entry(name).or_default() += n;
+                stats.add("peeps", name, n);
             }
         };
-        for (rule, &n) in rules().iter().zip(&report.fired) {
-            add(rule.name, n);
-        }
         add("cfg_blocks_removed", report.blocks_removed);
         add("cfg_blocks_merged", report.blocks_merged);
         add("empty_diamonds", report.empty_diamonds);

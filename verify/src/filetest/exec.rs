@@ -746,7 +746,7 @@ fn check_stats(cx: &mut Ctx, tf: &TestFile, stats: &passes::Stats) {
             );
         }
     }
-    for (pass, rules) in &stats.passes {
+    for (pass, rules) in &stats.passes() {
         if !tf.stats.iter().any(|s| s.value.pass == *pass) {
             continue;
         }

@@ -337,7 +337,7 @@ fn plan_manager(plan: &str) -> Result<PassManager, PassError> {
 
 /// Add `s` into `stats` (moved in when `stats` is still empty: the usual case).
 fn absorb(stats: &mut Stats, s: Stats) {
-    if stats.passes.is_empty() {
+    if stats.is_empty() {
         *stats = s;
     } else {
         stats.merge(&s);

@@ -89,7 +89,7 @@ impl Totals {
     }
 
     fn add_stats(&mut self, s: &Stats) {
-        for (pass, rules) in &s.passes {
+        for (pass, rules) in &s.passes() {
             let e = self.rules.entry(pass).or_default();
             for (rule, n) in rules {
                 *e.entry(rule).or_default() += n;

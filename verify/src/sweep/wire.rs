@@ -38,7 +38,7 @@ pub fn encode(r: &ProgramResult) -> Vec<u8> {
     for (k, n) in &r.trap_kinds {
         let _ = writeln!(s, "t\t{k}\t{n}");
     }
-    for (pass, rules) in &r.stats.passes {
+    for (pass, rules) in &r.stats.passes() {
         for (rule, n) in rules {
             let _ = writeln!(s, "s\t{pass}\t{rule}\t{n}");
         }
