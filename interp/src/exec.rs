@@ -14,7 +14,8 @@ use crate::observe::{
     ObserveScratch, RawValue,
 };
 use ir::{
-    EffectLoc, Extern, FieldRef, FuncId, Global, InputSpec, Module, StructDecl, StructId, Type,
+    DeclList, EffectLoc, Extern, FieldRef, FuncId, Global, InputSpec, Module, StructDecl, StructId,
+    Type,
 };
 use rustc_hash::FxHashSet;
 use std::cell::{OnceCell, RefCell};
@@ -125,9 +126,9 @@ thread_local! {
 /// description and heap names built from them (see [`Program::new_like`]):
 /// programs of modules that declare the same share them.
 struct KeptEnv {
-    structs: Vec<StructDecl>,
-    globals: Vec<Global>,
-    externs: Vec<Extern>,
+    structs: DeclList<StructDecl>,
+    globals: DeclList<Global>,
+    externs: DeclList<Extern>,
     env_info: Arc<EnvInfo>,
     names: Arc<HeapNames>,
 }

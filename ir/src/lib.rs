@@ -6,6 +6,7 @@
 
 pub mod builder;
 pub mod cfg;
+pub mod decl_list;
 pub mod dom;
 pub mod effects;
 pub mod entities;
@@ -31,6 +32,7 @@ pub mod zoo;
 
 pub use builder::FunctionBuilder;
 pub use cfg::Cfg;
+pub use decl_list::DeclList;
 pub use dom::DomTree;
 pub use effects::{inst_effects, Effects, HeapNode, Traps};
 pub use entities::{ArrayDims, Block, ExternId, FuncId, GlobalId, Inst, StructId, Value};

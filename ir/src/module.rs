@@ -1,5 +1,6 @@
 //! Modules: type declarations, globals, externs and functions.
 
+use crate::decl_list::DeclList;
 use crate::entities::{ExternId, FuncId, GlobalId, StructId};
 use crate::function::Function;
 use crate::inst::FieldRef;
@@ -66,15 +67,16 @@ pub struct Extern {
     pub effects: Option<ExternEffects>,
 }
 
-/// A whole module.
+/// A whole module. Its declarations are [`DeclList`]s: cloning a module
+/// shares them (passes never change them) and copies the functions.
 #[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
 pub struct Module {
     /// Declared object types.
-    pub structs: Vec<StructDecl>,
+    pub structs: DeclList<StructDecl>,
     /// Globals, in declaration order.
-    pub globals: Vec<Global>,
+    pub globals: DeclList<Global>,
     /// Extern declarations.
-    pub externs: Vec<Extern>,
+    pub externs: DeclList<Extern>,
     /// Functions.
     pub funcs: Vec<Function>,
 }
@@ -115,9 +117,9 @@ impl Module {
     pub fn decls_fingerprint(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = rustc_hash::FxHasher::default();
-        self.structs.hash(&mut h);
-        self.globals.hash(&mut h);
-        self.externs.hash(&mut h);
+        h.write_u64(self.structs.fingerprint());
+        h.write_u64(self.globals.fingerprint());
+        h.write_u64(self.externs.fingerprint());
         self.funcs.len().hash(&mut h);
         for f in &self.funcs {
             f.name.hash(&mut h);

@@ -3,21 +3,65 @@
 
 use super::typing::valid_type;
 use super::VerifyError;
-use crate::module::{EffectLoc, Module};
+use crate::decl_list::DeclList;
+use crate::module::{EffectLoc, Extern, Global, Module, StructDecl};
 use crate::types::Type;
+use std::cell::RefCell;
 
-/// Check the declarations of `m` (not the function bodies).
+/// Declaration lists the checks last accepted on this thread, held here so
+/// that they cannot change while they equal a module's.
+struct Accepted {
+    structs: DeclList<StructDecl>,
+    globals: DeclList<Global>,
+    externs: DeclList<Extern>,
+}
+
+impl Accepted {
+    /// Whether `m` declares exactly these types, globals and externs.
+    fn matches(&self, m: &Module) -> bool {
+        m.structs == self.structs && m.globals == self.globals && m.externs == self.externs
+    }
+}
+
+thread_local! {
+    static ACCEPTED: RefCell<Option<Accepted>> = const { RefCell::new(None) };
+}
+
+/// Check the declarations of `m` (not the function bodies). The lists of
+/// types, globals and externs are checked once for all modules that share
+/// them (generated programs, a module and its optimized copies); the
+/// functions' names every time.
 pub(super) fn check(m: &Module) -> Vec<VerifyError> {
+    let known = ACCEPTED.with(|a| a.borrow().as_ref().is_some_and(|a| a.matches(m)));
+    let mut errors = if known { Vec::new() } else { check_lists(m) };
+    if !known && errors.is_empty() {
+        let accepted = Accepted {
+            structs: m.structs.clone(),
+            globals: m.globals.clone(),
+            externs: m.externs.clone(),
+        };
+        ACCEPTED.with(|a| *a.borrow_mut() = Some(accepted));
+    }
+    check_func_names(m, &mut errors);
+    errors
+}
+
+/// An error of the module's declarations at `location`.
+fn decl_error(location: String, message: String) -> VerifyError {
+    VerifyError {
+        func: None,
+        block: None,
+        inst: None,
+        location,
+        message,
+    }
+}
+
+/// The checks of the types, globals and externs: their types, effects and
+/// names (functions aside).
+fn check_lists(m: &Module) -> Vec<VerifyError> {
     let mut errors = Vec::new();
-    let mut report = |location: String, message: String| {
-        errors.push(VerifyError {
-            func: None,
-            block: None,
-            inst: None,
-            location,
-            message,
-        })
-    };
+    let mut report = |location, message| errors.push(decl_error(location, message));
     let struct_repeats = Repeats::new(m.structs.iter().map(|s| s.name.as_str()));
     for (si, s) in m.structs.iter().enumerate() {
         if struct_repeats.is_repeat(si, || m.structs[..si].iter().any(|o| o.name == s.name)) {
@@ -81,9 +125,8 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
     // Globals, externs and functions share the `@` namespace.
     let globals = m.globals.iter().map(|g| g.name.as_str());
     let externs = m.externs.iter().map(|e| e.name.as_str());
-    let funcs = m.funcs.iter().map(|f| f.name.as_str());
-    let at_repeats = Repeats::new(globals.clone().chain(externs.clone()).chain(funcs.clone()));
-    let (ng, ne) = (m.globals.len(), m.externs.len());
+    let at_repeats = Repeats::new(globals.clone().chain(externs.clone()));
+    let ng = m.globals.len();
     for (k, name) in globals.enumerate() {
         if at_repeats.is_repeat(k, || declared_before(m, k, 0, 0, name)) {
             report_twice(&mut report, "global", name);
@@ -94,12 +137,23 @@ pub(super) fn check(m: &Module) -> Vec<VerifyError> {
             report_twice(&mut report, "extern", name);
         }
     }
+    errors
+}
+
+/// Report each function whose name a global, an extern or an earlier
+/// function already has.
+fn check_func_names(m: &Module, errors: &mut Vec<VerifyError>) {
+    let mut report = |location, message| errors.push(decl_error(location, message));
+    let globals = m.globals.iter().map(|g| g.name.as_str());
+    let externs = m.externs.iter().map(|e| e.name.as_str());
+    let funcs = m.funcs.iter().map(|f| f.name.as_str());
+    let at_repeats = Repeats::new(globals.chain(externs).chain(funcs.clone()));
+    let (ng, ne) = (m.globals.len(), m.externs.len());
     for (k, name) in funcs.enumerate() {
         if at_repeats.is_repeat(ng + ne + k, || declared_before(m, ng, ne, k, name)) {
             report_twice(&mut report, "function", name);
         }
     }
-    errors
 }
 
 /// Which names of a list repeat an earlier one. Few names are compared by a
@@ -162,5 +216,24 @@ mod tests {
         let errors = check(&m);
         let twice: Vec<&str> = errors.iter().map(|e| e.location.as_str()).collect();
         assert_eq!(twice, ["type T, field f0", "function @g3"], "{errors:?}");
+    }
+
+    /// A module sharing the accepted declaration lists still has its
+    /// functions' names checked, and a copy whose lists changed is checked
+    /// again.
+    #[test]
+    fn accepted_lists_are_not_trusted_after_a_change() {
+        let mut m = Module::new();
+        m.add_global("g", Type::I64);
+        assert!(check(&m).is_empty());
+        let mut named = m.clone();
+        named.funcs.push(crate::Function::new("g", None));
+        let errors = check(&named);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].location, "function @g");
+        let mut changed = m.clone();
+        changed.globals[0].ty = Type::NULL;
+        assert_eq!(check(&changed).len(), 1);
+        assert!(check(&m).is_empty());
     }
 }

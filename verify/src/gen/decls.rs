@@ -35,9 +35,10 @@ pub struct Decls {
 impl Decls {
     /// A module that holds only the shared declarations, and their handles:
     /// a clone of the module [`Decls::declare`] makes from an empty one,
-    /// declared once per process (cloning copies the names and effect lists;
-    /// declaring builds them anew for every program). It cannot go stale:
-    /// what it caches depends on nothing but this file's code.
+    /// declared once per process (cloning shares its declaration lists,
+    /// [`ir::DeclList`]; declaring builds them anew for every program). It
+    /// cannot go stale: what it caches depends on nothing but this file's
+    /// code.
     pub fn new_module() -> (Module, &'static Decls) {
         static TEMPLATE: OnceLock<(Module, Decls)> = OnceLock::new();
         let (m, d) = TEMPLATE.get_or_init(|| {
