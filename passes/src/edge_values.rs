@@ -30,6 +30,14 @@
 //! a value defined before it cannot be redefined on the way to the use
 //! without the block running again.
 //!
+//! A select on a value a fact gives a constant is its picked arm wherever
+//! that fact holds: where that arm is an integer constant or `null`, the
+//! select is taught that constant too (`dce.select_arms_known_from_edges`;
+//! `select %c, %p, null` below the edge where `%c` is 0 is `null`, so an
+//! access through it is a certain trap, as LLVM finds). Sound: the select
+//! is defined before each of its uses and `%c` is one SSA value, so at a
+//! use where `%c` is `k` the select is the arm `k` picks.
+//!
 //! Cost: one look at each instruction; only when some edge or instruction
 //! teaches a value, one walk over the instructions' operands, each looked
 //! up in a dense table and each candidate asked one O(1) dominance
@@ -56,13 +64,15 @@ const NONE: u32 = u32::MAX;
 /// (the instruction's block), the position in it from which the fact holds
 /// (0 for an edge; one past the instruction), and the signed range
 /// `lo..=hi` the value lies in there and wherever the target strictly
-/// dominates (one number: the value's constant).
+/// dominates (one number: the value's constant); `arm` when the value is
+/// a select and the fact its picked constant arm.
 #[derive(Clone, Copy)]
 struct EdgeFact {
     target: Block,
     from: u32,
     lo: i64,
     hi: i64,
+    arm: bool,
 }
 
 /// The edges that teach one value.
@@ -71,8 +81,9 @@ type Edges = SmallVec<[EdgeFact; 2]>;
 /// One operand to replace: its instruction, its position among the
 /// instruction's operands (`InstKind::for_each_operand` order), the
 /// constant it reads, whether that is a range's decision (else a value's
-/// constant), and whether a fact an instruction taught holds there.
-type Replacement = (Inst, u32, i64, bool, bool);
+/// constant), whether a fact an instruction taught holds there, and
+/// whether the value is a select's constant arm.
+type Replacement = (Inst, u32, i64, bool, bool, bool);
 
 /// Storage reused from function to function.
 #[derive(Default)]
@@ -85,6 +96,8 @@ struct Scratch {
     ranges: bool,
     /// The operands found to replace.
     found: Vec<Replacement>,
+    /// The function's selects (for [`Scratch::learn_select_arms`]).
+    selects: Vec<Inst>,
 }
 
 thread_local! {
@@ -109,7 +122,7 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
                 s.slot[v.index()] = NONE;
             }
             let (values, decided) = replace(func, &s.found);
-            let by_insts = after_insts(&s.found);
+            let by_insts = count(&s.found, |r| r.4);
             if by_insts > 0 {
                 stats.add("dce", "uses_known_after_insts", by_insts);
             }
@@ -119,28 +132,36 @@ pub(crate) fn substitute_edge_values(func: &mut Function, stats: &mut Stats) -> 
             if decided > 0 {
                 stats.add("dce", "uses_decided_by_edge_ranges", decided);
             }
+            let arms = count(&s.found, |r| r.5);
+            if arms > 0 {
+                stats.add("dce", "select_arms_known_from_edges", arms);
+            }
             values + decided > 0
         })
     })
 }
 
 /// Fill `s.facts` with what each single-entry edge of a `br`, each guard
-/// and each access of a fresh array teaches; returns how many values were
-/// taught.
+/// and each access of a fresh array teaches, then what that teaches the
+/// selects on those values; returns how many values were taught.
 fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
     if s.slot.len() < func.values.len() {
         s.slot.resize(func.values.len(), NONE);
     }
+    s.selects.clear();
     let mut taught: SmallVec<[(Value, i64, i64); 4]> = SmallVec::new();
     for k in 0..func.layout.len() {
         let b = func.layout[k];
         let insts = &func.blocks[b.index()].insts;
         for (pos, &i) in insts.iter().enumerate() {
             let kind = &func.inst(i).kind;
+            if let InstKind::Select(..) = kind {
+                s.selects.push(i);
+            }
             if may_teach(kind) {
                 taught.clear();
                 taught_by_inst(func, kind, &mut taught);
-                s.learn(&taught, b, pos as u32 + 1);
+                s.learn(&taught, b, pos as u32 + 1, false);
             }
         }
         let Some(term) = func.terminator(b) else {
@@ -158,16 +179,20 @@ fn collect(func: &Function, cfg: &Cfg, s: &mut Scratch) -> usize {
             }
             taught.clear();
             edge_ranges(func, c, nonzero, &mut taught);
-            s.learn(&taught, t, 0);
+            s.learn(&taught, t, 0, false);
         }
+    }
+    if !s.facts.is_empty() {
+        s.learn_select_arms(func);
     }
     s.facts.len()
 }
 
 impl Scratch {
     /// Record the facts `taught` as holding in block `target` from position
-    /// `from` on (and in the blocks it strictly dominates).
-    fn learn(&mut self, taught: &[(Value, i64, i64)], target: Block, from: u32) {
+    /// `from` on (and in the blocks it strictly dominates); `arm`: they are
+    /// selects' picked arms.
+    fn learn(&mut self, taught: &[(Value, i64, i64)], target: Block, from: u32, arm: bool) {
         for &(v, lo, hi) in taught {
             let slot = &mut self.slot[v.index()];
             if *slot == NONE {
@@ -181,8 +206,37 @@ impl Scratch {
                     from,
                     lo,
                     hi,
+                    arm,
                 });
                 self.ranges |= lo != hi;
+            }
+        }
+    }
+
+    /// For each select `v = select c, a, b` and each fact giving `c` a
+    /// constant: where that picks an integer constant or `null` (as 0),
+    /// the same fact gives `v` that constant (module header).
+    fn learn_select_arms(&mut self, func: &Function) {
+        for k in 0..self.selects.len() {
+            let i = self.selects[k];
+            let data = func.inst(i);
+            let (InstKind::Select(c, a, b), Some(v)) = (&data.kind, data.result) else {
+                continue;
+            };
+            let (c, a, b) = (*c, *a, *b);
+            let slot = self.slot[c.index()];
+            if slot == NONE {
+                continue;
+            }
+            let cond_facts: Edges = self.facts[slot as usize].1.clone();
+            for e in cond_facts.iter().filter(|e| e.lo == e.hi) {
+                let arm = if e.lo != 0 { a } else { b };
+                let k = match func.value_def(arm) {
+                    ValueDef::Null => 0,
+                    ValueDef::Const(k) => k,
+                    _ => continue,
+                };
+                self.learn(&[(v, k, k)], e.target, e.from, true);
             }
         }
     }
@@ -391,12 +445,12 @@ impl Taught<'_> {
     }
 
     /// The constant `v` equals at position `at`, by the first fact that
-    /// holds there and teaches one.
-    fn constant_at(&self, v: Value, at: (Block, u32)) -> Option<i64> {
+    /// holds there and teaches one, and whether that is a select's arm.
+    fn constant_at(&self, v: Value, at: (Block, u32)) -> Option<(i64, bool)> {
         self.edges(v)
             .iter()
             .find(|e| e.lo == e.hi && self.holds(e, at))
-            .map(|e| e.lo)
+            .map(|e| (e.lo, e.arm))
     }
 
     /// Whether a fact an instruction taught about `v` holds at `at`.
@@ -429,12 +483,13 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
         facts,
         ranges,
         found,
+        selects: _,
     } = s;
     let taught = Taught { dom, slot, facts };
     let ranges = *ranges;
-    let known = |v: Value, at: (Block, u32), is_br: bool| -> Option<(i64, bool, bool)> {
-        if let Some(k) = taught.constant_at(v, at) {
-            return Some((k, false, taught.inst_taught(v, at)));
+    let known = |v: Value, at: (Block, u32), is_br: bool| -> Option<(i64, bool, bool, bool)> {
+        if let Some((k, arm)) = taught.constant_at(v, at) {
+            return Some((k, false, taught.inst_taught(v, at), arm));
         }
         if !ranges {
             return None;
@@ -444,11 +499,11 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
                 .range_at(v, at)
                 .is_some_and(|(lo, hi)| lo > 0 || hi < 0)
         {
-            return Some((1, true, taught.inst_taught(v, at)));
+            return Some((1, true, taught.inst_taught(v, at), false));
         }
         let (x, op, k) = compared_with_constant(func, v)?;
         let (lo, hi) = taught.range_at(x, at)?;
-        decide(op, lo, hi, k).map(|d| (i64::from(d), true, taught.inst_taught(x, at)))
+        decide(op, lo, hi, k).map(|d| (i64::from(d), true, taught.inst_taught(x, at), false))
     };
     for &b in &func.layout {
         for (at, &i) in func.blocks[b.index()].insts.iter().enumerate() {
@@ -459,8 +514,8 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
             if let InstKind::Phi(entries) = &data.kind {
                 for (pos, &(q, v)) in entries.iter().enumerate() {
                     // (A phi's use sits at the end of its predecessor.)
-                    if let Some((k, decided, by_inst)) = known(v, (q, u32::MAX), false) {
-                        found.push((i, pos as u32, k, decided, by_inst));
+                    if let Some((k, decided, by_inst, arm)) = known(v, (q, u32::MAX), false) {
+                        found.push((i, pos as u32, k, decided, by_inst, arm));
                     }
                 }
                 continue;
@@ -468,8 +523,8 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
             let is_br = matches!(data.kind, InstKind::Br(..));
             let mut pos = 0;
             data.kind.for_each_operand(|v| {
-                if let Some((k, decided, by_inst)) = known(v, (b, at as u32), is_br) {
-                    found.push((i, pos, k, decided, by_inst));
+                if let Some((k, decided, by_inst, arm)) = known(v, (b, at as u32), is_br) {
+                    found.push((i, pos, k, decided, by_inst, arm));
                 }
                 pos += 1;
             });
@@ -483,7 +538,7 @@ fn find_dominated_uses(func: &Function, dom: &ir::DomTree, s: &mut Scratch) {
 /// instruction's fact held).
 fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
     let (mut values, mut decided) = (0, 0);
-    for &(i, pos, k, by_range, _) in found {
+    for &(i, pos, k, by_range, ..) in found {
         if !replace_operand_by_constant(func, i, pos, k, !by_range) {
             continue;
         }
@@ -496,10 +551,9 @@ fn replace(func: &mut Function, found: &[Replacement]) -> (u64, u64) {
     (values, decided)
 }
 
-/// How many of the replacements `found` are where a fact an instruction
-/// taught holds.
-fn after_insts(found: &[Replacement]) -> u64 {
-    found.iter().filter(|r| r.4).count() as u64
+/// How many of the replacements `found` satisfy `pick`.
+fn count(found: &[Replacement], pick: impl Fn(&Replacement) -> bool) -> u64 {
+    found.iter().filter(|r| pick(r)).count() as u64
 }
 
 /// Make operand `pos` of `i` (`InstKind::for_each_operand` order) the

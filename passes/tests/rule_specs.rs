@@ -46,6 +46,9 @@ fn program(insts: &[Gen]) -> String {
     let mut refs: Vec<String> = vec!["%p".into(), "%q".into(), "null".into()];
     let mut body = String::new();
     let mut last_op = BinOp::Add;
+    // The last `eq`/`ne` of two values: its result, operands and whether
+    // they are references (a select over its operands is the arms rules' shape).
+    let mut last_cmp: Option<(String, String, String, bool)> = None;
     let lit = |sel: u16, wild: i64| {
         let k = sel as usize % (EDGES.len() + 1);
         EDGES.get(k).copied().unwrap_or(wild).to_string()
@@ -83,7 +86,9 @@ fn program(insts: &[Gen]) -> String {
                     let op = if b % 4 == 0 { BinOp::Ult } else { op };
                     body += &format!("  {r} = {} {x}, {}\n", op.name(), lit(c, wild));
                 } else if op.accepts_refs() && d.is_multiple_of(3) {
-                    body += &format!("  {r} = {} {}, {}\n", op.name(), rf(&refs, b), rf(&refs, c));
+                    let (x, y) = (rf(&refs, b), rf(&refs, c));
+                    body += &format!("  {r} = {} {x}, {y}\n", op.name());
+                    last_cmp = is_eq_ne(op).then(|| (r.clone(), x, y, true));
                 } else {
                     let x = int(&ints, b, wild);
                     let y = if d.is_multiple_of(4) {
@@ -92,6 +97,7 @@ fn program(insts: &[Gen]) -> String {
                         int(&ints, c, wild)
                     };
                     body += &format!("  {r} = {} {x}, {y}\n", op.name());
+                    last_cmp = is_eq_ne(op).then(|| (r.clone(), x, y, false));
                 }
                 ints.push(r);
             }
@@ -107,7 +113,17 @@ fn program(insts: &[Gen]) -> String {
             }
             6 => {
                 let cnd = int(&ints, a, wild);
-                if d.is_multiple_of(2) {
+                if let Some((cmp, x, y, is_ref)) = last_cmp.take().filter(|_| a % 3 == 0) {
+                    // A select over the operands of the last comparison,
+                    // in either order.
+                    let (x, y) = if b.is_multiple_of(2) { (x, y) } else { (y, x) };
+                    body += &format!("  {r} = select {cmp}, {x}, {y}\n");
+                    if is_ref {
+                        refs.push(r)
+                    } else {
+                        ints.push(r)
+                    }
+                } else if d.is_multiple_of(2) {
                     let (x, y) = (
                         rf(&refs, b),
                         rf(&refs, if d.is_multiple_of(4) { b } else { c }),
@@ -131,6 +147,11 @@ fn program(insts: &[Gen]) -> String {
     format!(
         "type Obj {{ f: i64 }}\nfunc @f(%x: i64, %y: i64, %p: Obj, %q: Obj) -> i64 {{\nentry:\n{body}  ret %x\n}}\n"
     )
+}
+
+/// Whether `op` is `eq` or `ne`.
+fn is_eq_ne(op: BinOp) -> bool {
+    matches!(op, BinOp::Eq | BinOp::Ne)
 }
 
 /// Check every rule on every instruction of `f`; count the rules that fired.

@@ -384,6 +384,23 @@ static RULES: &[Rule] = &[
         "?a",
         select_same
     ),
+    // A select between the two operands of its own (in)equality is the one
+    // it picks when they differ, and when they are equal both arms are that
+    // value (issue 13: `select (ne %v, null), %v, null` is `%v`).
+    rule!(
+        "select_ne_arms",
+        "(select (ne ?a ?b) ?a ?b)",
+        "true",
+        "?a",
+        |cx, i| select_cmp_arms(cx, i, BinOp::Ne)
+    ),
+    rule!(
+        "select_eq_arms",
+        "(select (eq ?a ?b) ?b ?a)",
+        "true",
+        "?a",
+        |cx, i| select_cmp_arms(cx, i, BinOp::Eq)
+    ),
     rule!(
         "commute_const_right",
         "(op #c ?x)",
@@ -640,6 +657,27 @@ fn select_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
         InstKind::Select(_, a, b) if a == b => cx.replace_by(inst, a),
         _ => None,
     }
+}
+
+/// `a` when `inst` is `select (ne a, b), a, b` (`op` = `ne`) or
+/// `select (eq a, b), b, a` (`op` = `eq`): either way the arm the
+/// comparison picks when `a != b`, and both arms are `a` when `a == b`.
+fn select_cmp_arms(cx: &mut MatchCtx<'_>, inst: Inst, op: BinOp) -> Option<Change> {
+    let InstKind::Select(c, x, y) = *cx.kind(inst) else {
+        return None;
+    };
+    let cmp = cx.def(c)?;
+    let (o, a, b) = binary(cx, cmp)?;
+    let arms = if op == BinOp::Ne { (a, b) } else { (b, a) };
+    if o != op || (x, y) != arms {
+        // The comparison may still be turned into this shape (its constant
+        // moved right): revisit when it changes.
+        if matches!(o, BinOp::Eq | BinOp::Ne) {
+            cx.add_dep(cmp);
+        }
+        return None;
+    }
+    cx.replace_by(inst, a)
 }
 
 fn commute_const_right(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {

@@ -45,6 +45,7 @@ const FIXED: &[(&str, &str)] = &[
     ("dce", "phi_entries_known_from_edges"),
     ("dce", "phis_removed"),
     ("dce", "return_blocks_merged"),
+    ("dce", "select_arms_known_from_edges"),
     ("dce", "self_divisions"),
     ("dce", "stores_in_loops_without_exit"),
     ("dce", "uses_decided_by_edge_ranges"),
