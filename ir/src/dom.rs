@@ -306,6 +306,10 @@ fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
         return;
     }
     slots.set(0, 0);
+    // Stamps of the blocks walked for one block of many predecessors
+    // ([`meet_of_many`]), allocated when the first such block comes.
+    let mut marks: Vec<u32> = Vec::new();
+    let mut stamp = 0u32;
     let mut changed = true;
     while changed {
         changed = false;
@@ -316,8 +320,18 @@ fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
         // retreating edge is a back edge; see `back_edges_only`).
         let mut retreating = false;
         for (i, &b) in rpo.iter().enumerate().skip(1) {
+            let preds = cfg.preds(b);
+            let many = preds.len() > MANY_PREDS;
+            if many && marks.is_empty() {
+                marks.resize(rpo.len(), 0);
+            }
+            stamp = stamp.wrapping_add(1);
+            if stamp == 0 {
+                marks.iter_mut().for_each(|m| *m = 0);
+                stamp = 1;
+            }
             let mut new_idom = NONE;
-            for &p in cfg.preds(b) {
+            for &p in preds {
                 let Some(pi) = cfg.rpo_index(p) else { continue };
                 retreating |= pi >= i;
                 if slots.get(pi) == NONE {
@@ -325,6 +339,8 @@ fn iterate_idoms<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &mut S) {
                 }
                 new_idom = if new_idom == NONE {
                     pi as u32
+                } else if many {
+                    meet_of_many(slots, pi as u32, new_idom, &mut marks, stamp)
                 } else {
                     intersect(slots, pi as u32, new_idom)
                 };
@@ -362,6 +378,45 @@ fn back_edges_only<S: IdomSlots + ?Sized>(cfg: &Cfg, slots: &S) -> bool {
             x == i
         })
     })
+}
+
+/// Above this many predecessors a block's idom is found with
+/// [`meet_of_many`] instead of [`intersect`].
+const MANY_PREDS: usize = 4;
+
+/// [`intersect`] for one of many predecessors of a block: `a` (the
+/// predecessor) walks up marking what it passes with `stamp`; reaching a
+/// block marked for an earlier predecessor of the same block ends the walk
+/// at `b`, the meet so far. Every marked block lies below `b` (it was on
+/// the way from an earlier predecessor up to the meet of that time, which
+/// is `b` or below it), so the meet is `b` itself. Without the marks, a
+/// block entered from k places along one deep chain (a return block
+/// merged from k arms) cost k walks of up to the chain's depth each:
+/// quadratic time.
+fn meet_of_many<S: IdomSlots + ?Sized>(
+    slots: &S,
+    mut a: u32,
+    mut b: u32,
+    marks: &mut [u32],
+    stamp: u32,
+) -> u32 {
+    let up = |x: u32| match slots.get(x as usize) {
+        NONE => 0,
+        d => d,
+    };
+    while a != b {
+        while a > b {
+            if marks[a as usize] == stamp {
+                return b;
+            }
+            marks[a as usize] = stamp;
+            a = up(a);
+        }
+        while b > a {
+            b = up(b);
+        }
+    }
+    a
 }
 
 /// The CHK "intersect": walk both fingers up the tree (by RPO position) until they meet.

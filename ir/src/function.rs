@@ -301,10 +301,28 @@ impl Function {
 
     /// Remove `block` from the layout (its instructions are detached).
     pub fn remove_block(&mut self, block: Block) {
-        self.layout.retain(|&b| b != block);
-        for inst in std::mem::take(&mut self.blocks[block.index()].insts) {
-            self.insts[inst.index()].block = None;
+        self.remove_blocks_where(|b| b == block);
+    }
+
+    /// Remove every layout block for which `dead` holds (their instructions
+    /// are detached), in one pass over the layout: removing k blocks one by
+    /// one would cost k passes. Returns how many went.
+    pub fn remove_blocks_where(&mut self, mut dead: impl FnMut(Block) -> bool) -> usize {
+        let before = self.layout.len();
+        let mut gone = Vec::new();
+        self.layout.retain(|&b| {
+            let d = dead(b);
+            if d {
+                gone.push(b);
+            }
+            !d
+        });
+        for b in gone {
+            for inst in std::mem::take(&mut self.blocks[b.index()].insts) {
+                self.insts[inst.index()].block = None;
+            }
         }
+        before - self.layout.len()
     }
 
     /// The instruction `inst`.

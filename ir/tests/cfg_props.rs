@@ -50,25 +50,51 @@ fn reachable_avoiding(cfg: &Cfg, n: usize, avoid: Option<Block>) -> Vec<bool> {
     seen
 }
 
+/// Random CFGs of up to 40 blocks whose edges go to the first three blocks
+/// half of the time: blocks with many predecessors (the idom search's
+/// marked walks, `ir::dom`).
+fn fan_in_strategy() -> impl Strategy<Value = Vec<Vec<usize>>> {
+    (6usize..40).prop_flat_map(|n| {
+        let target = prop_oneof![0..3usize, 0..n];
+        proptest::collection::vec(proptest::collection::vec(target, 0..=2), n)
+    })
+}
+
+/// `dom.dominates` agrees with the definition: `a` dominates `b` when every
+/// path from the entry to `b` passes `a`.
+fn check_dominance_by_paths(cfg: &Cfg, dom: &DomTree, n: usize) -> Result<(), TestCaseError> {
+    let reach = reachable_avoiding(cfg, n, None);
+    for b in 0..n {
+        prop_assert_eq!(cfg.is_reachable(Block::new(b)), reach[b]);
+    }
+    for a in 0..n {
+        let without_a = reachable_avoiding(cfg, n, Some(Block::new(a)));
+        for b in 0..n {
+            let (ba, bb) = (Block::new(a), Block::new(b));
+            let expected = a == b || (reach[a] && reach[b] && !without_a[b]);
+            prop_assert_eq!(dom.dominates(ba, bb), expected, "{:?} dom {:?}", ba, bb);
+        }
+    }
+    Ok(())
+}
+
 proptest! {
+    #[test]
+    fn dominance_with_many_predecessors_matches_path_definition(succs in fan_in_strategy()) {
+        let f = build(&succs);
+        let cfg = Cfg::new(&f);
+        let dom = DomTree::new(&f, &cfg);
+        check_dominance_by_paths(&cfg, &dom, succs.len())?;
+    }
+
     #[test]
     fn dominance_matches_path_definition(succs in cfg_strategy()) {
         let f = build(&succs);
         let n = succs.len();
         let cfg = Cfg::new(&f);
         let dom = DomTree::new(&f, &cfg);
+        check_dominance_by_paths(&cfg, &dom, n)?;
         let reach = reachable_avoiding(&cfg, n, None);
-        for b in 0..n {
-            prop_assert_eq!(cfg.is_reachable(Block::new(b)), reach[b]);
-        }
-        for a in 0..n {
-            let without_a = reachable_avoiding(&cfg, n, Some(Block::new(a)));
-            for b in 0..n {
-                let (ba, bb) = (Block::new(a), Block::new(b));
-                let expected = a == b || (reach[a] && reach[b] && !without_a[b]);
-                prop_assert_eq!(dom.dominates(ba, bb), expected, "{:?} dom {:?}", ba, bb);
-            }
-        }
         // The idom is the strict dominator closest to the block.
         for b in 0..n {
             let bb = Block::new(b);
