@@ -198,6 +198,18 @@ impl LoopInfo {
         &self.loops
     }
 
+    /// Per loop (indexed as [`LoopInfo::loops`]): whether no other loop
+    /// nests in it.
+    pub fn innermost(&self) -> Vec<bool> {
+        let mut innermost = vec![true; self.loops.len()];
+        for lp in &self.loops {
+            if let Some(p) = lp.parent {
+                innermost[p.index()] = false;
+            }
+        }
+        innermost
+    }
+
     /// The loop `id`.
     pub fn get(&self, id: LoopId) -> &Loop {
         &self.loops[id.index()]

@@ -116,6 +116,8 @@ fn nested_loops_have_parents_and_depths() {
     assert_eq!(li.get(inner).parent, Some(outer));
     assert_eq!(li.get(outer).parent, None);
     assert_eq!(li.get(inner).depth, 2);
+    let innermost = li.innermost();
+    assert!(innermost[inner.index()] && !innermost[outer.index()]);
     assert_eq!(li.depth(blk(&f, "inner_body")), 2);
     assert_eq!(li.depth(blk(&f, "outer_latch")), 1);
     assert_eq!(li.loop_of(blk(&f, "inner_body")), Some(inner));

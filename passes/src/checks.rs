@@ -215,9 +215,7 @@ impl Known<'_> {
 
     /// Whether (rooted) `v` is the result of an allocation.
     fn allocated(&self, v: Value) -> bool {
-        self.f
-            .def_inst(v)
-            .is_some_and(|d| inst_effects(self.m, self.f, d).allocates)
+        allocated(self.m, self.f, v)
     }
 
     /// Whether the (rooted) fact is known at the current point: `Some(true)`
@@ -544,8 +542,7 @@ fn worth_a_walk(
             s.wanted[v]
                 && (s.checkers[v] >= 2
                     || s.tested.get(v) == Some(&3)
-                    || f.def_inst(Value::new(v))
-                        .is_some_and(|d| inst_effects(m, f, d).allocates))
+                    || allocated(m, f, Value::new(v)))
         })
 }
 
@@ -568,10 +565,7 @@ fn want_phi_entries(m: &Module, f: &Function, s: &mut Scratch) -> bool {
             }
             let may = entries.iter().all(|&(_, v)| {
                 let v = s.roots.root(f, v);
-                v == me
-                    || s.checkers[v.index()] >= 1
-                    || f.def_inst(v)
-                        .is_some_and(|d| inst_effects(m, f, d).allocates)
+                v == me || s.checkers[v.index()] >= 1 || allocated(m, f, v)
             });
             if may {
                 for &(_, v) in entries {
@@ -583,4 +577,10 @@ fn want_phi_entries(m: &Module, f: &Function, s: &mut Scratch) -> bool {
         }
     }
     any
+}
+
+/// Whether `v` is the result of an allocation (asked of `ir::effects`).
+fn allocated(m: &Module, f: &Function, v: Value) -> bool {
+    f.def_inst(v)
+        .is_some_and(|d| inst_effects(m, f, d).allocates)
 }

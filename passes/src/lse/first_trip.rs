@@ -48,15 +48,14 @@
 
 use super::clobber::Clobbers;
 use super::loc::{Loc, Subst};
+use super::promote::{defined_outside, small_with_a_store};
 use crate::alias::AliasResult;
 use ir::cfg::Cfg;
 use ir::dom::DomTree;
 use ir::loops::{Loop, LoopInfo};
 use ir::split_edge::split_edge;
-use ir::{Block, Function, Inst, InstKind, Module, Value, ValueDef};
+use ir::{Block, Function, Inst, InstKind, Module, Value};
 
-/// Instructions a loop may have to be considered.
-const LOOP_SCAN_LIMIT: usize = 4096;
 /// Stores hoisted per loop at most.
 const MAX_STORES: usize = 8;
 /// Instructions of the header copied into the pre-header at most.
@@ -118,12 +117,7 @@ pub fn hoist(
     if !loops.is_reducible() {
         return counts;
     }
-    let mut has_child = vec![false; loops.loops().len()];
-    for lp in loops.loops() {
-        if let Some(p) = lp.parent {
-            has_child[p.index()] = true;
-        }
-    }
+    let innermost = loops.innermost();
     // Copies are looked through on demand: no table of the whole function.
     let subst = Subst::empty();
     let mut plans: Vec<Plan> = Vec::new();
@@ -133,7 +127,7 @@ pub fn hoist(
         let Some(pre) = lp.preheader else {
             continue;
         };
-        if has_child[k] || !holds_store(func, lp) {
+        if !innermost[k] || !small_with_a_store(func, lp) {
             continue;
         }
         for &b in &lp.blocks {
@@ -158,32 +152,6 @@ pub fn hoist(
         apply(func, plan, &mut counts);
     }
     counts
-}
-
-/// Whether loop `lp` is small enough and holds a plain store.
-fn holds_store(func: &Function, lp: &Loop) -> bool {
-    let size: usize = lp
-        .blocks
-        .iter()
-        .map(|b| func.blocks[b.index()].insts.len())
-        .sum();
-    size <= LOOP_SCAN_LIMIT
-        && lp.blocks.iter().any(|&b| {
-            func.blocks[b.index()]
-                .insts
-                .iter()
-                .any(|&i| is_plain_store(&func.inst(i).kind))
-        })
-}
-
-fn is_plain_store(kind: &InstKind) -> bool {
-    matches!(
-        kind,
-        InstKind::Store {
-            volatile: false,
-            ..
-        }
-    )
 }
 
 /// One loop being looked at.
@@ -249,14 +217,7 @@ impl Look<'_> {
 
     /// Whether `v` is defined outside the loop.
     fn outside(&self, v: Value) -> bool {
-        match self.func.value_def(v) {
-            ValueDef::Inst(i) => self
-                .func
-                .inst(i)
-                .block
-                .is_some_and(|b| !self.in_loop[b.index()]),
-            _ => true,
-        }
+        defined_outside(self.func, self.in_loop, v)
     }
 
     /// Whether `i` is a plain store of a value defined outside the loop to

@@ -139,17 +139,12 @@ pub fn promote(
     if !loops.is_reducible() {
         return counts;
     }
-    let mut has_child = vec![false; loops.loops().len()];
-    for lp in loops.loops() {
-        if let Some(p) = lp.parent {
-            has_child[p.index()] = true;
-        }
-    }
+    let innermost = loops.innermost();
     let shaped: Vec<&Loop> = loops
         .loops()
         .iter()
         .enumerate()
-        .filter(|&(i, lp)| !has_child[i] && well_shaped(func, cfg, lp))
+        .filter(|&(i, lp)| innermost[i] && well_shaped(func, cfg, lp))
         .map(|(_, lp)| lp)
         .collect();
     if shaped.is_empty() {
@@ -219,20 +214,25 @@ pub fn promote(
 /// returns, every way in reachable, and a store in it (a loop without exits
 /// qualifies: its promoted stores simply go).
 fn well_shaped(func: &Function, cfg: &Cfg, lp: &Loop) -> bool {
-    let size: usize = lp
-        .blocks
-        .iter()
-        .map(|b| func.blocks[b.index()].insts.len())
-        .sum();
-    if size > LOOP_SCAN_LIMIT {
+    if !small_with_a_store(func, lp) {
         return false;
     }
     let returns = lp.blocks.iter().any(|&b| {
         func.terminator(b)
             .is_some_and(|t| matches!(func.inst(t).kind, InstKind::Ret(_)))
     });
-    !returns
-        && cfg.preds(lp.header).iter().all(|&p| cfg.is_reachable(p))
+    !returns && cfg.preds(lp.header).iter().all(|&p| cfg.is_reachable(p))
+}
+
+/// Whether loop `lp` holds at most [`LOOP_SCAN_LIMIT`] instructions, one
+/// of them a plain store (also what [`super::first_trip`] looks at).
+pub(super) fn small_with_a_store(func: &Function, lp: &Loop) -> bool {
+    let size: usize = lp
+        .blocks
+        .iter()
+        .map(|b| func.blocks[b.index()].insts.len())
+        .sum();
+    size <= LOOP_SCAN_LIMIT
         && lp.blocks.iter().any(|&b| {
             func.blocks[b.index()].insts.iter().any(|&i| {
                 matches!(
@@ -247,7 +247,7 @@ fn well_shaped(func: &Function, cfg: &Cfg, lp: &Loop) -> bool {
 }
 
 /// Whether `v` is defined outside the loop whose blocks are marked in `in_loop`.
-fn defined_outside(func: &Function, in_loop: &[bool], v: Value) -> bool {
+pub(super) fn defined_outside(func: &Function, in_loop: &[bool], v: Value) -> bool {
     match func.value_def(v) {
         ValueDef::Inst(i) => func.inst(i).block.is_some_and(|b| !in_loop[b.index()]),
         _ => true,
