@@ -7,17 +7,26 @@
 //! which makes the input inconclusive), a loop that accumulates into a
 //! location it first reads, a loop whose first trip certainly traps, a
 //! branch whose two arms are the same certain trap, a comparison with the
-//! greatest value or all ones that is always decided, and a `newarray`
-//! whose length a guard just made negative.
+//! greatest value or all ones that is always decided, a `newarray`
+//! whose length a guard just made negative, a select over the operands of
+//! its own (in)equality, a branch on `or x, K`, a select whose condition a
+//! later branch decides, and a branch whose two arms return the same
+//! parameter or constant. Most of these come with a near miss the rule
+//! must leave alone (arms swapped, `K` = 0, different returned values).
 
 use super::Gen;
 use ir::{Addr, BinOp, Block, StructId, Type, Value};
 
 impl Gen<'_, '_, '_, '_> {
-    /// One of the floor's shapes (the loops only where control flow may nest).
+    /// One of the floor's shapes (those that make blocks only where control
+    /// flow may nest).
     pub fn floor_shape(&mut self) {
         let nest = self.depth < self.cfg.max_depth;
-        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1]) {
+        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1, 4, 3, 2, 2]) {
+            12 if nest => self.equal_returns(),
+            11 if nest => self.select_decided_below(),
+            10 if nest => self.branch_on_or(),
+            9 => self.select_of_compared(),
             8 if nest => self.bad_length_after_guard(),
             7 => self.extreme_comparison(),
             2 if nest => self.latch_reload(),
@@ -250,14 +259,7 @@ impl Gen<'_, '_, '_, '_> {
     /// (one time in eight) a small one that some inputs hold, so few inputs
     /// trap here.
     fn equal_trapping_arms(&mut self) {
-        let c = self.rarely_true();
-        let (test, join) = (self.new_block(), self.new_block());
-        self.b.br(c, test, join);
-        self.b.switch_to(test);
-        let (a, b) = (self.int(), self.int());
-        let d = self.b.binary(BinOp::Slt, a, b);
-        let (left, right) = (self.new_block(), self.new_block());
-        self.b.br(d, left, right);
+        let (left, right, join) = self.rare_fork();
         let null_trap = self.c.chance(128);
         for arm in [left, right] {
             self.b.switch_to(arm);
@@ -306,6 +308,140 @@ impl Gen<'_, '_, '_, '_> {
         self.b.new_array(Type::I64, n);
         self.b.jmp(join);
         self.b.switch_to(join);
+    }
+
+    /// `br x == K, T, join`, with `T` `br (slt a, b), left, right`: the
+    /// two arms and `join` of a fork few inputs reach (see
+    /// [`Self::rarely_true`]); all three empty, none current.
+    fn rare_fork(&mut self) -> (Block, Block, Block) {
+        let c = self.rarely_true();
+        let (test, join) = (self.new_block(), self.new_block());
+        self.b.br(c, test, join);
+        self.b.switch_to(test);
+        let (a, b) = (self.int(), self.int());
+        let d = self.b.binary(BinOp::Slt, a, b);
+        let (left, right) = (self.new_block(), self.new_block());
+        self.b.br(d, left, right);
+        (left, right, join)
+    }
+
+    /// `select (ne a, b), a, b` or `select (eq a, b), b, a` over integers or
+    /// (one time in four) `Node` references, `b` sometimes a constant or
+    /// `null`: `a` (peeps' `select_ne_arms`, `select_eq_arms`). One time in
+    /// four the arms are swapped, a select that is `b` the rules leave.
+    fn select_of_compared(&mut self) {
+        let (a, b, ty) = if self.c.chance(64) {
+            let ty = self.d.t_node();
+            (self.ref_of(ty), self.value_of(ty), ty)
+        } else {
+            (self.pool_int(), self.int(), Type::I64)
+        };
+        let op = if self.c.chance(128) {
+            BinOp::Eq
+        } else {
+            BinOp::Ne
+        };
+        let t = self.b.binary(op, a, b);
+        let picks_a = if op == BinOp::Ne { (a, b) } else { (b, a) };
+        let (x, y) = if self.c.chance(64) {
+            (picks_a.1, picks_a.0)
+        } else {
+            picks_a
+        };
+        let v = self.b.select(t, x, y);
+        self.pool.add(v, ty);
+    }
+
+    /// `br (or x, K), T, F` joined by a phi of one operation of `x` in each
+    /// arm: with `K` non-zero the `or` is never 0, so the branch goes to `T`
+    /// (peeps' `br_or_nonzero`); one time in four `K` is 0 and it stays.
+    fn branch_on_or(&mut self) {
+        let x = self.pool_int();
+        let k = if self.c.chance(64) {
+            0
+        } else {
+            self.c.pick(&[1, 4, 8, 3, i64::MIN])
+        };
+        let k = self.b.iconst(k);
+        let c = self.b.binary(BinOp::Or, x, k);
+        self.arms_on(c, x);
+    }
+
+    /// `s = select c, x, K` (or `select c, K, x`), `c` a comparison of a
+    /// pooled integer, then `br c, T, F` with a use of `s` in each arm
+    /// (merged by a phi): in the arm where `c` picks `K`, `s` is `K`
+    /// (`dce.select_arms_known_from_edges`); in the other it stays.
+    fn select_decided_below(&mut self) {
+        let op = self.c.pick(&[BinOp::Slt, BinOp::Eq, BinOp::Ne, BinOp::Ult]);
+        let a = self.pool_int();
+        let b = self.int();
+        let c = self.b.binary(op, a, b);
+        let x = self.int();
+        let k = self.c.pick(&[0, 1, 7, -1]);
+        let k = self.b.iconst(k);
+        let s = if self.c.chance(128) {
+            self.b.select(c, x, k)
+        } else {
+            self.b.select(c, k, x)
+        };
+        self.arms_on(c, s);
+    }
+
+    /// `br c, T, F`, each arm one operation of `v` with an integer of the
+    /// program, merged by a phi at the join (current after), which goes to
+    /// the pool.
+    fn arms_on(&mut self, c: Value, v: Value) {
+        let (t, f, join) = (self.new_block(), self.new_block(), self.new_block());
+        self.b.br(c, t, f);
+        let mut ends = [(t, v); 2];
+        for (arm, end) in [t, f].into_iter().zip(&mut ends) {
+            self.b.switch_to(arm);
+            let op = self
+                .c
+                .pick(&[BinOp::Add, BinOp::Xor, BinOp::Mul, BinOp::Sub]);
+            let y = self.int();
+            *end = (arm, self.b.binary(op, v, y));
+            self.b.jmp(join);
+        }
+        self.b.switch_to(join);
+        let phi = self.b.phi(Type::I64, ends.to_vec());
+        self.pool.add(phi, Type::I64);
+    }
+
+    /// `br x == K, T, join`, with `T` a branch on a comparison whose two
+    /// arms both `ret` the same integer parameter or constant: DCE merges
+    /// the two return blocks (`dce.return_blocks_merged`). One time in four
+    /// the second arm returns another value and both stay. Few inputs
+    /// return here (see [`Self::rarely_true`]).
+    fn equal_returns(&mut self) {
+        let (left, right, join) = self.rare_fork();
+        let v = self.returnable();
+        let w = if self.c.chance(64) {
+            self.returnable()
+        } else {
+            v
+        };
+        for (arm, r) in [(left, v), (right, w)] {
+            self.b.switch_to(arm);
+            self.b.ret(Some(r));
+        }
+        self.b.switch_to(join);
+    }
+
+    /// An integer parameter of the function (one time in two, when it has
+    /// one) or a small constant: a value a lone `ret` may merge on.
+    fn returnable(&mut self) -> Value {
+        let params = &self.b.func.params;
+        let ints: Vec<Value> = params
+            .iter()
+            .copied()
+            .filter(|&p| self.b.func.value_type(p) == Type::I64)
+            .collect();
+        if !ints.is_empty() && self.c.chance(128) {
+            return self.c.pick(&ints);
+        }
+        let k = self.c.pick(&[0, 1, -1, 7]);
+        self.b.iconst(k)
     }
 
     /// `x == K` for a pooled integer `x`, with `K` a number no input holds

@@ -73,9 +73,9 @@ const STMTS: [Stmt; 28] = [
 /// `Check` takes one unit of `LoadField`'s weight and sits right after it,
 /// so every other statement keeps the bytes that pick it: programs without
 /// a check are the programs of the generator before checks existed. `Floor`
-/// (the rule floor's shapes) likewise takes one unit of `ReuseAddr`'s.
+/// (the rule floor's shapes) likewise takes two units of `ReuseAddr`'s.
 const WEIGHTS: [u32; 28] = [
-    11, 1, 10, 11, 1, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
+    11, 1, 10, 10, 2, 6, 4, 4, 2, 1, 4, 2, 4, 2, 1, 4, 3, 2, 2, 1, 4, 3, 1, 2, 1, 1, 1, 3,
 ];
 
 impl Gen<'_, '_, '_, '_> {
