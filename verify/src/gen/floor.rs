@@ -12,7 +12,8 @@
 //! its own (in)equality, a branch on `or x, K`, a select whose condition a
 //! later branch decides, and a branch whose two arms return the same
 //! parameter or constant. Most of these come with a near miss the rule
-//! must leave alone (arms swapped, `K` = 0, different returned values).
+//! must leave alone (an ordering comparison, `K` = 0, different returned
+//! values).
 
 use super::Gen;
 use ir::{Addr, BinOp, Block, StructId, Type, Value};
@@ -328,7 +329,9 @@ impl Gen<'_, '_, '_, '_> {
     /// `select (ne a, b), a, b` or `select (eq a, b), b, a` over integers or
     /// (one time in four) `Node` references, `b` sometimes a constant or
     /// `null`: `a` (peeps' `select_ne_arms`, `select_eq_arms`). One time in
-    /// four the arms are swapped, a select that is `b` the rules leave.
+    /// four an integer one compares with `slt` or `ult` instead: a minimum,
+    /// which the rules leave. (Not the arms swapped: that select is always
+    /// `b`, which LLVM folds and peeps does not, so the peer share loses.)
     fn select_of_compared(&mut self) {
         let (a, b, ty) = if self.c.chance(64) {
             let ty = self.d.t_node();
@@ -336,18 +339,15 @@ impl Gen<'_, '_, '_, '_> {
         } else {
             (self.pool_int(), self.int(), Type::I64)
         };
-        let op = if self.c.chance(128) {
+        let op = if ty.is_int() && self.c.chance(64) {
+            self.c.pick(&[BinOp::Slt, BinOp::Ult])
+        } else if self.c.chance(128) {
             BinOp::Eq
         } else {
             BinOp::Ne
         };
         let t = self.b.binary(op, a, b);
-        let picks_a = if op == BinOp::Ne { (a, b) } else { (b, a) };
-        let (x, y) = if self.c.chance(64) {
-            (picks_a.1, picks_a.0)
-        } else {
-            picks_a
-        };
+        let (x, y) = if op == BinOp::Eq { (b, a) } else { (a, b) };
         let v = self.b.select(t, x, y);
         self.pool.add(v, ty);
     }
