@@ -113,6 +113,15 @@ fn program(insts: &[Gen]) -> String {
             }
             6 => {
                 let cnd = int(&ints, a, wild);
+                if a % 3 == 0 && last_cmp.is_none() {
+                    // No comparison to select over: make one (each of the
+                    // four arms rules needs its shape often enough).
+                    let op = if c.is_multiple_of(2) { "eq" } else { "ne" };
+                    let (x, y) = (int(&ints, c / 2, wild), int(&ints, d, wild));
+                    let cmp = format!("{r}c");
+                    body += &format!("  {cmp} = {op} {x}, {y}\n");
+                    last_cmp = Some((cmp, x, y, false));
+                }
                 if let Some((cmp, x, y, is_ref)) = last_cmp.take().filter(|_| a % 3 == 0) {
                     // A select over the operands of the last comparison,
                     // in either order.

@@ -392,14 +392,30 @@ static RULES: &[Rule] = &[
         "(select (ne ?a ?b) ?a ?b)",
         "true",
         "?a",
-        |cx, i| select_cmp_arms(cx, i, BinOp::Ne)
+        |cx, i| select_cmp_arms(cx, i, BinOp::Ne, false)
     ),
     rule!(
         "select_eq_arms",
         "(select (eq ?a ?b) ?b ?a)",
         "true",
         "?a",
-        |cx, i| select_cmp_arms(cx, i, BinOp::Eq)
+        |cx, i| select_cmp_arms(cx, i, BinOp::Eq, false)
+    ),
+    // Their mirrors, with the arms the other way round: the select is the
+    // second operand (`select (eq a, b), a, b` is `b`; LLVM folds it too).
+    rule!(
+        "select_ne_arms_swapped",
+        "(select (ne ?a ?b) ?b ?a)",
+        "true",
+        "?b",
+        |cx, i| select_cmp_arms(cx, i, BinOp::Ne, true)
+    ),
+    rule!(
+        "select_eq_arms_swapped",
+        "(select (eq ?a ?b) ?a ?b)",
+        "true",
+        "?b",
+        |cx, i| select_cmp_arms(cx, i, BinOp::Eq, true)
     ),
     rule!(
         "commute_const_right",
@@ -662,13 +678,16 @@ fn select_same(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
 /// `a` when `inst` is `select (ne a, b), a, b` (`op` = `ne`) or
 /// `select (eq a, b), b, a` (`op` = `eq`): either way the arm the
 /// comparison picks when `a != b`, and both arms are `a` when `a == b`.
-fn select_cmp_arms(cx: &mut MatchCtx<'_>, inst: Inst, op: BinOp) -> Option<Change> {
+/// With `swapped` arms (`select (ne a, b), b, a`, `select (eq a, b), a, b`)
+/// it is `b`, by the same argument.
+fn select_cmp_arms(cx: &mut MatchCtx<'_>, inst: Inst, op: BinOp, swapped: bool) -> Option<Change> {
     let InstKind::Select(c, x, y) = *cx.kind(inst) else {
         return None;
     };
     let cmp = cx.def(c)?;
     let (o, a, b) = binary(cx, cmp)?;
-    let arms = if op == BinOp::Ne { (a, b) } else { (b, a) };
+    let picks_a = (op == BinOp::Ne) != swapped;
+    let arms = if picks_a { (a, b) } else { (b, a) };
     if o != op || (x, y) != arms {
         // The comparison may still be turned into this shape (its constant
         // moved right): revisit when it changes.
@@ -677,7 +696,7 @@ fn select_cmp_arms(cx: &mut MatchCtx<'_>, inst: Inst, op: BinOp) -> Option<Chang
         }
         return None;
     }
-    cx.replace_by(inst, a)
+    cx.replace_by(inst, if swapped { b } else { a })
 }
 
 fn commute_const_right(cx: &mut MatchCtx<'_>, inst: Inst) -> Option<Change> {
