@@ -23,7 +23,7 @@ impl Gen<'_, '_, '_, '_> {
     /// flow may nest).
     pub fn floor_shape(&mut self) {
         let nest = self.depth < self.cfg.max_depth;
-        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1, 4, 3, 2, 2]) {
+        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1, 5, 3, 2, 2]) {
             12 if nest => self.equal_returns(),
             11 if nest => self.select_decided_below(),
             10 if nest => self.branch_on_or(),
@@ -328,10 +328,11 @@ impl Gen<'_, '_, '_, '_> {
 
     /// `select (ne a, b), a, b` or `select (eq a, b), b, a` over integers or
     /// (one time in four) `Node` references, `b` sometimes a constant or
-    /// `null`: `a` (peeps' `select_ne_arms`, `select_eq_arms`). One time in
-    /// four an integer one compares with `slt` or `ult` instead: a minimum,
-    /// which the rules leave. (Not the arms swapped: that select is always
-    /// `b`, which LLVM folds and peeps does not, so the peer share loses.)
+    /// `null`: `a` (peeps' `select_ne_arms`, `select_eq_arms`). Half the
+    /// time the arms are swapped: then it is `b` (`select_ne_arms_swapped`,
+    /// `select_eq_arms_swapped`). One time in four an integer one compares
+    /// with `slt` or `ult` instead: a minimum or maximum, which the rules
+    /// leave.
     fn select_of_compared(&mut self) {
         let (a, b, ty) = if self.c.chance(64) {
             let ty = self.d.t_node();
@@ -347,7 +348,12 @@ impl Gen<'_, '_, '_, '_> {
             BinOp::Ne
         };
         let t = self.b.binary(op, a, b);
-        let (x, y) = if op == BinOp::Eq { (b, a) } else { (a, b) };
+        let swapped = self.c.chance(128);
+        let (x, y) = if (op == BinOp::Eq) != swapped {
+            (b, a)
+        } else {
+            (a, b)
+        };
         let v = self.b.select(t, x, y);
         self.pool.add(v, ty);
     }
