@@ -322,11 +322,12 @@ fn programs_with_the_new_shapes_print_and_parse_back() {
 /// The programs (of `n` seeds) in which each of the rule floor's rules
 /// fires when its pass runs alone on the generated module.
 fn floor_rule_programs(n: u64) -> BTreeMap<&'static str, usize> {
-    const RULES: [(&str, &str, &str); 14] = [
+    const RULES: [(&str, &str, &str); 15] = [
         ("peeps", "peeps", "ule_zero"),
         ("peeps", "peeps", "and_bool_even"),
         ("lse", "lse", "latch_loads_inserted"),
         ("lse", "lse", "promoted_loads_hoisted"),
+        ("lse", "lse", "promoted_entry_stores_sunk"),
         ("dce", "dce", "stores_in_loops_without_exit"),
         ("dce", "dce", "first_visit_traps"),
         ("peeps", "peeps", "equal_trapping_arms"),

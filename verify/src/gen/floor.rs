@@ -10,8 +10,9 @@
 //! greatest value or all ones that is always decided, a `newarray`
 //! whose length a guard just made negative, a select over the operands of
 //! its own (in)equality, a branch on `or x, K`, a select whose condition a
-//! later branch decides, and a branch whose two arms return the same
-//! parameter or constant. Most of these come with a near miss the rule
+//! later branch decides, a branch whose two arms return the same
+//! parameter or constant, and a store just before a loop tested at the top
+//! that stores the location again. Most of these come with a near miss the rule
 //! must leave alone (an ordering comparison, `K` = 0, different returned
 //! values).
 
@@ -23,7 +24,8 @@ impl Gen<'_, '_, '_, '_> {
     /// flow may nest).
     pub fn floor_shape(&mut self) {
         let nest = self.depth < self.cfg.max_depth;
-        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1, 5, 3, 2, 2]) {
+        match self.c.weighted(&[6, 6, 2, 2, 2, 1, 2, 2, 1, 5, 3, 2, 2, 2]) {
+            13 if nest => self.entry_store_loop(),
             12 if nest => self.equal_returns(),
             11 if nest => self.select_decided_below(),
             10 if nest => self.branch_on_or(),
@@ -219,6 +221,38 @@ impl Gen<'_, '_, '_, '_> {
         self.b.set_phi_entries(i, vec![(pre, zero), (body, i1)]);
         self.b.switch_to(exit);
         self.pool.add(w, Type::I64);
+        self.pool.note_addr(addr);
+        self.close(open);
+    }
+
+    /// A store of a location just before a loop tested at the top (`i` from
+    /// 0, zero to three trips) whose body stores it again: LSE promotes it,
+    /// and as the loop may exit before its store, the exit stores take over
+    /// the pre-header's store (`lse.promoted_entry_stores_sunk`).
+    fn entry_store_loop(&mut self) {
+        let addr = self.int_location(128, self.d.pair);
+        let open = self.check_addr(&addr);
+        let (first, x) = (self.int(), self.int());
+        let op = self.c.pick(&[BinOp::Add, BinOp::Xor, BinOp::Mul]);
+        let k = self.b.iconst(self.c.below(4) as i64);
+        self.b.store(addr.clone(), first, false);
+        let pre = self.b.current_block();
+        let (header, body, exit) = (self.new_block(), self.new_block(), self.new_block());
+        self.b.jmp(header);
+        self.b.switch_to(header);
+        let i = self.b.phi(Type::I64, vec![]);
+        let c = self.b.binary(BinOp::Slt, i, k);
+        self.b.br(c, body, exit);
+        self.b.switch_to(body);
+        let w = self.b.binary(op, i, x);
+        self.b.store(addr.clone(), w, false);
+        let one = self.b.iconst(1);
+        let i1 = self.b.binary(BinOp::Add, i, one);
+        self.b.jmp(header);
+        let zero = self.b.iconst(0);
+        self.b.set_phi_entries(i, vec![(pre, zero), (body, i1)]);
+        self.b.switch_to(exit);
+        self.pool.add(i, Type::I64);
         self.pool.note_addr(addr);
         self.close(open);
     }
