@@ -16,6 +16,7 @@
 //! must leave alone (an ordering comparison, `K` = 0, different returned
 //! values).
 
+use super::checks::Open;
 use super::Gen;
 use ir::{Addr, BinOp, Block, StructId, Type, Value};
 
@@ -122,6 +123,21 @@ impl Gen<'_, '_, '_, '_> {
             latch
         };
         self.b.switch_to(latch);
+        self.end_counted_loop((pre, header, exit), i, addr, open);
+    }
+
+    /// The end of a counted loop over a location: the current block (the
+    /// latch) adds 1 to `i` and jumps to `header`, `i`'s phi takes 0 from
+    /// `pre`; then `exit` is current, `i` and `addr` go to the pool and the
+    /// checks `open` opened close.
+    fn end_counted_loop(
+        &mut self,
+        (pre, header, exit): (Block, Block, Block),
+        i: Value,
+        addr: Addr,
+        open: Open,
+    ) {
+        let latch = self.b.current_block();
         let one = self.b.iconst(1);
         let i1 = self.b.binary(BinOp::Add, i, one);
         self.b.jmp(header);
@@ -246,15 +262,7 @@ impl Gen<'_, '_, '_, '_> {
         self.b.switch_to(body);
         let w = self.b.binary(op, i, x);
         self.b.store(addr.clone(), w, false);
-        let one = self.b.iconst(1);
-        let i1 = self.b.binary(BinOp::Add, i, one);
-        self.b.jmp(header);
-        let zero = self.b.iconst(0);
-        self.b.set_phi_entries(i, vec![(pre, zero), (body, i1)]);
-        self.b.switch_to(exit);
-        self.pool.add(i, Type::I64);
-        self.pool.note_addr(addr);
-        self.close(open);
+        self.end_counted_loop((pre, header, exit), i, addr, open);
     }
 
     /// A list walk whose cursor starts at `null` and whose header reads
