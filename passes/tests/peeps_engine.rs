@@ -280,3 +280,46 @@ fn a_function_over_the_window_size_is_rewritten_through_its_user_lists() {
         assert!(printed.contains("ret %x"), "seed {seed}:\n{printed}");
     }
 }
+
+#[test]
+fn a_function_over_the_window_size_finds_its_phis_by_block() {
+    // Over 1,024 instructions the engine finds a block's phis among those
+    // the function came in with, indexed by block: every folded branch must
+    // still drop its phi entries, and every merge collapse the phis of the
+    // merged block (two per join, listed in either order of the arms).
+    let k = 300;
+    let mut text = String::from(
+        "func @main(%x: i64, %y: i64) -> i64 {\nentry:\n  %a0 = add %x, 0\n  jmp h0\n",
+    );
+    for b in 0..k {
+        text.push_str(&format!(
+            "h{b}:\n  %c{b} = add %a{b}, 1\n  br 1, l{b}, r{b}\nl{b}:\n  jmp j{b}\nr{b}:\n  jmp j{b}\n\
+             j{b}:\n  %q{b} = phi [l{b}: %c{b}], [r{b}: %x]\n  %p{b} = phi [r{b}: %y], [l{b}: %c{b}]\n  \
+             %a{n} = add %q{b}, %p{b}\n  jmp h{n}\n",
+            n = b + 1
+        ));
+    }
+    text.push_str(&format!("h{k}:\n  ret %a{k}\n}}\n"));
+    let (m0, _) = ir::parse_module(&text, "diamonds.ir").unwrap();
+    assert!(m0.funcs[0].insts.len() > 1_024);
+    let mut first = None;
+    for seed in 0..4 {
+        let mut m = m0.clone();
+        assert!(run_peeps(&mut m, seed, CheckMode::FixedPoint, None).unwrap());
+        ir::verify_module(&m).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        let printed = ir::print_module(&m);
+        assert!(
+            !printed.contains("phi") && !printed.contains("br "),
+            "seed {seed}:\n{printed}"
+        );
+        assert_eq!(
+            m.funcs[0].layout.len(),
+            1,
+            "seed {seed}: every block merged"
+        );
+        match &first {
+            None => first = Some(printed),
+            Some(f) => assert_eq!(f, &printed, "seed {seed} differs"),
+        }
+    }
+}

@@ -145,7 +145,7 @@ impl<'f> Engine<'f> {
         s.bufs.gone.resize(func.insts.len().div_ceil(64), 0);
         let mut stale = false;
         s.work.reset(func.insts.len(), opts.seed);
-        s.bufs.all_phis.clear();
+        s.bufs.phis_in.clear();
         // A function too big for the cache gets its user lists in this same
         // walk over the instructions, not in a second one at the first edit
         // (at 100k instructions each walk missed the cache on most of them).
@@ -153,11 +153,11 @@ impl<'f> Engine<'f> {
         if eager {
             s.users.reset(func.values.len());
         }
-        let (users, phis) = (&mut s.users, &mut s.bufs.all_phis);
+        let (users, phis) = (&mut s.users, &mut s.bufs.phis_in);
         let look = |&inst: &Inst| {
             let data = &func.insts[inst.index()];
             if data.kind.is_phi() {
-                phis.push(inst);
+                phis.note(inst, data.block);
             }
             stale |= data.block.is_none();
             if eager {
@@ -178,14 +178,18 @@ impl<'f> Engine<'f> {
                     .inspect(look),
             );
             s.work.filled_last_first();
-            s.bufs.all_phis.reverse();
+            s.bufs.phis_in.reverse();
         } else {
             s.work.fill(func.inst_iter().inspect(look));
             s.work.pull_in_push_order();
         }
+        // A small function's blocks are in the cache: it reads them.
+        if func.insts.len() > UNIFORM_UP_TO {
+            s.bufs.phis_in.index(func.blocks.len());
+        }
         Engine {
             func,
-            cfgs: CfgState::new(!s.bufs.all_phis.is_empty()),
+            cfgs: CfgState::new(!s.bufs.phis_in.is_empty()),
             s,
             report: EngineReport {
                 fired: vec![0; rules().len()],
@@ -557,11 +561,16 @@ impl<'f> Engine<'f> {
 
     /// The placed phis of `b`, in a buffer to hand back to `bufs.phis`
     /// (none, without reading the block, in a function without phis: the
-    /// engine never creates one).
+    /// engine never creates one; else only the phis `b` came in with are
+    /// read, see [`super::block_phis`]).
     pub(crate) fn take_phis_of(&mut self, b: ir::Block) -> Vec<Inst> {
         let mut phis = std::mem::take(&mut self.s.bufs.phis);
         phis.clear();
         if !self.cfgs.has_phis() {
+            return phis;
+        }
+        if self.s.bufs.phis_in.is_indexed() {
+            self.indexed_phis_of(b, &mut phis);
             return phis;
         }
         phis.extend(
@@ -572,6 +581,17 @@ impl<'f> Engine<'f> {
                 .filter(|&i| self.placed(i) && self.func.insts[i.index()].kind.is_phi()),
         );
         phis
+    }
+
+    /// [`Engine::take_phis_of`] from the indexed phis `b` came in with.
+    #[inline(never)]
+    fn indexed_phis_of(&self, b: ir::Block, phis: &mut Vec<Inst>) {
+        let insts = &self.func.insts;
+        let came_in = self.s.bufs.phis_in.of(b);
+        phis.extend(came_in.filter(|&i| {
+            let data = &insts[i.index()];
+            data.block.is_some() && data.kind.is_phi()
+        }));
     }
 
     /// Drop detached instructions from the blocks' lists (nothing to do when
@@ -632,7 +652,7 @@ impl<'f> Engine<'f> {
             return;
         }
         let insts = &self.func.insts;
-        for &i in &self.s.bufs.all_phis {
+        for i in self.s.bufs.phis_in.all() {
             let data = &insts[i.index()];
             if data.block.is_some() && data.kind.is_phi() {
                 self.s.work.push(i);

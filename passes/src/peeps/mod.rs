@@ -4,6 +4,7 @@
 //! after branches fold, and a check of the fixed-point invariant.
 
 mod block_edges;
+mod block_phis;
 mod branch_folds;
 pub mod cfg_cleanup;
 mod cfg_state;

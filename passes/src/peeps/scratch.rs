@@ -6,6 +6,7 @@
 //! per thread; a run borrows it and clears what it uses.
 
 use super::block_edges::BlockEdges;
+use super::block_phis::BlockPhis;
 use super::deps::InstLists;
 use super::worklist::Worklist;
 use ir::{Block, Inst};
@@ -24,9 +25,9 @@ pub(crate) struct Buffers {
     pub(crate) gone: Vec<u64>,
     /// The phis of one block, collected before they are edited.
     pub(crate) phis: Vec<Inst>,
-    /// The phis of the function as it came in, in layout order (the
-    /// engine never creates one).
-    pub(crate) all_phis: Vec<Inst>,
+    /// The phis of the function as it came in, in layout order and by
+    /// block (the engine never creates one).
+    pub(crate) phis_in: BlockPhis,
     /// Blocks found unreachable by the CFG cleanup.
     pub(crate) dead: Vec<Block>,
     /// Predecessors and reachability for the CFG cleanup.

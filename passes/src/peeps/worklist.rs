@@ -96,6 +96,7 @@ impl Worklist {
 
     /// Add the instructions of `insts`, each given once, to an empty list:
     /// [`Worklist::push`] of each, without its checks.
+    #[inline]
     pub fn fill(&mut self, insts: impl Iterator<Item = Inst>) {
         debug_assert!(self.items.is_empty());
         for inst in insts {
