@@ -16,7 +16,7 @@ use ir::{BinOp, Function};
 use passes::peeps::spec::{concrete::spec_change, table_spec, RuleSpec};
 use passes::peeps::{rules, MatchCtx};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
 use std::cell::RefCell;
 
 const EDGES: [i64; 14] = [
@@ -201,13 +201,26 @@ const CFG_RULES: [&str; 4] = ["phi_same", "phi_null", "br_const", "br_or_nonzero
 /// The rule whose text states a two-leaf web: not compared.
 const WEB_RULE: &str = "phi_const_web";
 
+/// The runners' seed: fixed, so that "every rule fired" is a fact of the
+/// test rather than of the run (with a random seed and 6,000 cases, rules
+/// the generated instructions reach 2-5 times a run sometimes never fired,
+/// and CI failed at random; 24,000 cases make every rule fire at least 10
+/// times on seeds 1-8). `RULE_SPECS_SEED=N` explores another seed.
+fn fixed_seed() -> RngSeed {
+    let seed = std::env::var("RULE_SPECS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    RngSeed::Fixed(seed.unwrap_or(16))
+}
+
 #[test]
 fn every_matcher_does_what_its_rule_text_says() {
     let specs: Vec<RuleSpec> = rules().iter().map(|r| table_spec(r).unwrap()).collect();
     let fired = RefCell::new(vec![0u64; rules().len()]);
     let mut runner = TestRunner::new(Config {
-        cases: 6000,
+        cases: 24_000,
         failure_persistence: None,
+        rng_seed: fixed_seed(),
         ..Config::default()
     });
     let gen = prop::collection::vec(any::<Gen>(), 1..5);
@@ -221,6 +234,15 @@ fn every_matcher_does_what_its_rule_text_says() {
     if let Err(e) = result {
         panic!("{e}");
     }
+    // The least fired rules (the CFG ones are counted by the other test).
+    let mut least: Vec<(u64, &str)> = rules()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.name != WEB_RULE && !CFG_RULES.contains(&r.name))
+        .map(|(k, r)| (fired.borrow()[k], r.name))
+        .collect();
+    least.sort();
+    eprintln!("least fired: {:?}", &least[..5]);
     for (k, rule) in rules().iter().enumerate() {
         if rule.name != WEB_RULE && !CFG_RULES.contains(&rule.name) {
             assert!(
@@ -268,6 +290,7 @@ fn the_cfg_rules_do_what_their_text_says() {
     let mut runner = TestRunner::new(Config {
         cases: 1000,
         failure_persistence: None,
+        rng_seed: fixed_seed(),
         ..Config::default()
     });
     let result = runner.run(&any::<(u8, u8, u8, u8, u8, u8)>(), |g| {
