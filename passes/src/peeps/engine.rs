@@ -154,7 +154,9 @@ impl<'f> Engine<'f> {
             s.users.reset(func.values.len());
         }
         let (users, phis) = (&mut s.users, &mut s.bufs.all_phis);
-        let look = |&inst: &Inst| {
+        // Notes what the engine keeps of `inst`; returns whether it goes on
+        // the list: in a big function, only if a rule may match it.
+        let mut look = |&inst: &Inst| {
             let data = &func.insts[inst.index()];
             if data.kind.is_phi() {
                 phis.push(inst);
@@ -163,6 +165,7 @@ impl<'f> Engine<'f> {
             if eager {
                 note_operands(users, &data.kind, inst);
             }
+            !eager || !rules_for(&data.kind).is_empty()
         };
         if eager {
             // Last block first: the walk ends at the front of the layout,
@@ -171,16 +174,22 @@ impl<'f> Engine<'f> {
             // the user lists name their users last first, which changes only
             // the order in which a change pushes them (the visiting order of
             // a big function, which the seed shakes anyway; the rules are
-            // confluent, so the result is the same).
+            // confluent, so the result is the same). Only instructions some
+            // rule may match go on the list: visiting the others (loads,
+            // stores, calls, jumps: most of a big function, often) finds no
+            // rule, and at 100k instructions it read each of them again, out
+            // of the cache, with their operands' definitions.
             let back = func.layout.iter().rev();
             s.work.fill(
                 back.flat_map(|b| func.blocks[b.index()].insts.iter().rev().copied())
-                    .inspect(look),
+                    .filter(look),
             );
             s.work.filled_last_first();
             s.bufs.all_phis.reverse();
         } else {
-            s.work.fill(func.inst_iter().inspect(look));
+            s.work.fill(func.inst_iter().inspect(|i| {
+                look(i);
+            }));
             s.work.pull_in_push_order();
         }
         Engine {
@@ -262,8 +271,8 @@ impl<'f> Engine<'f> {
             self.compact();
             self.recompute_dom();
         }
-        // A run that changed nothing visited every placed instruction once,
-        // found no rule for it, and left the function (and so the snapshot
+        // A run that changed nothing visited every placed instruction a rule
+        // may match once, found no rule for it, and left the function (and so the snapshot
         // the rules see) as it was: the check would ask the same questions of
         // the same function, and it is not repeated.
         let unchanged = came_in_compact && !self.report.changed();
