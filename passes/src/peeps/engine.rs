@@ -272,9 +272,9 @@ impl<'f> Engine<'f> {
             self.recompute_dom();
         }
         // A run that changed nothing visited every placed instruction a rule
-        // may match once, found no rule for it, and left the function (and so the snapshot
-        // the rules see) as it was: the check would ask the same questions of
-        // the same function, and it is not repeated.
+        // may match once, found no rule for it, and left the function (and
+        // so the snapshot the rules see) as it was: the check would ask the
+        // same questions of the same function, and it is not repeated.
         let unchanged = came_in_compact && !self.report.changed();
         if check != CheckMode::Off && !unchanged {
             self.check_fixed_point(&[])?;
