@@ -10,9 +10,9 @@
 use super::cfg_state::CfgState;
 use super::deps::InstLists;
 use super::rule::{Change, MatchCtx, Opnd};
-use super::rules::{rules, rules_for};
+use super::rules::{may_match, rules, rules_for};
 use super::scratch::{self, Scratch};
-use super::worklist::UNIFORM_UP_TO;
+use super::worklist::{Worklist, UNIFORM_UP_TO};
 use ir::{Function, Inst, InstKind, UnOp, Value};
 use smallvec::SmallVec;
 
@@ -106,6 +106,9 @@ pub(crate) struct Engine<'f> {
     /// run that changes nothing never builds them; a function over
     /// [`UNIFORM_UP_TO`] instructions gets them in the worklist's fill walk.
     users_built: bool,
+    /// The function came in with over [`UNIFORM_UP_TO`] instructions: the
+    /// worklist takes only instructions a rule may match ([`may_match`]).
+    matchable_only: bool,
 }
 
 /// Functions with this many instruction slots prefetch what the worklist's
@@ -165,7 +168,7 @@ impl<'f> Engine<'f> {
             if eager {
                 note_operands(users, &data.kind, inst);
             }
-            !eager || !rules_for(&data.kind).is_empty()
+            !eager || may_match(&data.kind)
         };
         if eager {
             // Last block first: the walk ends at the front of the layout,
@@ -206,6 +209,7 @@ impl<'f> Engine<'f> {
             detached_since_compact: stale,
             compact_all: stale,
             users_built: eager,
+            matchable_only: eager,
             phi_free_merges: 0,
             decide_found_nothing_at: None,
         }
@@ -452,12 +456,13 @@ impl<'f> Engine<'f> {
     /// `inst` changed: revisit it, its users and its dependents.
     pub(crate) fn changed(&mut self, inst: Inst) {
         debug_assert!(self.users_built, "user lists read before they were built");
-        self.s.work.push(inst);
-        if let Some(r) = self.func.insts[inst.index()].result {
+        let (func, work, only) = (&*self.func, &mut self.s.work, self.matchable_only);
+        push_matchable(func, work, only, inst);
+        if let Some(r) = func.insts[inst.index()].result {
             let users = &self.s.users;
             let mut cursor = users.first(r.index());
             while let Some(u) = users.next(&mut cursor) {
-                self.s.work.push(u);
+                push_matchable(func, work, only, u);
             }
         }
         self.revisit_dependents(inst);
@@ -696,6 +701,16 @@ impl<'f> Engine<'f> {
             }
         }
         Ok(())
+    }
+}
+
+/// Put `inst` on `work`, unless `only_matchable` and no rule may match it
+/// (in a big function, a store whose operand changed is not visited: it
+/// would find no rule, and at 100k instructions the visits of the users of
+/// one replaced value were a walk of their own over the function).
+fn push_matchable(func: &Function, work: &mut Worklist, only_matchable: bool, inst: Inst) {
+    if !only_matchable || may_match(&func.insts[inst.index()].kind) {
+        work.push(inst);
     }
 }
 
