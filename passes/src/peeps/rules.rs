@@ -43,6 +43,14 @@ pub fn rules_for(kind: &InstKind) -> &'static [usize] {
     dispatch_slot(kind).map_or(&[], |slot| table[slot].as_slice())
 }
 
+/// Whether a rule may match an instruction of `kind`: false for the kinds
+/// no rule's pattern root can name (loads, stores, calls, jumps, ...). Asks
+/// the kind only, not the table [`rules_for`] builds, so a true answer may
+/// still find no candidate rule.
+pub fn may_match(kind: &InstKind) -> bool {
+    dispatch_slot(kind).is_some()
+}
+
 /// Slots of the dispatch table: one per binary operation, one per unary
 /// operation, then the other mnemonics rules can match.
 const DISPATCH_SLOTS: usize = BinOp::ALL.len() + UnOp::ALL.len() + OTHER_DISPATCHED.len();
@@ -967,6 +975,7 @@ mod tests {
         let mut nonempty = 0;
         for kind in kinds {
             assert_eq!(rules_for(&kind), rules_by_mnemonic(&kind), "{kind:?}");
+            assert!(may_match(&kind) || rules_for(&kind).is_empty(), "{kind:?}");
             nonempty += usize::from(!rules_for(&kind).is_empty());
         }
         assert_eq!(nonempty, BinOp::ALL.len() + UnOp::ALL.len() + 4);

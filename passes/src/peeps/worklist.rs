@@ -94,11 +94,10 @@ impl Worklist {
         self.rng = SplitMix64::new(seed);
     }
 
-    /// Add the instructions of `insts`, each given once, to an empty list:
-    /// [`Worklist::push`] of each, without its checks.
+    /// Add the instructions of `insts`, each given once and none waiting
+    /// yet: [`Worklist::push`] of each, without its checks.
     #[inline]
     pub fn fill(&mut self, insts: impl Iterator<Item = Inst>) {
-        debug_assert!(self.items.is_empty());
         for inst in insts {
             debug_assert_eq!(self.pos[inst.index()], NOT_ON_LIST, "{inst:?} given twice");
             self.pos[inst.index()] = self.items.len() as u32;
