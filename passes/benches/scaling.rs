@@ -36,7 +36,12 @@ fn bench(c: &mut Criterion) {
                 pm.verify = pass == "pipeline";
                 g.bench_function(format!("{}/{pass}/{n}", shape.name), |b| {
                     b.iter_batched(
-                        || m.clone(),
+                        // No analyses kept from the run before, as in
+                        // `loadstar opt` (see `analyses::forget_all`).
+                        || {
+                            passes::analyses::forget_all();
+                            m.clone()
+                        },
                         |mut m| pm.run(&mut m).unwrap(),
                         BatchSize::LargeInput,
                     )

@@ -129,6 +129,9 @@ fn run_once(col: &str, m: &Module) -> Sample {
     // The pipeline is timed as `loadstar opt` runs it (verifying after each
     // pass); single passes alone.
     pm.verify = col == "pipeline";
+    // Each run starts as `loadstar opt` does, with no analyses kept from the
+    // run before (which only functions within `KEEP_INPUTS` could reuse).
+    passes::analyses::forget_all();
     let t = Instant::now();
     pm.run(&mut m).expect("passes succeed");
     t.elapsed()
