@@ -28,6 +28,7 @@
 
 use super::engine::Engine;
 use crate::edge_facts::{cond_root, entry_fact};
+use ir::cfg::Cfg;
 use ir::effects::{certain_trap, local_inst_effects, traps_only_on_null};
 use ir::{Block, Function, Inst, InstKind, Value};
 
@@ -158,6 +159,61 @@ fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
     })
 }
 
+/// Whether the decided-branches walk over `cfg` may decide a branch on one
+/// of `roots` (sorted): false only when every block with an entry fact on
+/// one of them ([`entry_fact`]) dominates no other block
+/// ([`dominates_nothing`]) and does not itself end in a `br` on that root —
+/// then no fact is known where a branch on its root is. It needs no
+/// dominator tree: at 100k instructions, building the tree and walking it
+/// missed the cache on most blocks, and on shapes whose facts hold only
+/// inside one arm of a diamond (the `br` arms of `alias_diamonds`) it never
+/// decided anything.
+fn may_decide(func: &Function, cfg: &Cfg, roots: &[Value]) -> bool {
+    let entry = cfg.entry();
+    func.layout.iter().any(|&e| {
+        let Some((root, _)) = entry_fact(func, cfg, e) else {
+            return false;
+        };
+        if roots.binary_search(&root).is_err() {
+            return false;
+        }
+        let &[p] = cfg.preds(e) else {
+            return true;
+        };
+        Some(e) == entry || p == e || tests_root(func, e, root) || !dominates_nothing(cfg, e, p)
+    })
+}
+
+/// Whether block `b` ends in a `br` whose condition's root is `root`.
+fn tests_root(func: &Function, b: Block, root: Value) -> bool {
+    let Some(t) = func.terminator(b) else {
+        return false;
+    };
+    match func.insts[t.index()].kind {
+        InstKind::Br(c, ..) => cond_root(func, c).0 == root,
+        _ => false,
+    }
+}
+
+/// Whether block `e` (not the entry), whose one way in is from `p` (not `e`),
+/// provably dominates no other block. If `e` strictly dominated a block, it
+/// would dominate the successor of `e` after the last `e` on a path to that
+/// block, so it is enough that no successor `s` of `e` is dominated by `e`:
+/// `s` is `p` (which dominates `e`), or has
+/// a predecessor `e` does not dominate — `p`, or a block other than `e`
+/// whose one way in is from `p` (reached from the entry around `e`, as `p`
+/// is, when `e` is reachable; an unreachable `e` is never walked).
+fn dominates_nothing(cfg: &Cfg, e: Block, p: Block) -> bool {
+    cfg.succs(e).iter().all(|&s| {
+        s == e
+            || s == p
+            || cfg
+                .preds(s)
+                .iter()
+                .any(|&q| q == p || (q != e && cfg.preds(q) == [p]))
+    })
+}
+
 /// Whether every phi of `join` takes the same value on the edges from `x`
 /// and from `y` (the first and last entry when `x == y`: the two edges of
 /// one `br`). `phis` is false when the function has no phi (the engine
@@ -279,7 +335,11 @@ impl Engine<'_> {
         let roots: &[Value] = roots;
         let func: &Function = self.func;
         let decided = crate::analyses::with_analyses(func, |a| {
-            let (cfg, dom) = (a.cfg(), a.dom(func));
+            let cfg = a.cfg();
+            if !may_decide(func, cfg, roots) {
+                return Vec::new();
+            }
+            let dom = a.dom(func);
             // Per root (sorted): whether it is known non-zero, if known.
             let slot_of = |root: Value| roots.binary_search(&root).ok();
             let mut known: Vec<Option<bool>> = vec![None; roots.len()];
