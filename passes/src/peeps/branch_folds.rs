@@ -26,9 +26,9 @@
 //! The empty diamonds of [`super::diamonds`] are found in the same walk
 //! over the terminators.
 
+use super::block_edges::BlockEdges;
 use super::engine::Engine;
 use crate::edge_facts::{cond_root, entry_fact};
-use ir::cfg::Cfg;
 use ir::effects::{certain_trap, local_inst_effects, traps_only_on_null};
 use ir::{Block, Function, Inst, InstKind, Value};
 
@@ -159,28 +159,35 @@ fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
     })
 }
 
-/// Whether the decided-branches walk over `cfg` may decide a branch on one
-/// of `roots` (sorted): false only when every block with an entry fact on
-/// one of them ([`entry_fact`]) dominates no other block
+/// Whether the decided-branches walk may decide a branch on one of `roots`
+/// (sorted), given `edges` (the function's block edges now) and its
+/// branches `brs` (block, condition root, targets; ones since folded
+/// count too, which only keeps the walk): false only when every block with
+/// an entry fact on one of them ([`entry_fact`]: the one way in is from a
+/// `br` with two different targets) dominates no other block
 /// ([`dominates_nothing`]) and does not itself end in a `br` on that root —
 /// then no fact is known where a branch on its root is. It needs no
-/// dominator tree: at 100k instructions, building the tree and walking it
-/// missed the cache on most blocks, and on shapes whose facts hold only
-/// inside one arm of a diamond (the `br` arms of `alias_diamonds`) it never
+/// dominator tree nor `Cfg`: at 100k instructions, building them and
+/// walking the tree missed the cache on most blocks, and on shapes whose
+/// facts hold only inside one arm of a diamond (`alias_diamonds`) it never
 /// decided anything.
-fn may_decide(func: &Function, cfg: &Cfg, roots: &[Value]) -> bool {
-    let entry = cfg.entry();
-    func.layout.iter().any(|&e| {
-        let Some((root, _)) = entry_fact(func, cfg, e) else {
-            return false;
-        };
-        if roots.binary_search(&root).is_err() {
-            return false;
-        }
-        let &[p] = cfg.preds(e) else {
-            return true;
-        };
-        Some(e) == entry || p == e || tests_root(func, e, root) || !dominates_nothing(cfg, e, p)
+fn may_decide(
+    func: &Function,
+    edges: &BlockEdges,
+    roots: &[Value],
+    brs: &[(Block, Value, Block, Block)],
+) -> bool {
+    let entry = func.layout.first().copied();
+    brs.iter().any(|&(p, root, x, y)| {
+        x != y
+            && roots.binary_search(&root).is_ok()
+            && [x, y].into_iter().any(|e| {
+                edges.single_pred(e) == Some(p)
+                    && (Some(e) == entry
+                        || p == e
+                        || (edges.ends_in_br(e) && tests_root(func, e, root))
+                        || !dominates_nothing(edges, e, p))
+            })
     })
 }
 
@@ -199,18 +206,17 @@ fn tests_root(func: &Function, b: Block, root: Value) -> bool {
 /// provably dominates no other block. If `e` strictly dominated a block, it
 /// would dominate the successor of `e` after the last `e` on a path to that
 /// block, so it is enough that no successor `s` of `e` is dominated by `e`:
-/// `s` is `p` (which dominates `e`), or has
-/// a predecessor `e` does not dominate — `p`, or a block other than `e`
-/// whose one way in is from `p` (reached from the entry around `e`, as `p`
-/// is, when `e` is reachable; an unreachable `e` is never walked).
-fn dominates_nothing(cfg: &Cfg, e: Block, p: Block) -> bool {
-    cfg.succs(e).iter().all(|&s| {
+/// `s` is `p` (which dominates `e`), or has two ways in, the other from a
+/// block `e` does not dominate — `p`, or a block other than `e` whose one
+/// way in is from `p` (reached from the entry around `e`, as `p` is, when
+/// `e` is reachable; an unreachable `e` is never walked).
+fn dominates_nothing(edges: &BlockEdges, e: Block, p: Block) -> bool {
+    edges.succs(e).iter().all(|&s| {
         s == e
             || s == p
-            || cfg
-                .preds(s)
-                .iter()
-                .any(|&q| q == p || (q != e && cfg.preds(q) == [p]))
+            || edges
+                .other_pred(s, e)
+                .is_some_and(|q| q == p || (q != e && edges.single_pred(q) == Some(p)))
     })
 }
 
@@ -243,9 +249,11 @@ impl Engine<'_> {
         let mut diamonds = std::mem::take(&mut self.s.bufs.diamonds);
         let mut equal = std::mem::take(&mut self.s.bufs.equal_arms);
         let mut branches = std::mem::take(&mut self.s.bufs.branches);
+        let mut brs = std::mem::take(&mut self.s.bufs.branch_edges);
         diamonds.clear();
         equal.clear();
         branches.clear();
+        brs.clear();
         for &me in &self.func.layout {
             let Some(term) = self.func.terminator(me) else {
                 continue;
@@ -253,12 +261,14 @@ impl Engine<'_> {
             let InstKind::Br(c, a, b) = self.func.insts[term.index()].kind else {
                 continue;
             };
+            let root = cond_root(self.func, c).0;
+            brs.push((me, root, a, b));
             if a != b && self.same_empty_arms(a, b) {
                 diamonds.push((term, a, b));
             } else if equal_arms(self.func, self.cfgs.has_phis(), me, c, a, b).is_some() {
                 equal.push(term);
             } else {
-                branches.push(cond_root(self.func, c).0);
+                branches.push(root);
             }
         }
         let mut changed = self.apply_empty_diamonds(&mut diamonds);
@@ -267,7 +277,7 @@ impl Engine<'_> {
         // nothing (see `Engine::decide_key`; the folds above are edits too).
         let key = self.decide_key(edits);
         if changed || self.decide_found_nothing_at != Some(key) {
-            if self.decide_branches(&mut branches) {
+            if self.decide_branches(&mut branches, &brs) {
                 changed = true;
             } else if !changed {
                 self.decide_found_nothing_at = Some(key);
@@ -276,6 +286,7 @@ impl Engine<'_> {
         self.s.bufs.diamonds = diamonds;
         self.s.bufs.equal_arms = equal;
         self.s.bufs.branches = branches;
+        self.s.bufs.branch_edges = brs;
         changed
     }
 
@@ -323,23 +334,28 @@ impl Engine<'_> {
     }
 
     /// The decided-branches rule: when two branches test one root (`roots`,
-    /// one per branch left by the other folds), walk the dominator tree
-    /// carrying what each single-entry edge says.
-    fn decide_branches(&mut self, roots: &mut Vec<Value>) -> bool {
+    /// one per branch left by the other folds) and [`may_decide`] (over
+    /// `brs`, every branch) says the walk may decide one, walk the dominator
+    /// tree carrying what each single-entry edge says.
+    fn decide_branches(
+        &mut self,
+        roots: &mut Vec<Value>,
+        brs: &[(Block, Value, Block, Block)],
+    ) -> bool {
         roots.sort_unstable();
         let before = roots.len();
         roots.dedup();
         if roots.len() == before {
             return false;
         }
+        self.current_edges();
+        if !may_decide(self.func, &self.s.bufs.cfg, roots, brs) {
+            return false;
+        }
         let roots: &[Value] = roots;
         let func: &Function = self.func;
         let decided = crate::analyses::with_analyses(func, |a| {
-            let cfg = a.cfg();
-            if !may_decide(func, cfg, roots) {
-                return Vec::new();
-            }
-            let dom = a.dom(func);
+            let (cfg, dom) = (a.cfg(), a.dom(func));
             // Per root (sorted): whether it is known non-zero, if known.
             let slot_of = |root: Value| roots.binary_search(&root).ok();
             let mut known: Vec<Option<bool>> = vec![None; roots.len()];
@@ -400,5 +416,39 @@ impl Engine<'_> {
             self.report.decided_branches += 1;
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block edges of `text`'s function, and its layout.
+    fn edges_of(text: &str) -> (BlockEdges, Vec<Block>) {
+        let f = ir::parse_module(text, "t.ir").unwrap().0.funcs.remove(0);
+        let mut edges = BlockEdges::default();
+        edges.recompute(&f);
+        (edges, f.layout.clone())
+    }
+
+    #[test]
+    fn an_arm_of_a_diamond_dominates_nothing() {
+        let (edges, l) = edges_of(
+            "func @f(%c: i64) -> i64 {\nentry:\n  br %c, l, r\nl:\n  jmp m\nr:\n  jmp m\n\
+             m:\n  ret 1\n}\n",
+        );
+        assert!(dominates_nothing(&edges, l[1], l[0]));
+        assert!(dominates_nothing(&edges, l[2], l[0]));
+    }
+
+    /// A double edge from `e` (which the equal-arms fold removes before the
+    /// walk in a verified function) still counts as `e`'s alone.
+    #[test]
+    fn a_block_entered_twice_from_e_alone_is_dominated_by_it() {
+        let (edges, l) = edges_of(
+            "func @f(%c: i64, %x: i64) -> i64 {\nentry:\n  br %c, e, r\ne:\n  br %x, s, s\n\
+             s:\n  ret 1\nr:\n  ret 2\n}\n",
+        );
+        assert!(!dominates_nothing(&edges, l[1], l[0]));
     }
 }
