@@ -161,8 +161,8 @@ fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
 
 /// Whether the decided-branches walk may decide a branch on one of `roots`
 /// (sorted), given `edges` (the function's block edges now) and its
-/// branches `brs` (block, condition root, targets; ones since folded
-/// count too, which only keeps the walk): false only when every block with
+/// branches `brs` (block, condition, targets; ones since folded count
+/// too, which only keeps the walk): false only when every block with
 /// an entry fact on one of them ([`entry_fact`]: the one way in is from a
 /// `br` with two different targets) dominates no other block
 /// ([`dominates_nothing`]) and does not itself end in a `br` on that root —
@@ -178,11 +178,15 @@ fn may_decide(
     brs: &[(Block, Value, Block, Block)],
 ) -> bool {
     let entry = func.layout.first().copied();
-    brs.iter().any(|&(p, root, x, y)| {
-        x != y
-            && roots.binary_search(&root).is_ok()
+    brs.iter().any(|&(p, c, x, y)| {
+        let entered_from_p = |e: Block| x != y && edges.single_pred(e) == Some(p);
+        if !entered_from_p(x) && !entered_from_p(y) {
+            return false;
+        }
+        let root = cond_root(func, c).0;
+        roots.binary_search(&root).is_ok()
             && [x, y].into_iter().any(|e| {
-                edges.single_pred(e) == Some(p)
+                entered_from_p(e)
                     && (Some(e) == entry
                         || p == e
                         || (edges.ends_in_br(e) && tests_root(func, e, root))
@@ -261,14 +265,13 @@ impl Engine<'_> {
             let InstKind::Br(c, a, b) = self.func.insts[term.index()].kind else {
                 continue;
             };
-            let root = cond_root(self.func, c).0;
-            brs.push((me, root, a, b));
+            brs.push((me, c, a, b));
             if a != b && self.same_empty_arms(a, b) {
                 diamonds.push((term, a, b));
             } else if equal_arms(self.func, self.cfgs.has_phis(), me, c, a, b).is_some() {
                 equal.push(term);
             } else {
-                branches.push(root);
+                branches.push(cond_root(self.func, c).0);
             }
         }
         let mut changed = self.apply_empty_diamonds(&mut diamonds);
