@@ -7,12 +7,13 @@
 //! order and no numbering, so a cleanup round of a small function costs a
 //! few dozen steps per block.
 
-use ir::{Block, Function};
+use ir::{Block, Function, InstKind};
 
 const IN_LAYOUT: u8 = 1;
 const SUCCS_DONE: u8 = 2;
 const REACHED: u8 = 4;
 const DEAD_PRED: u8 = 8;
+const ENDS_IN_BR: u8 = 16;
 
 /// The edges of one block slot, kept together so that a recompute clears
 /// one array for them (the flags stay apart, dense: the walks test them for
@@ -69,6 +70,9 @@ impl BlockEdges {
             else {
                 continue;
             };
+            if matches!(data.kind, InstKind::Br(..)) {
+                flags[b.index()] |= ENDS_IN_BR;
+            }
             for s in data.kind.successors() {
                 if s.index() < n && flags[s.index()] & IN_LAYOUT != 0 {
                     let node = &mut nodes[b.index()];
@@ -141,6 +145,27 @@ impl BlockEdges {
     /// Whether the entry reaches `b`.
     pub(crate) fn is_reachable(&self, b: Block) -> bool {
         self.flags.get(b.index()).is_some_and(|f| f & REACHED != 0)
+    }
+
+    /// Whether layout block `b`'s last instruction is a `br`.
+    pub(crate) fn ends_in_br(&self, b: Block) -> bool {
+        self.flags
+            .get(b.index())
+            .is_some_and(|f| f & ENDS_IN_BR != 0)
+    }
+
+    /// The successors of `b` in the layout (one per edge).
+    pub(crate) fn succs(&self, b: Block) -> &[Block] {
+        self.nodes
+            .get(b.index())
+            .map_or(&[], |n| &n.succs[..n.succ_count as usize])
+    }
+
+    /// When `b` has exactly two predecessor edges, one of them from `one`:
+    /// the source of the other.
+    pub(crate) fn other_pred(&self, b: Block, one: Block) -> Option<Block> {
+        let node = self.nodes.get(b.index())?;
+        (node.pred_count == 2).then(|| Block::new((node.pred_xor ^ one.index() as u32) as usize))
     }
 
     /// The only predecessor edge of `b`, if it has exactly one.

@@ -26,6 +26,7 @@
 //! The empty diamonds of [`super::diamonds`] are found in the same walk
 //! over the terminators.
 
+use super::block_edges::BlockEdges;
 use super::engine::Engine;
 use crate::edge_facts::{cond_root, entry_fact};
 use ir::effects::{certain_trap, local_inst_effects, traps_only_on_null};
@@ -158,6 +159,71 @@ fn pure_before_last(func: &Function, b: Block, nonnull: Option<Value>) -> bool {
     })
 }
 
+/// Whether the decided-branches walk may decide a branch on one of `roots`
+/// (sorted), given `edges` (the function's block edges now) and its
+/// branches `brs` (block, condition, targets; ones since folded count
+/// too, which only keeps the walk): false only when every block with
+/// an entry fact on one of them ([`entry_fact`]: the one way in is from a
+/// `br` with two different targets) dominates no other block
+/// ([`dominates_nothing`]) and does not itself end in a `br` on that root —
+/// then no fact is known where a branch on its root is. It needs no
+/// dominator tree nor `Cfg`: at 100k instructions, building them and
+/// walking the tree missed the cache on most blocks, and on shapes whose
+/// facts hold only inside one arm of a diamond (`alias_diamonds`) it never
+/// decided anything.
+fn may_decide(
+    func: &Function,
+    edges: &BlockEdges,
+    roots: &[Value],
+    brs: &[(Block, Value, Block, Block)],
+) -> bool {
+    let entry = func.layout.first().copied();
+    brs.iter().any(|&(p, c, x, y)| {
+        let entered_from_p = |e: Block| x != y && edges.single_pred(e) == Some(p);
+        if !entered_from_p(x) && !entered_from_p(y) {
+            return false;
+        }
+        let root = cond_root(func, c).0;
+        roots.binary_search(&root).is_ok()
+            && [x, y].into_iter().any(|e| {
+                entered_from_p(e)
+                    && (Some(e) == entry
+                        || p == e
+                        || (edges.ends_in_br(e) && tests_root(func, e, root))
+                        || !dominates_nothing(edges, e, p))
+            })
+    })
+}
+
+/// Whether block `b` ends in a `br` whose condition's root is `root`.
+fn tests_root(func: &Function, b: Block, root: Value) -> bool {
+    let Some(t) = func.terminator(b) else {
+        return false;
+    };
+    match func.insts[t.index()].kind {
+        InstKind::Br(c, ..) => cond_root(func, c).0 == root,
+        _ => false,
+    }
+}
+
+/// Whether block `e` (not the entry), whose one way in is from `p` (not `e`),
+/// provably dominates no other block. If `e` strictly dominated a block, it
+/// would dominate the successor of `e` after the last `e` on a path to that
+/// block, so it is enough that no successor `s` of `e` is dominated by `e`:
+/// `s` is `p` (which dominates `e`), or has two ways in, the other from a
+/// block `e` does not dominate — `p`, or a block other than `e` whose one
+/// way in is from `p` (reached from the entry around `e`, as `p` is, when
+/// `e` is reachable; an unreachable `e` is never walked).
+fn dominates_nothing(edges: &BlockEdges, e: Block, p: Block) -> bool {
+    edges.succs(e).iter().all(|&s| {
+        s == e
+            || s == p
+            || edges
+                .other_pred(s, e)
+                .is_some_and(|q| q == p || (q != e && edges.single_pred(q) == Some(p)))
+    })
+}
+
 /// Whether every phi of `join` takes the same value on the edges from `x`
 /// and from `y` (the first and last entry when `x == y`: the two edges of
 /// one `br`). `phis` is false when the function has no phi (the engine
@@ -187,9 +253,11 @@ impl Engine<'_> {
         let mut diamonds = std::mem::take(&mut self.s.bufs.diamonds);
         let mut equal = std::mem::take(&mut self.s.bufs.equal_arms);
         let mut branches = std::mem::take(&mut self.s.bufs.branches);
+        let mut brs = std::mem::take(&mut self.s.bufs.branch_edges);
         diamonds.clear();
         equal.clear();
         branches.clear();
+        brs.clear();
         for &me in &self.func.layout {
             let Some(term) = self.func.terminator(me) else {
                 continue;
@@ -197,6 +265,7 @@ impl Engine<'_> {
             let InstKind::Br(c, a, b) = self.func.insts[term.index()].kind else {
                 continue;
             };
+            brs.push((me, c, a, b));
             if a != b && self.same_empty_arms(a, b) {
                 diamonds.push((term, a, b));
             } else if equal_arms(self.func, self.cfgs.has_phis(), me, c, a, b).is_some() {
@@ -211,7 +280,7 @@ impl Engine<'_> {
         // nothing (see `Engine::decide_key`; the folds above are edits too).
         let key = self.decide_key(edits);
         if changed || self.decide_found_nothing_at != Some(key) {
-            if self.decide_branches(&mut branches) {
+            if self.decide_branches(&mut branches, &brs) {
                 changed = true;
             } else if !changed {
                 self.decide_found_nothing_at = Some(key);
@@ -220,6 +289,7 @@ impl Engine<'_> {
         self.s.bufs.diamonds = diamonds;
         self.s.bufs.equal_arms = equal;
         self.s.bufs.branches = branches;
+        self.s.bufs.branch_edges = brs;
         changed
     }
 
@@ -267,13 +337,22 @@ impl Engine<'_> {
     }
 
     /// The decided-branches rule: when two branches test one root (`roots`,
-    /// one per branch left by the other folds), walk the dominator tree
-    /// carrying what each single-entry edge says.
-    fn decide_branches(&mut self, roots: &mut Vec<Value>) -> bool {
+    /// one per branch left by the other folds) and [`may_decide`] (over
+    /// `brs`, every branch) says the walk may decide one, walk the dominator
+    /// tree carrying what each single-entry edge says.
+    fn decide_branches(
+        &mut self,
+        roots: &mut Vec<Value>,
+        brs: &[(Block, Value, Block, Block)],
+    ) -> bool {
         roots.sort_unstable();
         let before = roots.len();
         roots.dedup();
         if roots.len() == before {
+            return false;
+        }
+        self.current_edges();
+        if !may_decide(self.func, &self.s.bufs.cfg, roots, brs) {
             return false;
         }
         let roots: &[Value] = roots;
@@ -340,5 +419,39 @@ impl Engine<'_> {
             self.report.decided_branches += 1;
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The block edges of `text`'s function, and its layout.
+    fn edges_of(text: &str) -> (BlockEdges, Vec<Block>) {
+        let f = ir::parse_module(text, "t.ir").unwrap().0.funcs.remove(0);
+        let mut edges = BlockEdges::default();
+        edges.recompute(&f);
+        (edges, f.layout.clone())
+    }
+
+    #[test]
+    fn an_arm_of_a_diamond_dominates_nothing() {
+        let (edges, l) = edges_of(
+            "func @f(%c: i64) -> i64 {\nentry:\n  br %c, l, r\nl:\n  jmp m\nr:\n  jmp m\n\
+             m:\n  ret 1\n}\n",
+        );
+        assert!(dominates_nothing(&edges, l[1], l[0]));
+        assert!(dominates_nothing(&edges, l[2], l[0]));
+    }
+
+    /// A double edge from `e` (which the equal-arms fold removes before the
+    /// walk in a verified function) still counts as `e`'s alone.
+    #[test]
+    fn a_block_entered_twice_from_e_alone_is_dominated_by_it() {
+        let (edges, l) = edges_of(
+            "func @f(%c: i64, %x: i64) -> i64 {\nentry:\n  br %c, e, r\ne:\n  br %x, s, s\n\
+             s:\n  ret 1\nr:\n  ret 2\n}\n",
+        );
+        assert!(!dominates_nothing(&edges, l[1], l[0]));
     }
 }

@@ -20,9 +20,20 @@ impl Engine<'_> {
         removed || merged
     }
 
+    /// Bring `s.bufs.cfg` up to date: recomputed unless no edge changed
+    /// since it last was (the branch folds just before a cleanup compute it
+    /// for the decided-branches walk, and at 100k instructions each
+    /// recompute missed the cache on most blocks).
+    pub(crate) fn current_edges(&mut self) {
+        if !self.edges_current {
+            self.s.bufs.cfg.recompute(self.func);
+            self.edges_current = true;
+        }
+    }
+
     fn remove_unreachable(&mut self) -> bool {
+        self.current_edges();
         let mut cfg = std::mem::take(&mut self.s.bufs.cfg);
-        cfg.recompute(self.func);
         let is_reachable = |b: Block| cfg.is_reachable(b);
         let mut dead = std::mem::take(&mut self.s.bufs.dead);
         dead.clear();

@@ -18,13 +18,12 @@ impl Engine<'_> {
             return false;
         }
         // Each arm must be entered from this branch alone.
-        let mut cfg = std::mem::take(&mut self.s.bufs.cfg);
-        cfg.recompute(self.func);
+        self.current_edges();
+        let (func, cfg) = (&*self.func, &self.s.bufs.cfg);
         found.retain(|&(term, a, b)| {
-            let me = self.func.insts[term.index()].block;
+            let me = func.insts[term.index()].block;
             me.is_some() && cfg.single_pred(a) == me && cfg.single_pred(b) == me
         });
-        self.s.bufs.cfg = cfg;
         if found.is_empty() {
             return false;
         }

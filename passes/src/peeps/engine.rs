@@ -101,6 +101,10 @@ pub(crate) struct Engine<'f> {
     /// The [`Engine::decide_key`] when the decided-branches walk last found
     /// nothing (`None` before the first walk, or after one that decided).
     pub(crate) decide_found_nothing_at: Option<u64>,
+    /// Whether `s.bufs.cfg` describes the function: no edge, layout or
+    /// block's last instruction changed since it was computed (see
+    /// [`Engine::current_edges`]).
+    pub(crate) edges_current: bool,
     /// Whether `s.users` describes the function. They are built just before
     /// the function is first edited (from the function as it came in), so a
     /// run that changes nothing never builds them; a function over
@@ -217,6 +221,7 @@ impl<'f> Engine<'f> {
             matchable_only: eager,
             phi_free_merges: 0,
             decide_found_nothing_at: None,
+            edges_current: false,
         }
     }
 
@@ -293,12 +298,14 @@ impl<'f> Engine<'f> {
 
     /// An edge, the layout or a block's last instruction is about to change.
     pub(crate) fn before_cfg_change(&mut self) {
+        self.edges_current = false;
         self.cfgs.before_change(self.func);
     }
 
     /// The branch `term` is about to become a `jmp` (no other edge, block
     /// list or layout change).
     pub(crate) fn before_branch_change(&mut self, term: Inst) {
+        self.edges_current = false;
         self.cfgs.before_terminator_change(self.func, term);
     }
 

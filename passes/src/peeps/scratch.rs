@@ -40,6 +40,9 @@ pub(crate) struct Buffers {
     pub(crate) equal_arms: Vec<Inst>,
     /// The roots of the conditions of the other branches of the walk.
     pub(crate) branches: Vec<ir::Value>,
+    /// Every branch of the walk: its block, its condition and its two
+    /// targets.
+    pub(crate) branch_edges: Vec<(Block, ir::Value, Block, Block)>,
 }
 
 /// Everything an engine run can reuse.
