@@ -159,14 +159,19 @@ impl FunctionRun<'_> {
     /// nothing now (same terminators, so no block became unreachable).
     /// A decided branch may now fold: a loop that runs once folds only when
     /// no value of it is used after it; an edge may now be threaded
-    /// ([`crate::threading`]: a value of its block was used past it).
+    /// ([`crate::threading`]: a value of its block was used past it); and a
+    /// block may now be a lone `ret` equal to another
+    /// ([`crate::return_blocks`]: its unused load went, so a second DCE run
+    /// merged what the first, reporting its fixed point, had left).
     fn fold_again(&mut self) -> bool {
         if self.scratch.opened {
             return self.fold();
         }
         let func = &mut self.module.funcs[self.i];
         let decided = crate::decided_branches::fold_decided_branches(func, self.stats);
-        if !(decided | crate::threading::thread_decided_edges(func, self.stats)) {
+        let threaded = crate::threading::thread_decided_edges(func, self.stats);
+        let merged = crate::return_blocks::merge_equal_return_blocks(func, self.stats);
+        if !(decided | threaded | merged) {
             return false;
         }
         remove_unreachable_blocks(func, self.stats, self.scratch);
