@@ -363,8 +363,10 @@ fn the_rule_floor_s_rules_fire_in_two_programs_in_a_thousand() {
     // rarely exercised; the first four were, and the last two fired in
     // about 1.2 and 1.4 programs per 1,000, before `gen::floor` made their
     // forms; `equal_trapping_arms` fired in 2 of 73,009 sweep programs.
-    // The last five fired in 395, 400, 213, 99 and 18 of session 15's
-    // 551,887 sweep programs. The two swapped select rules are session 16's
+    // `br_or_nonzero`, `return_blocks_merged`, `select_arms_known_from_edges`,
+    // `select_ne_arms` and `select_eq_arms` fired in 395, 400, 213, 99 and 18
+    // of session 15's 551,887 sweep programs, and `promoted_entry_stores_sunk`
+    // in about 1 per 1,000; the two swapped select rules are session 16's
     // (the floor's select shape makes them too).
     let n = 2000;
     let fired = floor_rule_programs(n);

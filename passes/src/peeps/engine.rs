@@ -194,15 +194,14 @@ impl<'f> Engine<'f> {
             }
             s.work.filled_last_first();
             s.bufs.phis_in.reverse();
+            // Only here: a small function's blocks are in the cache, and
+            // it reads them.
+            s.bufs.phis_in.index(func.blocks.len());
         } else {
             s.work.fill(func.inst_iter().inspect(|i| {
                 look(i);
             }));
             s.work.pull_in_push_order();
-        }
-        // A small function's blocks are in the cache: it reads them.
-        if func.insts.len() > UNIFORM_UP_TO {
-            s.bufs.phis_in.index(func.blocks.len());
         }
         Engine {
             func,
@@ -600,7 +599,7 @@ impl<'f> Engine<'f> {
                 .insts
                 .iter()
                 .copied()
-                .filter(|&i| self.placed(i) && self.func.insts[i.index()].kind.is_phi()),
+                .filter(|&i| is_placed_phi(self.func, i)),
         );
         phis
     }
@@ -608,12 +607,9 @@ impl<'f> Engine<'f> {
     /// [`Engine::take_phis_of`] from the indexed phis `b` came in with.
     #[inline(never)]
     fn indexed_phis_of(&self, b: ir::Block, phis: &mut Vec<Inst>) {
-        let insts = &self.func.insts;
+        let func: &Function = self.func;
         let came_in = self.s.bufs.phis_in.of(b);
-        phis.extend(came_in.filter(|&i| {
-            let data = &insts[i.index()];
-            data.block.is_some() && data.kind.is_phi()
-        }));
+        phis.extend(came_in.filter(|&i| is_placed_phi(func, i)));
     }
 
     /// Drop detached instructions from the blocks' lists (nothing to do when
@@ -673,10 +669,9 @@ impl<'f> Engine<'f> {
         if !self.cfgs.snapshot() || !self.cfgs.has_phis() {
             return;
         }
-        let insts = &self.func.insts;
+        let func: &Function = self.func;
         for i in self.s.bufs.phis_in.all() {
-            let data = &insts[i.index()];
-            if data.block.is_some() && data.kind.is_phi() {
+            if is_placed_phi(func, i) {
                 self.s.work.push(i);
             }
         }
@@ -730,6 +725,12 @@ impl<'f> Engine<'f> {
         }
         Ok(())
     }
+}
+
+/// Whether `inst` is a phi still placed in a block of `func`.
+fn is_placed_phi(func: &Function, inst: Inst) -> bool {
+    let data = &func.insts[inst.index()];
+    data.block.is_some() && data.kind.is_phi()
 }
 
 /// Put `inst` on `work`, unless `only_matchable` and no rule may match it
