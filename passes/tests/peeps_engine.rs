@@ -300,14 +300,8 @@ fn a_function_over_the_window_size_finds_its_phis_by_block() {
         ));
     }
     text.push_str(&format!("h{k}:\n  ret %a{k}\n}}\n"));
-    let (m0, _) = ir::parse_module(&text, "diamonds.ir").unwrap();
-    assert!(m0.funcs[0].insts.len() > 1_024);
-    let mut first = None;
-    for seed in 0..4 {
-        let mut m = m0.clone();
-        assert!(run_peeps(&mut m, seed, CheckMode::FixedPoint, None).unwrap());
-        ir::verify_module(&m).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-        let printed = ir::print_module(&m);
+    peeps_under_every_seed(&text, |seed, m, printed| {
+        ir::verify_module(m).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         assert!(
             !printed.contains("phi") && !printed.contains("br "),
             "seed {seed}:\n{printed}"
@@ -317,11 +311,7 @@ fn a_function_over_the_window_size_finds_its_phis_by_block() {
             1,
             "seed {seed}: every block merged"
         );
-        match &first {
-            None => first = Some(printed),
-            Some(f) => assert_eq!(f, &printed, "seed {seed} differs"),
-        }
-    }
+    });
 }
 
 #[test]
@@ -342,17 +332,28 @@ fn a_big_function_folds_everything_though_its_memory_operations_start_off_the_wo
         ));
     }
     text.push_str(&format!("  ret %a{}\n}}\n", n - 1));
-    let mut first = None;
-    for seed in 0..4 {
-        let (mut m, _) = ir::parse_module(&text, "mixed.ir").unwrap();
-        assert!(m.funcs[0].insts.len() > 1_024);
-        assert!(run_peeps(&mut m, seed, CheckMode::FixedPoint, None).unwrap());
-        let printed = ir::print_module(&m);
+    peeps_under_every_seed(&text, |_, _, printed| {
         assert!(
             !printed.contains("mul") && !printed.contains("sub"),
             "{printed}"
         );
         assert_eq!(printed.matches("store %p.a, 0").count(), n - 1, "{printed}");
+    });
+}
+
+/// Run peeps on `text`'s single function (over 1,024 instructions) with
+/// the fixed-point check on, under seeds 0-3: each run must change the
+/// function, pass `check` (given the seed, the module and its text) and
+/// print the same module as the first.
+fn peeps_under_every_seed(text: &str, check: impl Fn(u64, &ir::Module, &str)) {
+    let (m0, _) = ir::parse_module(text, "big.ir").unwrap();
+    assert!(m0.funcs[0].insts.len() > 1_024);
+    let mut first = None;
+    for seed in 0..4 {
+        let mut m = m0.clone();
+        assert!(run_peeps(&mut m, seed, CheckMode::FixedPoint, None).unwrap());
+        let printed = ir::print_module(&m);
+        check(seed, &m, &printed);
         match &first {
             None => first = Some(printed),
             Some(f) => assert_eq!(f, &printed, "seed {seed} differs"),
